@@ -1,0 +1,161 @@
+// The build: catalog -> validated plan -> blobs, routes and search index -> verified, atomically published snapshot.
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { ProblemList } from "../catalog/problems.ts";
+import { loadCatalog } from "../catalog/load.ts";
+import { buildSearchIndex } from "../search/index-builder.ts";
+import type { BlobEntry, Manifest } from "../snapshot/format.ts";
+import { MANIFEST_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT, snapshotDir } from "../snapshot/format.ts";
+import { currentSnapshotId, loadManifest, SnapshotError } from "../snapshot/load.ts";
+import { writeBlobs } from "./blob-writer.ts";
+import { acquireBuildLock } from "./lock.ts";
+import { planSnapshot } from "./plan.ts";
+import { cleanLeftovers, DEFAULT_KEEP, pruneSnapshots, verifyAndPublish, writeSnapshotFiles } from "./publish.ts";
+
+export interface BuildOptions {
+  /** The catalog directory (catalog.json, sales*.ndjson, products*.ndjson). */
+  catalogDir: string;
+  /** The data directory snapshots are published in. */
+  dataDir: string;
+  /** API base URL for the `sale`, `product` and `products[]` links, no trailing slash. */
+  baseUrl: string;
+  /** Where the catalog came from, recorded in the manifest. Default "catalog". */
+  source?: string;
+  /** Snapshots kept for rollback. Default DEFAULT_KEEP (3). */
+  keep?: number;
+  /** Rebuild even when the catalog and options are unchanged. Default false. */
+  force?: boolean;
+  /** Clock, epoch ms. Default Date.now. */
+  now?: () => number;
+  /** Writes in flight. Default DEFAULT_WRITE_CONCURRENCY (64). */
+  concurrency?: number;
+  /** Called as the build advances: a phase name and counts. */
+  onProgress?: (phase: string, done: number, total: number) => void;
+}
+
+export interface BuildResult {
+  /** The published snapshot: the new one, or the unchanged current one. */
+  id: string;
+  changed: boolean;
+  sales: number;
+  products: number;
+  resources: number;
+  blobs: number;
+  blobsWritten: number;
+  filesWritten: number;
+  bytesWritten: number;
+  searchIndexReused: boolean;
+  durationMs: number;
+  warnings: ProblemList;
+}
+
+/** Builds and publishes a snapshot; throws CatalogError (nothing written) when the catalog has errors. */
+export async function buildSnapshot(options: BuildOptions): Promise<BuildResult> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  await mkdir(options.dataDir, { recursive: true });
+  const release = await acquireBuildLock(options.dataDir);
+  try {
+    await cleanLeftovers(options.dataDir);
+    options.onProgress?.("catalog", 0, 1);
+    const catalog = await loadCatalog(options.catalogDir, { now: now() });
+    const optionsDigest = sha256(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl }));
+    const previous = await loadPrevious(options.dataDir);
+    const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
+
+    if (
+      previous &&
+      !options.force &&
+      previous.manifest.catalog_digest === catalog.digest &&
+      previous.manifest.options_digest === optionsDigest
+    ) {
+      const m = previous.manifest;
+      return { ...base, id: previous.id, changed: false, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, durationMs: now() - started };
+    }
+
+    const plan = planSnapshot(catalog, { baseUrl, siteUrl: catalog.meta.site_url });
+    const { routes } = plan;
+    const existing = await previousBlobs(options.dataDir, previous);
+    const written = await writeBlobs(options.dataDir, routes.blobs, plan.bodies, existing, {
+      concurrency: options.concurrency,
+      onProgress: (done) => options.onProgress?.("blobs", done, routes.blobs.length),
+    });
+
+    // The search index depends only on the documents: reuse the previous one when they are the same.
+    const docsDigest = sha256(JSON.stringify(plan.searchDocs));
+    const searchIndexReused = previous?.manifest.files["search-docs"] === docsDigest;
+    const index = searchIndexReused
+      ? await readFile(join(snapshotDir(options.dataDir, previous!.id), SEARCH_INDEX_FILE))
+      : buildSearchIndex(plan.searchDocs);
+    const routesBytes = Buffer.from(JSON.stringify(routes));
+    const builtAt = new Date(now());
+    const id = `${builtAt.toISOString().replace(/[-:.]/g, "")}-${catalog.digest.slice(0, 8)}`;
+    const manifest: Manifest = {
+      format: SNAPSHOT_FORMAT,
+      id,
+      built_at: builtAt.toISOString(),
+      catalog_digest: catalog.digest,
+      options_digest: optionsDigest,
+      base_url: baseUrl,
+      source: options.source ?? "catalog",
+      live_until: catalog.sales.some((s) => s.endsAt === null) ? null : Math.max(0, ...routes.boundaries),
+      counts: { sales: base.sales, products: Object.keys(routes.products).length, resources: Object.keys(routes.resources).length, blobs: routes.blobs.length },
+      files: { [ROUTES_FILE]: sha256(routesBytes), [SEARCH_INDEX_FILE]: sha256(index), "search-docs": docsDigest },
+    };
+    const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
+    options.onProgress?.("publish", 0, 1);
+    const tmpId = await writeSnapshotFiles(options.dataDir, id, { [MANIFEST_FILE]: manifestBytes, [ROUTES_FILE]: routesBytes, [SEARCH_INDEX_FILE]: index });
+    await verifyAndPublish(options.dataDir, tmpId, id);
+    await pruneSnapshots(options.dataDir, options.keep ?? DEFAULT_KEEP);
+    return {
+      ...base,
+      id,
+      changed: true,
+      resources: manifest.counts.resources,
+      blobs: routes.blobs.length,
+      blobsWritten: written.written,
+      filesWritten: written.written + 3,
+      bytesWritten: written.bytesWritten + manifestBytes.length + routesBytes.length + index.length,
+      searchIndexReused,
+      durationMs: now() - started,
+    };
+  } finally {
+    await release();
+  }
+}
+
+interface Previous {
+  id: string;
+  manifest: Manifest;
+}
+
+/** The published snapshot's manifest, if it has a readable one; a corrupt one is ignored (the build replaces it). */
+async function loadPrevious(dataDir: string): Promise<Previous | null> {
+  const id = await currentSnapshotId(dataDir);
+  if (id === null) return null;
+  try {
+    return { id, manifest: await loadManifest(dataDir, id) };
+  } catch (err) {
+    if (err instanceof SnapshotError || err instanceof SyntaxError) return null;
+    throw err;
+  }
+}
+
+/** The blobs the previous snapshot holds (from its routes), so that only new ones are written. */
+async function previousBlobs(dataDir: string, previous: Previous | null): Promise<Map<string, BlobEntry>> {
+  const blobs = new Map<string, BlobEntry>();
+  if (!previous) return blobs;
+  try {
+    const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, previous.id), ROUTES_FILE), "utf8")) as { blobs: BlobEntry[] };
+    for (const entry of routes.blobs) blobs.set(entry[0], entry);
+  } catch {
+    // Unreadable: every blob is written anew.
+  }
+  return blobs;
+}
+
+function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}

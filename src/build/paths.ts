@@ -1,0 +1,18 @@
+// Output paths are built from catalog IDs and keys: every one is checked to stay inside the output directory.
+import { isAbsolute, relative, resolve } from "node:path";
+
+export class UnsafePathError extends Error {
+  constructor(root: string, path: string) {
+    super(`refusing to write outside ${root}: ${path}`);
+    this.name = "UnsafePathError";
+  }
+}
+
+/** Joins `path` under `root` and throws unless the result stays strictly inside `root`. */
+export function safeJoin(root: string, path: string): string {
+  const base = resolve(root);
+  const target = resolve(base, path);
+  const rel = relative(base, target);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel) || path.includes("\0")) throw new UnsafePathError(base, path);
+  return target;
+}

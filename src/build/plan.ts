@@ -1,0 +1,178 @@
+// Catalog -> every resource's segments over time, the blobs they are made of, and the search documents.
+import { createHash } from "node:crypto";
+import type { Catalog, CatalogSale } from "../catalog/load.ts";
+import type { ColorGroup, Product } from "../catalog/schema.ts";
+import { STORES } from "../catalog/schema.ts";
+import type { BlobEntry, Body, Routes, Segment } from "../snapshot/format.ts";
+import { SNAPSHOT_FORMAT } from "../snapshot/format.ts";
+import type { SearchDoc } from "../search/types.ts";
+import type { LinkBase, Rendered } from "./render.ts";
+import { productPath, renderCategories, renderProduct, renderSale, renderSizes, salePath } from "./render.ts";
+import { compareSizeLabels } from "./sizes.ts";
+import { intervals, isActive, isUpcoming, mergeWindows, saleBoundaries, segmentsOver } from "./timeline.ts";
+
+/** The build's in-memory result: what to write. */
+export interface Plan {
+  routes: Routes;
+  /** Identity bytes of each blob, by the same index as `routes.blobs`. */
+  bodies: Buffer[];
+  searchDocs: SearchDoc[];
+}
+
+export function blobHash(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex").slice(0, 32);
+}
+
+/** Deduplicating table of rendered bodies. */
+class BlobTable {
+  readonly entries: BlobEntry[] = [];
+  readonly bodies: Buffer[] = [];
+  private readonly byHash = new Map<string, number>();
+
+  add(rendered: Rendered): number {
+    const hash = blobHash(rendered.bytes);
+    const existing = this.byHash.get(hash);
+    if (existing !== undefined) return existing;
+    const index = this.entries.length;
+    this.entries.push([hash, rendered.bytes.length, 0, 0, rendered.links]);
+    this.bodies.push(rendered.bytes);
+    this.byHash.set(hash, index);
+    return index;
+  }
+}
+
+/** Active sales newest first, upcoming soonest first; ties by sale key, then store. */
+function listOrder(active: boolean) {
+  return (a: CatalogSale, b: CatalogSale) =>
+    (active ? b.beginsAt - a.beginsAt : a.beginsAt - b.beginsAt) || cmp(a.key, b.key) || cmp(a.store, b.store);
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Plans every resource of the contract for every instant, from a validated catalog. */
+export function planSnapshot(catalog: Catalog, base: LinkBase): Plan {
+  const blobs = new BlobTable();
+  const resources: Record<string, Segment[]> = {};
+  const { sales, products } = catalog;
+  const boundaries = saleBoundaries(sales);
+  const all = intervals(boundaries);
+
+  // Sale detail: upcoming (no products) until begins, active until ends, then gone.
+  const saleBlobs = new Map<CatalogSale, { upcoming: number; active: number }>();
+  for (const sale of sales) {
+    const upcoming = blobs.add(renderSale(sale, false, base));
+    const active = blobs.add(renderSale(sale, true, base));
+    saleBlobs.set(sale, { upcoming, active });
+    resources[salePath(sale.store, sale.key)] = segmentsOver(
+      intervals(saleBoundaries([sale])),
+      (t) => (isUpcoming(sale, t) ? upcoming : isActive(sale, t) ? active : null),
+    );
+  }
+
+  // Sale lists, for all stores and each store.
+  for (const scope of [null, ...STORES]) {
+    const inScope = sales.filter((s) => scope === null || s.store === scope);
+    const scoped = intervals(saleBoundaries(inScope));
+    const prefix = scope === null ? "/v1/sales" : `/v1/sales/${scope}`;
+    for (const active of [true, false]) {
+      const ordered = [...inScope].sort(listOrder(active));
+      resources[`${prefix}/${active ? "active" : "upcoming"}.json`] = segmentsOver(scoped, (t): Body => ({
+        sales: ordered
+          .filter((s) => (active ? isActive(s, t) : isUpcoming(s, t)))
+          .map((s) => (active ? saleBlobs.get(s)!.active : saleBlobs.get(s)!.upcoming)),
+      }));
+    }
+  }
+
+  // Products: served while any sale listing them is active.
+  const windows = new Map<number, { from: number; to: number | null; store: (typeof STORES)[number] }[]>();
+  for (const sale of sales) {
+    for (const id of sale.product_ids) {
+      let list = windows.get(id);
+      if (!list) windows.set(id, (list = []));
+      list.push({ from: sale.beginsAt, to: sale.endsAt, store: sale.store });
+    }
+  }
+  const productBlobs: Record<string, number> = {};
+  const searchDocs: SearchDoc[] = [];
+  for (const [id, productWindows] of windows) {
+    const product = products.get(id)!;
+    const blob = blobs.add(renderProduct(product, base));
+    productBlobs[id] = blob;
+    resources[productPath(id)] = mergeWindows(productWindows).map((w): Segment => [w.from, w.to, blob]);
+    searchDocs.push(searchDoc(product, productWindows));
+  }
+
+  // Categories and size keys of the products on sale at each instant.
+  const saleFacets = new Map(sales.map((s) => [s, facetsOf(s.product_ids.map((id) => products.get(id)!))]));
+  const facetsAt = (t: number) => {
+    const categories = new Set<string>();
+    const sizes = new Map<string, Map<string, string>>();
+    for (const sale of sales) {
+      if (!isActive(sale, t)) continue;
+      const f = saleFacets.get(sale)!;
+      for (const c of f.categories) categories.add(c);
+      for (const [group, labels] of f.sizes) {
+        let target = sizes.get(group);
+        if (!target) sizes.set(group, (target = new Map()));
+        for (const [label, key] of labels) target.set(label, key);
+      }
+    }
+    return { categories, sizes };
+  };
+  const facetCache = new Map<number, ReturnType<typeof facetsAt>>();
+  const cachedFacets = (t: number) => facetCache.get(t) ?? facetCache.set(t, facetsAt(t)).get(t)!;
+  resources["/v1/products/categories.json"] = segmentsOver(all, (t) =>
+    blobs.add(renderCategories([...cachedFacets(t).categories].sort(cmp))),
+  );
+  resources["/v1/products/sizes.json"] = segmentsOver(all, (t) =>
+    blobs.add(
+      renderSizes(
+        [...cachedFacets(t).sizes]
+          .sort(([a], [b]) => cmp(a, b))
+          .map(([name, labels]) => ({
+            name,
+            sizes: [...labels].sort(([a], [b]) => compareSizeLabels(a, b)).map(([label, key]) => ({ label, key })),
+          })),
+      ),
+    ),
+  );
+
+  const routes: Routes = { format: SNAPSHOT_FORMAT, blobs: blobs.entries, resources, products: productBlobs, boundaries };
+  return { routes, bodies: blobs.bodies, searchDocs };
+}
+
+/** The categories and the size map (group name -> label -> key) of a set of products. */
+function facetsOf(list: readonly Product[]) {
+  const categories = new Set<string>();
+  const sizes = new Map<string, Map<string, string>>();
+  for (const p of list) {
+    for (const c of p.categories) categories.add(c);
+    for (const sku of p.skus) {
+      if (sku.size_group === undefined || sku.size === undefined || sku.size_key === undefined) continue;
+      let labels = sizes.get(sku.size_group);
+      if (!labels) sizes.set(sku.size_group, (labels = new Map()));
+      labels.set(sku.size, sku.size_key);
+    }
+  }
+  return { categories, sizes };
+}
+
+function searchDoc(product: Product, windows: SearchDoc["windows"]): SearchDoc {
+  const colorGroups = new Set<ColorGroup>();
+  const sizeKeys = new Set<string>();
+  for (const sku of product.skus) {
+    if (sku.color_group) colorGroups.add(sku.color_group);
+    if (sku.size_key) sizeKeys.add(sku.size_key);
+  }
+  return {
+    id: product.id,
+    name: product.name,
+    description: product.content.description ?? "",
+    brand: product.brand,
+    colorGroups: [...colorGroups],
+    sizeKeys: [...sizeKeys],
+    ...(product.gender ? { gender: product.gender } : {}),
+    windows,
+  };
+}

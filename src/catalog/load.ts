@@ -1,0 +1,166 @@
+// Streams a catalog directory (catalog.json, sales*.ndjson, products*.ndjson), validates it, and reports every problem.
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import fg from "fast-glob";
+import type { z } from "zod";
+import { CatalogError, ProblemList } from "./problems.ts";
+import { CatalogMetaSchema, ProductSchema, SaleSchema } from "./schema.ts";
+import type { CatalogMeta, Product, Sale } from "./schema.ts";
+import { checkCatalog, checkProduct, checkSale, createCheckContext } from "./checks.ts";
+
+/** A sale after validation, with its instants as epoch seconds. */
+export interface CatalogSale extends Sale {
+  /** `begins` as epoch seconds. */
+  beginsAt: number;
+  /** `ends` as epoch seconds, or null for an open-ended sale. */
+  endsAt: number | null;
+  /** Where it was read, for messages: `sales.ndjson:12`. */
+  source: string;
+}
+
+export interface Catalog {
+  meta: CatalogMeta;
+  sales: CatalogSale[];
+  /** Products by ID, in file order. */
+  products: Map<number, Product>;
+  /** sha256 over every input file's name and bytes, in the order read: decides whether a rebuild has anything to do. */
+  digest: string;
+  /** Warnings found (odd but harmless); errors are thrown as a CatalogError. */
+  problems: ProblemList;
+}
+
+export interface LoadCatalogOptions {
+  /** Current time in epoch ms, for the warnings that depend on it (a sale that has already ended). Default: Date.now(). */
+  now?: number;
+}
+
+const META_FILE = "catalog.json";
+
+/** Loads and validates a catalog directory; throws CatalogError listing every problem if there is any error. */
+export async function loadCatalog(dir: string, options: LoadCatalogOptions = {}): Promise<Catalog> {
+  const problems = new ProblemList();
+  const digest = createHash("sha256");
+  const meta = await loadMeta(dir, problems, digest);
+
+  const saleFiles = await fg("sales*.ndjson", { cwd: dir, onlyFiles: true });
+  const productFiles = await fg("products*.ndjson", { cwd: dir, onlyFiles: true });
+  if (saleFiles.length === 0) problems.error("sales.ndjson", 0, "", "no sales file (sales*.ndjson) in the catalog directory");
+  if (productFiles.length === 0) problems.error("products.ndjson", 0, "", "no products file (products*.ndjson) in the catalog directory");
+
+  const products = new Map<number, Product>();
+  const productSource = new Map<number, string>();
+  const invalidProductIds = new Set<number>();
+  const ctx = createCheckContext(problems);
+  for (const file of productFiles.sort()) {
+    await readNdjson(dir, file, digest, problems, (value, line) => {
+      const product = parseLine(ProductSchema, value, file, line, problems);
+      const where = `${file}:${line}`;
+      if (!product) {
+        const id = (value as { id?: unknown } | null)?.id;
+        if (typeof id === "number") invalidProductIds.add(id);
+        return;
+      }
+      const first = productSource.get(product.id);
+      if (first) return problems.error(file, line, "id", `duplicate product id ${product.id} (first at ${first})`);
+      checkProduct(product, file, line, ctx);
+      products.set(product.id, product);
+      productSource.set(product.id, where);
+    });
+  }
+
+  const sales: CatalogSale[] = [];
+  const saleSource = new Map<string, string>();
+  for (const file of saleFiles.sort()) {
+    await readNdjson(dir, file, digest, problems, (value, line) => {
+      const sale = parseLine(SaleSchema, value, file, line, problems);
+      if (!sale) return;
+      const where = `${file}:${line}`;
+      const id = `${sale.store}/${sale.key}`;
+      const first = saleSource.get(id);
+      if (first) return problems.error(file, line, "key", `duplicate sale key "${sale.key}" in store ${sale.store} (first at ${first})`);
+      saleSource.set(id, where);
+      const beginsAt = Date.parse(sale.begins) / 1000;
+      const endsAt = sale.ends === undefined ? null : Date.parse(sale.ends) / 1000;
+      checkSale(sale, beginsAt, endsAt, file, line, problems, products, invalidProductIds);
+      sales.push({ ...sale, beginsAt, endsAt, source: where });
+    });
+  }
+
+  checkCatalog(sales, products, productSource, problems, options.now ?? Date.now());
+  if (problems.errorCount > 0 || !meta) throw new CatalogError(problems);
+  return { meta, sales, products, digest: digest.digest("hex"), problems };
+}
+
+async function loadMeta(dir: string, problems: ProblemList, digest: ReturnType<typeof createHash>): Promise<CatalogMeta | null> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, META_FILE), "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    problems.error(META_FILE, 0, "", code === "ENOENT" ? "missing: the catalog directory needs a catalog.json" : `cannot read: ${code ?? String(err)}`);
+    return null;
+  }
+  digest.update(`${META_FILE}\0${text}\0`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    problems.error(META_FILE, 1, "", `invalid JSON: ${(err as Error).message}`);
+    return null;
+  }
+  return parseLine(CatalogMetaSchema, value, META_FILE, 1, problems);
+}
+
+/** Reads one NDJSON file line by line (bounded memory), feeding the digest and calling `onValue` per non-blank line. */
+async function readNdjson(
+  dir: string,
+  file: string,
+  digest: ReturnType<typeof createHash>,
+  problems: ProblemList,
+  onValue: (value: unknown, line: number) => void,
+): Promise<void> {
+  digest.update(`${file}\0`);
+  const stream = createReadStream(join(dir, file));
+  stream.on("data", (chunk) => digest.update(chunk));
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  let line = 0;
+  try {
+    for await (const text of lines) {
+      line++;
+      const trimmed = line === 1 ? text.replace(/^\uFEFF/, "").trim() : text.trim();
+      if (trimmed === "") continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(trimmed);
+      } catch (err) {
+        problems.error(file, line, "", `invalid JSON: ${(err as Error).message}`);
+        continue;
+      }
+      onValue(value, line);
+    }
+  } catch (err) {
+    problems.error(file, line, "", `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  digest.update("\0");
+}
+
+/** Validates one line against a schema, reporting each issue as `file:line: field: message`. */
+function parseLine<S extends z.ZodType>(schema: S, value: unknown, file: string, line: number, problems: ProblemList): z.infer<S> | null {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) problems.error(file, line, formatPath(issue.path), issue.message);
+  return null;
+}
+
+/** `["skus", 2, "sale_price"]` -> `skus[2].sale_price` */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}

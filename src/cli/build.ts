@@ -1,0 +1,94 @@
+// `npm run build -- --catalog DIR [--data DIR] [--base-url URL] [--keep N] [--force] [--every 5m] | rollback`
+import { parseArgs } from "node:util";
+import { buildSnapshot } from "../build/index.ts";
+import type { BuildResult } from "../build/index.ts";
+import { BuildLockedError } from "../build/lock.ts";
+import { DEFAULT_KEEP, rollback } from "../build/publish.ts";
+import { CatalogError } from "../catalog/problems.ts";
+import { parseConfig } from "../config.ts";
+import { createProgress } from "./progress.ts";
+
+const USAGE = `usage: npm run build -- --catalog DIR [--data DIR] [--base-url URL] [--keep N] [--force] [--every 5m]
+       npm run build -- rollback [--data DIR]`;
+
+/** "90s", "5m", "1h" -> ms */
+export function parseInterval(text: string): number {
+  const m = /^([1-9][0-9]*)(s|m|h)$/.exec(text);
+  if (!m) throw new Error(`--every: "${text}" is not an interval like 30s, 5m or 1h`);
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "s" | "m" | "h"];
+}
+
+export function summarize(r: BuildResult): string {
+  const mb = (r.bytesWritten / 1e6).toFixed(1);
+  const what = r.changed
+    ? `published ${r.id}: ${r.blobsWritten} of ${r.blobs} blobs new${r.searchIndexReused ? ", search index reused" : ""}`
+    : `catalog unchanged: kept ${r.id}, wrote nothing`;
+  return `build: ${r.resources} resources (${r.sales} sales, ${r.products} products), ${r.filesWritten} files, ${mb} MB written in ${(r.durationMs / 1000).toFixed(1)} s; ${what}` +
+    (r.warnings.warningCount ? `; ${r.warnings.warningCount} warnings` : "");
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      catalog: { type: "string" },
+      data: { type: "string" },
+      "base-url": { type: "string" },
+      keep: { type: "string" },
+      force: { type: "boolean" },
+      every: { type: "string" },
+      verbose: { type: "boolean" },
+    },
+  });
+  const config = parseConfig(process.env, { dataDir: values.data, baseUrl: values["base-url"] });
+  if (positionals[0] === "rollback" && positionals.length === 1) {
+    const { from, to } = await rollback(config.dataDir);
+    console.log(`rollback: current is now ${to} (was ${from})`);
+    return 0;
+  }
+  if (positionals.length > 0 || !values.catalog) {
+    console.error(USAGE);
+    return 2;
+  }
+  const keep = values.keep === undefined ? DEFAULT_KEEP : Number(values.keep);
+  if (!Number.isInteger(keep) || keep < 1) throw new Error("--keep must be a whole number of at least 1");
+  const every = values.every === undefined ? null : parseInterval(values.every);
+
+  const once = async (): Promise<number> => {
+    const progress = createProgress(process.stderr);
+    try {
+      const result = await buildSnapshot({ catalogDir: values.catalog!, dataDir: config.dataDir, baseUrl: config.baseUrl, keep, force: values.force ?? false, onProgress: progress.update });
+      progress.done();
+      if (values.verbose) for (const w of result.warnings.warnings) console.error(`warning: ${w.file}:${w.line}: ${w.field}: ${w.message}`);
+      console.log(summarize(result));
+      return 0;
+    } catch (err) {
+      progress.done();
+      if (err instanceof CatalogError) {
+        console.error(err.report());
+        console.error("build failed: the catalog has errors; nothing was written and the published snapshot is unchanged");
+        return 1;
+      }
+      if (err instanceof BuildLockedError) {
+        console.error(`build skipped: ${err.message}`);
+        return 3;
+      }
+      throw err;
+    }
+  };
+  if (every === null) return once();
+  // Scheduled: one build per interval, never two at once (the lock also guards against other processes).
+  for (;;) {
+    const started = Date.now();
+    await once().catch((err: unknown) => console.error(`build failed: ${(err as Error).stack ?? String(err)}`));
+    await new Promise((r) => setTimeout(r, Math.max(0, every - (Date.now() - started))));
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`build failed: ${(err as Error).message ?? String(err)}`);
+    process.exit(1);
+  },
+);

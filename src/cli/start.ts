@@ -1,0 +1,62 @@
+// `npm start`: builds the embedded sample catalog when there is no (live) snapshot yet, makes a demo key, and serves.
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { buildSnapshot } from "../build/index.ts";
+import { writeSampleCatalog } from "../catalog/sample/index.ts";
+import { parseConfig } from "../config.ts";
+import type { Config } from "../config.ts";
+import { createKey, loadKeysFile } from "../keys/keys-file.ts";
+import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
+import { summarize } from "./build.ts";
+import { runServer } from "./run-server.ts";
+
+/** A sample snapshot is regenerated when its last sale ends within this time, so a later `npm start` still shows live sales. */
+const SAMPLE_MIN_LIFE_MS = 24 * 3600 * 1000;
+
+/** Why the sample must be (re)built, or null when the published snapshot will do. */
+async function sampleNeeded(config: Config, now: number): Promise<string | null> {
+  const id = await currentSnapshotId(config.dataDir);
+  if (id === null) return "no snapshot yet";
+  let manifest;
+  try {
+    manifest = await loadManifest(config.dataDir, id);
+  } catch (err) {
+    return `the published snapshot cannot be read (${(err as Error).message})`;
+  }
+  if (manifest.source !== "sample") return null; // an operator's own catalog: never replaced by the sample
+  if (manifest.base_url !== config.baseUrl) return `its links point at ${manifest.base_url}, not ${config.baseUrl}`;
+  if (manifest.live_until !== null && manifest.live_until * 1000 < now + SAMPLE_MIN_LIFE_MS) return "its sales have run out";
+  return null;
+}
+
+async function main(): Promise<void> {
+  const config = parseConfig(process.env);
+  const now = Date.now();
+  const reason = await sampleNeeded(config, now);
+  if (reason) {
+    console.error(`start: building the sample catalog (${reason})...`);
+    const catalogDir = join(config.dataDir, "sample-catalog");
+    await rm(catalogDir, { recursive: true, force: true });
+    await writeSampleCatalog(catalogDir, { now: new Date(now) });
+    const result = await buildSnapshot({ catalogDir, dataDir: config.dataDir, baseUrl: config.baseUrl, source: "sample", force: true });
+    console.error(summarize(result));
+  }
+
+  const { keys } = await loadKeysFile(config.keysFile);
+  const live = keys.filter((k) => !k.revoked);
+  let key = "<your key>";
+  if (keys.length === 0) {
+    key = await createKey(config.keysFile, "demo");
+    console.log(`start: created API key "demo": ${key}`);
+  } else {
+    console.error(`start: ${live.length} API key(s) in ${config.keysFile} (only hashes are stored; make another with: npm run keys -- create <name>)`);
+  }
+  const { port } = await runServer({ ...config });
+  const base = config.baseUrl.replace(`:${config.port}`, `:${port}`);
+  console.log(`start: serving on http://${config.host}:${port}; try:\n  curl '${base}/v1/sales/active.json?apikey=${key}'`);
+}
+
+main().catch((err: unknown) => {
+  console.error(`start: ${(err as Error).message ?? String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+// One zod schema over environment and flags -> typed Config, parsed once by the CLI.
+import { resolve } from "node:path";
+import { z } from "zod";
+import { DEFAULT_MAX_AGE } from "./serve/handler.ts";
+
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_DATA_DIR = "data";
+
+const Port = z.coerce.number().int().min(0).max(65535);
+
+export const ConfigSchema = z.object({
+  /** Where snapshots are published (`current`, `snapshots/`, `blobs/`). Env DATA_DIR. Default ./data. */
+  dataDir: z.string().min(1).default(DEFAULT_DATA_DIR),
+  /** The API keys file. Env KEYS_FILE. Default <dataDir>/keys.json. */
+  keysFile: z.string().min(1).optional(),
+  /** Env PORT. Default 8080. */
+  port: Port.default(DEFAULT_PORT),
+  /** Env HOST. Default 127.0.0.1. */
+  host: z.string().min(1).default(DEFAULT_HOST),
+  /** API base URL written into `sale`/`product` links. Env BASE_URL. Default http://HOST:PORT. */
+  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** Freshness in seconds for responses that do not change sooner. Env MAX_AGE. Default 300. */
+  maxAge: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_MAX_AGE),
+  /** One JSON log line per request on stdout. Env LOG_REQUESTS ("0" turns it off). Default on. */
+  logRequests: z.enum(["0", "1"]).default("1").transform((v) => v === "1"),
+});
+
+export interface Config {
+  dataDir: string;
+  keysFile: string;
+  port: number;
+  host: string;
+  baseUrl: string;
+  maxAge: number;
+  logRequests: boolean;
+}
+
+/** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */
+export function parseConfig(env: Record<string, string | undefined>, overrides: Partial<Record<keyof z.input<typeof ConfigSchema>, string>> = {}): Config {
+  const raw = {
+    dataDir: env.DATA_DIR,
+    keysFile: env.KEYS_FILE,
+    port: env.PORT,
+    host: env.HOST,
+    baseUrl: env.BASE_URL,
+    maxAge: env.MAX_AGE,
+    logRequests: env.LOG_REQUESTS,
+    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
+  };
+  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== "")));
+  if (!parsed.success) {
+    throw new Error(parsed.error.issues.map((i) => `configuration: ${i.path.join(".")}: ${i.message}`).join("\n"));
+  }
+  const c = parsed.data;
+  const dataDir = resolve(c.dataDir);
+  const hostForUrl = c.host.includes(":") ? `[${c.host}]` : c.host;
+  return {
+    dataDir,
+    keysFile: resolve(c.keysFile ?? `${dataDir}/keys.json`),
+    port: c.port,
+    host: c.host,
+    baseUrl: (c.baseUrl ?? `http://${hostForUrl}:${c.port}`).replace(/\/+$/, ""),
+    maxAge: c.maxAge,
+    logRequests: c.logRequests,
+  };
+}

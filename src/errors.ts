@@ -1,0 +1,76 @@
+// The one API error type, and the one function that turns an error into a problem+json response (RFC 9457).
+
+export type ProblemCode =
+  | "api_key_missing"
+  | "api_key_invalid"
+  | "not_found"
+  | "invalid_parameter"
+  | "invalid_request"
+  | "method_not_allowed"
+  | "rate_limited"
+  | "uri_too_long"
+  | "headers_too_large"
+  | "service_unavailable"
+  | "internal_error";
+
+const TITLES: Record<ProblemCode, string> = {
+  api_key_missing: "API key missing",
+  api_key_invalid: "API key invalid",
+  not_found: "Not found",
+  invalid_parameter: "Invalid parameter",
+  invalid_request: "Invalid request",
+  method_not_allowed: "Method not allowed",
+  rate_limited: "Too many requests",
+  uri_too_long: "URI too long",
+  headers_too_large: "Request header fields too large",
+  service_unavailable: "Service unavailable",
+  internal_error: "Internal server error",
+};
+
+/** Thrown by request handling; rendered by `renderProblem`. `detail` is shown to the client: never put a key in it. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ProblemCode;
+  readonly detail: string;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: ProblemCode, detail: string, headers: Record<string, string> = {}) {
+    super(detail);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+    this.headers = headers;
+  }
+
+  toJSON(): { type: string; title: string; status: number; detail: string; code: ProblemCode } {
+    return { type: `urn:flash-sale-api:problem:${this.code}`, title: TITLES[this.code], status: this.status, detail: this.detail, code: this.code };
+  }
+}
+
+export const invalidParameter = (name: string, rule: string) =>
+  new ApiError(400, "invalid_parameter", `${name}: ${rule}`);
+
+export const notFound = (detail = "no such resource") => new ApiError(404, "not_found", detail);
+
+/** Anything that is not an ApiError becomes a 500 that says nothing of the internals. */
+export function toApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError(500, "internal_error", "the server could not answer this request");
+}
+
+/** The status, headers and body of an error response. */
+export function renderProblem(error: ApiError): { status: number; headers: Record<string, string>; body: Buffer } {
+  const body = Buffer.from(JSON.stringify(error.toJSON()));
+  return {
+    status: error.status,
+    headers: {
+      "Content-Type": "application/problem+json",
+      "Content-Length": String(body.length),
+      "Cache-Control": "no-store",
+      "Access-Control-Allow-Origin": "*",
+      "X-Content-Type-Options": "nosniff",
+      ...error.headers,
+    },
+    body,
+  };
+}

@@ -1,0 +1,120 @@
+// Bodies at request time: sale lists composed from sale blobs, and affid/JSONP variants, each cached in memory.
+import { createHash } from "node:crypto";
+import zlib from "node:zlib";
+import type { LoadedBlob } from "../snapshot/load.ts";
+
+const LIST_OPEN = Buffer.from('{"sales":[');
+const LIST_CLOSE = Buffer.from("]}");
+const COMMA = Buffer.from(",");
+/** Bodies smaller than this are sent uncompressed. */
+const MIN_COMPRESS_SIZE = 256;
+
+function shortHash(parts: readonly string[]): string {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p).update("\0");
+  return h.digest("hex").slice(0, 32);
+}
+
+/** Splices `insert` into `bytes` at each offset (ascending). */
+export function splice(bytes: Buffer, offsets: readonly number[], insert: Buffer): Buffer {
+  if (offsets.length === 0) return bytes;
+  const chunks: Buffer[] = [];
+  let at = 0;
+  for (const off of offsets) {
+    chunks.push(bytes.subarray(at, off), insert);
+    at = off;
+  }
+  chunks.push(bytes.subarray(at));
+  return Buffer.concat(chunks, bytes.length + insert.length * offsets.length);
+}
+
+/** Compressed variants computed right away (for small, cached bodies). */
+function compressNow(identity: Buffer): { gzip: Buffer | null; br: Buffer | null } {
+  if (identity.length < MIN_COMPRESS_SIZE) return { gzip: null, br: null };
+  return {
+    gzip: zlib.gzipSync(identity, { level: 6 }),
+    br: zlib.brotliCompressSync(identity, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
+  };
+}
+
+/**
+ * A sale list `{"sales":[a,b,...]}` from its sale blobs. The identity body is ready at once; the compressed
+ * variants are computed off the event loop and used from when they are ready (until then identity is sent).
+ */
+export function composeList(parts: readonly LoadedBlob[]): LoadedBlob {
+  const chunks: Buffer[] = [LIST_OPEN];
+  const links: number[] = [];
+  let at = LIST_OPEN.length;
+  parts.forEach((part, i) => {
+    if (i > 0) {
+      chunks.push(COMMA);
+      at += 1;
+    }
+    for (const off of part.links) links.push(at + off);
+    chunks.push(part.identity);
+    at += part.identity.length;
+  });
+  chunks.push(LIST_CLOSE);
+  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), identity: Buffer.concat(chunks), gzip: null, br: null, links };
+  if (blob.identity.length >= MIN_COMPRESS_SIZE) {
+    zlib.gzip(blob.identity, { level: 6 }, (err, out) => {
+      if (!err) blob.gzip = out;
+    });
+    const quality = blob.identity.length > 1 << 20 ? 5 : 7;
+    zlib.brotliCompress(blob.identity, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: blob.identity.length } }, (err, out) => {
+      if (!err) blob.br = out;
+    });
+  }
+  return blob;
+}
+
+/** A body made per request, but cached: the identity bytes transformed, with its own ETag. */
+export interface Variant extends LoadedBlob {
+  contentType: string;
+}
+
+export const JSON_TYPE = "application/json; charset=utf-8";
+export const JS_TYPE = "application/javascript; charset=utf-8";
+
+/** The body with `affid` in its page links and/or wrapped for JSONP. */
+export function renderVariant(blob: LoadedBlob, affid: string, callback: string): Variant {
+  let identity = affid ? splice(blob.identity, blob.links, Buffer.from(`&affid=${encodeURIComponent(affid)}`)) : blob.identity;
+  if (callback) identity = Buffer.concat([Buffer.from(`/**/${callback}(`), identity, Buffer.from(");")]);
+  return {
+    hash: `${blob.hash}-${shortHash([affid, callback]).slice(0, 12)}`,
+    identity,
+    ...compressNow(identity),
+    links: [],
+    contentType: callback ? JS_TYPE : JSON_TYPE,
+  };
+}
+
+/** A least-recently-used cache bounded by the bytes it holds. */
+export class ByteLru<V extends { identity: Buffer; gzip: Buffer | null; br: Buffer | null }> {
+  private readonly map = new Map<string, V>();
+  private bytes = 0;
+  private readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, value: V): void {
+    const size = (v: V) => v.identity.length + (v.gzip?.length ?? 0) + (v.br?.length ?? 0);
+    this.map.set(key, value);
+    this.bytes += size(value);
+    for (const [k, v] of this.map) {
+      if (this.bytes <= this.maxBytes || k === key) break;
+      this.map.delete(k);
+      this.bytes -= size(v);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+// Accept-Encoding negotiation: brotli, then gzip, then identity, honouring q=0.
+
+export type ContentEncoding = "br" | "gzip" | "identity";
+
+const cache = new Map<string, { br: boolean; gzip: boolean }>();
+const CACHE_LIMIT = 512;
+
+function parse(header: string): { br: boolean; gzip: boolean } {
+  const accepted = { br: false, gzip: false };
+  let star: boolean | null = null;
+  const explicit = new Set<string>();
+  for (const part of header.split(",")) {
+    const [nameRaw = "", ...params] = part.split(";");
+    const name = nameRaw.trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(p);
+      if (m) q = Number(m[1]);
+    }
+    const ok = q > 0;
+    if (name === "*") star = ok;
+    else if (name === "br" || name === "gzip" || name === "x-gzip") {
+      const key = name === "br" ? "br" : "gzip";
+      explicit.add(key);
+      accepted[key] = ok;
+    }
+  }
+  if (star !== null) {
+    if (!explicit.has("br")) accepted.br = star;
+    if (!explicit.has("gzip")) accepted.gzip = star;
+  }
+  return accepted;
+}
+
+/** The encoding to send, given the request's Accept-Encoding and which variants the body has. */
+export function negotiateEncoding(header: string | undefined, hasBr: boolean, hasGzip: boolean): ContentEncoding {
+  if (!header || (!hasBr && !hasGzip)) return "identity";
+  let accepted = cache.get(header);
+  if (!accepted) {
+    accepted = parse(header);
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(header, accepted);
+  }
+  if (hasBr && accepted.br) return "br";
+  if (hasGzip && accepted.gzip) return "gzip";
+  return "identity";
+}

@@ -1,0 +1,165 @@
+// Loads a published snapshot into memory, checking every file against its recorded digest.
+import { createHash } from "node:crypto";
+import { readFile, readlink } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { loadSearchIndex } from "../search/index-format.ts";
+import type { SearchIndex } from "../search/index-format.ts";
+import type { Encoding, Manifest, Routes } from "./format.ts";
+import { blobPath, CURRENT_LINK, SNAPSHOT_FORMAT, MANIFEST_FILE, ManifestSchema, ROUTES_FILE, RoutesSchema, SEARCH_INDEX_FILE, snapshotDir } from "./format.ts";
+
+/** A resource body in memory, with its precomputed ETag. */
+export interface LoadedBlob {
+  hash: string;
+  identity: Buffer;
+  gzip: Buffer | null;
+  br: Buffer | null;
+  /** Byte offsets of the closing quotes of page links, where `&affid=` is spliced in. */
+  links: number[];
+}
+
+export type LoadedBody = LoadedBlob | { sales: LoadedBlob[] };
+
+export interface LoadedSegment {
+  from: number | null;
+  to: number | null;
+  body: LoadedBody;
+}
+
+export interface LoadedSnapshot {
+  id: string;
+  manifest: Manifest;
+  resources: Map<string, LoadedSegment[]>;
+  products: Map<number, LoadedBlob>;
+  boundaries: number[];
+  search: SearchIndex;
+  /** Every blob by hash, so that the next snapshot can reuse the ones it shares with this one. */
+  blobs: Map<string, LoadedBlob>;
+}
+
+export class SnapshotError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SnapshotError";
+  }
+}
+
+/** Reads files at most this many at a time. */
+const READ_CONCURRENCY = 64;
+
+/** The ID of the published snapshot (the target of `current`), or null when nothing is published. */
+export async function currentSnapshotId(dataDir: string): Promise<string | null> {
+  try {
+    return basename(await readlink(join(dataDir, CURRENT_LINK)));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}
+
+export async function loadManifest(dataDir: string, id: string): Promise<Manifest> {
+  const path = join(snapshotDir(dataDir, id), MANIFEST_FILE);
+  let value: unknown;
+  try {
+    value = JSON.parse((await readOrFail(path, "manifest")).toString("utf8"));
+  } catch (err) {
+    if (err instanceof SnapshotError) throw err;
+    throw new SnapshotError(`${path}: manifest is not valid JSON (corrupt or partly written)`);
+  }
+  const parsed = ManifestSchema.safeParse(value);
+  if (!parsed.success) {
+    const format = (value as { format?: unknown } | null)?.format;
+    if (format !== SNAPSHOT_FORMAT) throw new SnapshotError(`${path}: snapshot format ${String(format)}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`);
+    const issue = parsed.error.issues[0];
+    throw new SnapshotError(`${path}: invalid manifest: ${issue?.path.join(".")}: ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * Loads snapshot `id` (default: the published one) and everything it references. Blobs `previous` already
+ * holds are reused, not read again. Throws SnapshotError on anything missing, corrupt or of another format.
+ */
+export async function loadSnapshot(dataDir: string, options: { id?: string; previous?: LoadedSnapshot | null } = {}): Promise<LoadedSnapshot> {
+  const id = options.id ?? (await currentSnapshotId(dataDir));
+  if (id === null) throw new SnapshotError(`no snapshot is published in ${dataDir} (run the build first)`);
+  const dir = snapshotDir(dataDir, id);
+  const manifest = await loadManifest(dataDir, id);
+
+  const routesBytes = await readOrFail(join(dir, ROUTES_FILE), "routes");
+  checkDigest(routesBytes, manifest.files[ROUTES_FILE], join(dir, ROUTES_FILE));
+  const parsed = RoutesSchema.safeParse(JSON.parse(routesBytes.toString("utf8")) as unknown);
+  if (!parsed.success) throw new SnapshotError(`${join(dir, ROUTES_FILE)}: invalid routes: ${parsed.error.issues[0]?.message}`);
+  const routes: Routes = parsed.data;
+
+  const indexBytes = await readOrFail(join(dir, SEARCH_INDEX_FILE), "search index");
+  checkDigest(indexBytes, manifest.files[SEARCH_INDEX_FILE], join(dir, SEARCH_INDEX_FILE));
+  let search: SearchIndex;
+  try {
+    search = loadSearchIndex(indexBytes);
+  } catch (err) {
+    throw new SnapshotError(`${join(dir, SEARCH_INDEX_FILE)}: ${(err as Error).message}`);
+  }
+
+  const reuse = options.previous?.blobs;
+  const blobList = await mapLimited(routes.blobs, READ_CONCURRENCY, async ([hash, , gzSize, brSize, links]) => {
+    const known = reuse?.get(hash);
+    if (known) return known;
+    const identity = await readBlob(dataDir, hash, "identity");
+    if (sha(identity).slice(0, 32) !== hash) throw new SnapshotError(`${blobPath(hash)}: content does not match its name (corrupt)`);
+    const gzip = gzSize ? await readBlob(dataDir, hash, "gzip") : null;
+    const br = brSize ? await readBlob(dataDir, hash, "br") : null;
+    if ((gzip && gzip.length !== gzSize) || (br && br.length !== brSize)) throw new SnapshotError(`${blobPath(hash)}: compressed variant has the wrong size (corrupt)`);
+    return { hash, identity, gzip, br, links };
+  });
+
+  const blobAt = (i: number) => {
+    const blob = blobList[i];
+    if (!blob) throw new SnapshotError(`${join(dir, ROUTES_FILE)}: refers to blob ${i}, which does not exist`);
+    return blob;
+  };
+  const resources = new Map<string, LoadedSegment[]>();
+  for (const [path, segments] of Object.entries(routes.resources)) {
+    resources.set(
+      path,
+      segments.map(([from, to, body]) => ({ from, to, body: typeof body === "number" ? blobAt(body) : { sales: body.sales.map(blobAt) } })),
+    );
+  }
+  const products = new Map<number, LoadedBlob>();
+  for (const [pid, blob] of Object.entries(routes.products)) products.set(Number(pid), blobAt(blob));
+
+  return { id, manifest, resources, products, boundaries: routes.boundaries, search, blobs: new Map(blobList.map((b) => [b.hash, b])) };
+}
+
+async function readBlob(dataDir: string, hash: string, encoding: Encoding): Promise<Buffer> {
+  return readOrFail(join(dataDir, blobPath(hash, encoding)), "blob");
+}
+
+async function readOrFail(path: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    throw new SnapshotError(`${path}: cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+function sha(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function checkDigest(bytes: Uint8Array, expected: string | undefined, path: string): void {
+  if (expected === undefined || sha(bytes) !== expected) throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
+}
+
+/** Maps with at most `limit` calls in flight (serve/ keeps p-limit out of its dependencies). */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -1,0 +1,118 @@
+// Test fixtures: a small hand-made catalog with known instants, built into a real snapshot in a temp dir and served on port 0.
+import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildSnapshot } from "../../src/build/index.ts";
+import type { Product, Sale } from "../../src/catalog/schema.ts";
+import { createKey } from "../../src/keys/keys-file.ts";
+import { createHandler } from "../../src/serve/handler.ts";
+import type { Handler, HandlerOptions } from "../../src/serve/handler.ts";
+import { startServer } from "../../src/serve/server.ts";
+import type { RunningServer } from "../../src/serve/server.ts";
+
+export const SITE = "https://www.example-retailer.com";
+export const BASE = "https://api.example.test";
+/** 2026-11-22T17:00:00Z: the instant the fixture's main sale begins. */
+export const T0 = Date.parse("2026-11-22T17:00:00Z") / 1000;
+export const iso = (s: number) => new Date(s * 1000).toISOString().replace(".000Z", "Z");
+const H = 3600;
+const D = 24 * H;
+
+export function sku(id: number, over: Partial<Product["skus"][number]> = {}): Product["skus"][number] {
+  return {
+    id, inventory_status: "for sale", msrp_price: "120.00", sale_price: "59.00",
+    color: "Navy", color_group: "blue", size: "8.5", size_group: "Women's Shoes", size_key: "WoSh:8.5", ...over,
+  };
+}
+
+export function product(id: number, over: Partial<Product> = {}): Product {
+  return {
+    id, name: `Leather Ankle Boot ${id}`, brand: "Acme Shoes", page_path: `/product/${id}-boot`,
+    content: { description: "A sturdy leather boot. Goes with everything.", material: "Leather" },
+    categories: ["Boots", "Shoes"],
+    images: [{ url: `https://cdn.example-retailer.com/${id}-300x400.jpg`, width: 300, height: 400 }, { url: `https://cdn.example-retailer.com/${id}-91x121.jpg`, width: 91, height: 121 }],
+    skus: [sku(id * 10 + 1), sku(id * 10 + 2, { size: "9", size_key: "WoSh:9", inventory_status: "sold out", shipping_surcharge: "5.00" })],
+    ...over,
+  };
+}
+
+export function sale(key: string, over: Partial<Sale> = {}): Sale {
+  return {
+    key, store: "women", name: `Sale ${key}`, description: "Great things.", begins: iso(T0), ends: iso(T0 + 2 * D),
+    images: [{ url: `https://cdn.example-retailer.com/sale-${key}.jpg`, width: 600, height: 300 }], product_ids: [], ...over,
+  };
+}
+
+/** The standard fixture: one sale beginning at T0, one upcoming, one open-ended, one already ended at T0, one empty upcoming. */
+export function standardCatalog(): { sales: Sale[]; products: Product[] } {
+  return {
+    products: [
+      product(1),
+      product(2, { name: "Suede Chelsea Boot", brand: "Calvin Klein", content: { description: "Soft suede." }, categories: ["Boots"] }),
+      product(3, { name: "Silk Wrap Dress", categories: ["Dresses"], skus: [sku(31, { size: "S", size_group: "Women's Apparel", size_key: "WoAp:S", color: "Black", color_group: "black" })] }),
+      product(4, { name: "Wool Overcoat", categories: ["Coats"], skus: [sku(41, { size: "M", size_group: "Men's Apparel", size_key: "MeAp:M" })] }),
+      product(5, { name: "Kids Rain Boot", gender: "girl", categories: ["Kids Shoes"], skus: [sku(51, { size: "13", size_group: "Kids' Shoes", size_key: "KiSh:13" })] }),
+      product(6, { name: "Orphan Lamp", categories: ["Lighting"], skus: [sku(61, { size: undefined, size_group: undefined, size_key: undefined, color: undefined, color_group: undefined })] }),
+    ],
+    sales: [
+      sale("boots", { product_ids: [1, 2] }),
+      sale("dresses", { begins: iso(T0 + D), ends: iso(T0 + 3 * D), product_ids: [3] }),
+      sale("coats", { store: "men", begins: iso(T0 - D), ends: undefined, product_ids: [4] }),
+      sale("rainy", { store: "kids", begins: iso(T0 - 2 * D), ends: iso(T0), product_ids: [5] }),
+      sale("soon", { store: "home", begins: iso(T0 + 2 * H), ends: iso(T0 + 5 * H), product_ids: [] }),
+    ],
+  };
+}
+
+export async function tempDir(prefix = "fsa-"): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Writes a catalog directory; `raw` lets a test write exact lines (for bad-input tests). */
+export async function writeCatalog(dir: string, catalog: { sales: unknown[]; products: unknown[] }, raw: { sales?: string; products?: string; meta?: string } = {}): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "catalog.json"), raw.meta ?? JSON.stringify({ format: 1, site_url: SITE }));
+  await writeFile(join(dir, "sales.ndjson"), raw.sales ?? catalog.sales.map((s) => JSON.stringify(s)).join("\n") + "\n");
+  await writeFile(join(dir, "products.ndjson"), raw.products ?? catalog.products.map((p) => JSON.stringify(p)).join("\n") + "\n");
+  return dir;
+}
+
+export interface TestApi {
+  url: string;
+  key: string;
+  dataDir: string;
+  keysFile: string;
+  handler: Handler;
+  server: RunningServer;
+  /** The injected clock, epoch seconds; set it to move time. */
+  clock: { now: number };
+  get(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Builds `catalog` into a temp data dir, makes a key, and serves it on 127.0.0.1:0 with an injected clock. */
+export async function startTestApi(catalog = standardCatalog(), options: Partial<HandlerOptions> = {}): Promise<TestApi> {
+  const root = await tempDir();
+  const catalogDir = await writeCatalog(join(root, "catalog"), catalog);
+  const dataDir = join(root, "data");
+  const keysFile = join(root, "keys.json");
+  await buildSnapshot({ catalogDir, dataDir, baseUrl: BASE });
+  const key = await createKey(keysFile, "test");
+  const clock = { now: T0 };
+  const handler = await createHandler({ dataDir, keysFile, clock: () => clock.now * 1000, ...options });
+  const server = await startServer(handler, "127.0.0.1", 0);
+  const url = `http://127.0.0.1:${server.port}`;
+  return {
+    url, key, dataDir, keysFile, handler, server, clock,
+    get: (path, init) => fetch(url + path, init),
+    close: async () => {
+      await server.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Appends the key (and any other parameters) to a path. */
+export function withKey(api: TestApi, path: string, params = ""): string {
+  return `${path}${path.includes("?") ? "&" : "?"}apikey=${api.key}${params ? `&${params}` : ""}`;
+}
