@@ -24,8 +24,11 @@ export function brotliQuality(size: number): number {
 }
 
 export interface WriteBlobsResult {
-  written: number;
-  bytesWritten: number;
+  /** Blobs new to the store. */
+  blobs: number;
+  /** Files written (a blob is up to three: identity, gzip, brotli). */
+  files: number;
+  bytes: number;
 }
 
 /**
@@ -42,11 +45,12 @@ export async function writeBlobs(
 ): Promise<WriteBlobsResult> {
   const limit = pLimit(options.concurrency ?? DEFAULT_WRITE_CONCURRENCY);
   const madeDirs = new Set<string>();
-  let written = 0;
-  let bytesWritten = 0;
+  let blobs = 0;
+  let files = 0;
+  let bytes = 0;
   let done = 0;
 
-  const put = async (hash: string, encoding: Encoding, bytes: Uint8Array) => {
+  const put = async (hash: string, encoding: Encoding, data: Uint8Array) => {
     const target = safeJoin(dataDir, blobPath(hash, encoding));
     const dir = dirname(target);
     if (!madeDirs.has(dir)) {
@@ -55,14 +59,14 @@ export async function writeBlobs(
     }
     const tmp = `${target}.tmp-${process.pid}`;
     try {
-      await writeFile(tmp, bytes);
+      await writeFile(tmp, data);
       await rename(tmp, target);
     } catch (err) {
       await unlink(tmp).catch(() => {});
       throw err;
     }
-    written++;
-    bytesWritten += bytes.length;
+    files++;
+    bytes += data.length;
   };
 
   await Promise.all(
@@ -75,6 +79,7 @@ export async function writeBlobs(
           entry[3] = previous[3];
         } else {
           const body = bodies[i]!;
+          blobs++;
           await put(hash, "identity", body);
           if (size >= MIN_COMPRESS_SIZE) {
             const [gz, br] = await Promise.all([
@@ -101,5 +106,5 @@ export async function writeBlobs(
       }),
     ),
   );
-  return { written, bytesWritten };
+  return { blobs, files, bytes };
 }

@@ -86,9 +86,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // The search index depends only on the documents: reuse the previous one when they are the same.
     const docsDigest = sha256(JSON.stringify(plan.searchDocs));
     const searchIndexReused = previous?.manifest.files["search-docs"] === docsDigest;
-    const index = searchIndexReused
-      ? await readFile(join(snapshotDir(options.dataDir, previous!.id), SEARCH_INDEX_FILE))
-      : buildSearchIndex(plan.searchDocs);
+    const previousIndex = previous ? join(snapshotDir(options.dataDir, previous.id), SEARCH_INDEX_FILE) : "";
+    const index = searchIndexReused ? await readFile(previousIndex) : buildSearchIndex(plan.searchDocs);
     const routesBytes = Buffer.from(JSON.stringify(routes));
     const builtAt = new Date(now());
     const id = `${builtAt.toISOString().replace(/[-:.]/g, "")}-${catalog.digest.slice(0, 8)}`;
@@ -106,7 +105,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     };
     const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
     options.onProgress?.("publish", 0, 1);
-    const tmpId = await writeSnapshotFiles(options.dataDir, id, { [MANIFEST_FILE]: manifestBytes, [ROUTES_FILE]: routesBytes, [SEARCH_INDEX_FILE]: index });
+    const tmpId = await writeSnapshotFiles(
+      options.dataDir,
+      id,
+      { [MANIFEST_FILE]: manifestBytes, [ROUTES_FILE]: routesBytes, ...(searchIndexReused ? {} : { [SEARCH_INDEX_FILE]: index }) },
+      searchIndexReused ? { [SEARCH_INDEX_FILE]: previousIndex } : {},
+    );
     await verifyAndPublish(options.dataDir, tmpId, id);
     await pruneSnapshots(options.dataDir, options.keep ?? DEFAULT_KEEP);
     return {
@@ -115,9 +119,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       changed: true,
       resources: manifest.counts.resources,
       blobs: routes.blobs.length,
-      blobsWritten: written.written,
-      filesWritten: written.written + 3,
-      bytesWritten: written.bytesWritten + manifestBytes.length + routesBytes.length + index.length,
+      blobsWritten: written.blobs,
+      filesWritten: written.files + (searchIndexReused ? 2 : 3),
+      bytesWritten: written.bytes + manifestBytes.length + routesBytes.length + (searchIndexReused ? 0 : index.length),
       searchIndexReused,
       durationMs: now() - started,
     };

@@ -1,5 +1,5 @@
 // Atomic publish: a snapshot is written under a temporary name, verified, renamed, and only then pointed to by `current`.
-import { lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fg from "fast-glob";
 import { BLOBS_DIR, CURRENT_LINK, ROUTES_FILE, SNAPSHOTS_DIR, snapshotDir } from "../snapshot/format.ts";
@@ -21,11 +21,15 @@ export async function cleanLeftovers(dataDir: string): Promise<number> {
   return leftovers.length;
 }
 
-/** Writes the snapshot's own files under a temporary directory name and returns that name. */
-export async function writeSnapshotFiles(dataDir: string, id: string, files: Record<string, Uint8Array>): Promise<string> {
+/**
+ * Writes the snapshot's own files under a temporary directory name and returns that name. `reused` names files
+ * taken unchanged from another snapshot: they are hard-linked, not written again.
+ */
+export async function writeSnapshotFiles(dataDir: string, id: string, files: Record<string, Uint8Array>, reused: Record<string, string> = {}): Promise<string> {
   const tmpId = `${TMP_PREFIX}${id}`;
   const dir = snapshotDir(dataDir, tmpId);
   await mkdir(dir, { recursive: true });
+  for (const [name, from] of Object.entries(reused)) await link(from, join(dir, name));
   for (const [name, bytes] of Object.entries(files)) await writeFile(join(dir, name), bytes);
   return tmpId;
 }

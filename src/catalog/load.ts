@@ -151,7 +151,11 @@ async function readNdjson(
 function parseLine<S extends z.ZodType>(schema: S, value: unknown, file: string, line: number, problems: ProblemList): z.infer<S> | null {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  for (const issue of result.error.issues) problems.error(file, line, formatPath(issue.path), issue.message);
+  for (const issue of result.error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) problems.error(file, line, formatPath([...issue.path, key]), "unknown field");
+    } else problems.error(file, line, formatPath(issue.path), issue.message);
+  }
   return null;
 }
 

@@ -1,0 +1,138 @@
+// Builds real snapshots from catalog files in a temp dir: what is written, what is reused, what a failure leaves.
+import { mkdir, readdir, readFile, readlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildSnapshot } from "../../src/build/index.ts";
+import { rollback } from "../../src/build/publish.ts";
+import { CatalogError } from "../../src/catalog/problems.ts";
+import { loadSnapshot } from "../../src/snapshot/load.ts";
+import { product, sale, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+
+async function setup() {
+  const root = await tempDir();
+  const catalogDir = join(root, "catalog");
+  const dataDir = join(root, "data");
+  let tick = Date.parse("2026-11-22T12:00:00Z");
+  const build = (extra = {}) => buildSnapshot({ catalogDir, dataDir, baseUrl: "http://api.test", now: () => (tick += 1000), ...extra });
+  return { root, catalogDir, dataDir, build };
+}
+
+const etags = (s: Awaited<ReturnType<typeof loadSnapshot>>) =>
+  new Map([...s.products].map(([id, blob]) => [id, blob.hash]));
+
+describe("buildSnapshot", () => {
+  it("publishes a snapshot that loads, with every resource of the contract", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    await writeCatalog(catalogDir, standardCatalog());
+    const result = await build();
+    expect(result.changed).toBe(true);
+    expect(await readlink(join(dataDir, "current"))).toBe(`snapshots/${result.id}`);
+    const snapshot = await loadSnapshot(dataDir);
+    expect(snapshot.id).toBe(result.id);
+    const paths = [...snapshot.resources.keys()].sort();
+    for (const p of ["/v1/sales/active.json", "/v1/sales/upcoming.json", "/v1/sales/women/active.json", "/v1/sales/home/upcoming.json",
+      "/v1/sales/women/boots/detail.json", "/v1/sales/kids/rainy/detail.json", "/v1/products/1/detail.json", "/v1/products/5/detail.json",
+      "/v1/products/categories.json", "/v1/products/sizes.json"]) expect(paths).toContain(p);
+    expect(paths).not.toContain("/v1/products/6/detail.json"); // in no sale
+    expect(snapshot.manifest.counts.products).toBe(5);
+  });
+
+  it("a rebuild with no catalog change writes no file and keeps every ETag", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    await writeCatalog(catalogDir, standardCatalog());
+    const first = await build();
+    const before = etags(await loadSnapshot(dataDir));
+    const second = await build();
+    expect(second).toMatchObject({ changed: false, id: first.id, filesWritten: 0, bytesWritten: 0 });
+    expect(etags(await loadSnapshot(dataDir))).toEqual(before);
+  });
+
+  it("after one product changes, rewrites only its blobs and keeps the other ETags", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    const catalog = standardCatalog();
+    await writeCatalog(catalogDir, catalog);
+    await build();
+    const before = etags(await loadSnapshot(dataDir));
+    catalog.products[0] = product(1, { name: "Renamed Boot" });
+    await writeCatalog(catalogDir, catalog);
+    const result = await build();
+    expect(result.changed).toBe(true);
+    expect(result.blobsWritten).toBe(1);
+    expect(result.searchIndexReused).toBe(false);
+    const after = etags(await loadSnapshot(dataDir));
+    for (const [id, hash] of before) {
+      if (id === 1) expect(after.get(id)).not.toBe(hash);
+      else expect(after.get(id)).toBe(hash);
+    }
+  });
+
+  it("a catalog with errors leaves the published snapshot untouched", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    await writeCatalog(catalogDir, standardCatalog());
+    const good = await build();
+    await writeCatalog(catalogDir, { sales: [sale("x", { product_ids: [99] })], products: [product(1)] });
+    await expect(build()).rejects.toBeInstanceOf(CatalogError);
+    expect((await loadSnapshot(dataDir)).id).toBe(good.id);
+    expect((await readdir(join(dataDir, "snapshots"))).filter((n) => n.startsWith(".tmp"))).toEqual([]);
+  });
+
+  it("a write error (no room for blobs) fails the build and leaves the published snapshot serving", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    await writeCatalog(catalogDir, standardCatalog());
+    const good = await build();
+    // Every blob shard directory that does not exist yet is taken by a file, so writing any new blob fails.
+    const shards = new Set(await readdir(join(dataDir, "blobs")));
+    for (let i = 0; i < 256; i++) {
+      const name = i.toString(16).padStart(2, "0");
+      if (!shards.has(name)) await writeFile(join(dataDir, "blobs", name), "");
+    }
+    await expect(build({ concurrency: 1, force: true, catalogDir: await brokenCopy(catalogDir, dataDir) })).rejects.toThrow();
+    expect((await loadSnapshot(dataDir)).id).toBe(good.id);
+  });
+
+  it("rollback switches back to the previous snapshot", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    const catalog = standardCatalog();
+    await writeCatalog(catalogDir, catalog);
+    const first = await build();
+    catalog.products[1] = product(2, { name: "Changed" });
+    await writeCatalog(catalogDir, catalog);
+    const second = await build();
+    expect(second.id).not.toBe(first.id);
+    expect(await rollback(dataDir)).toEqual({ from: second.id, to: first.id });
+    expect((await loadSnapshot(dataDir)).id).toBe(first.id);
+  });
+
+  it("keeps only the configured number of snapshots", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    const catalog = standardCatalog();
+    for (let i = 0; i < 4; i++) {
+      catalog.products[0] = product(1, { name: `Boot number ${i}` });
+      await writeCatalog(catalogDir, catalog);
+      await build({ keep: 2 });
+    }
+    expect(await readdir(join(dataDir, "snapshots"))).toHaveLength(2);
+    // the blobs of deleted snapshots are gone too, the kept ones' all load
+    await loadSnapshot(dataDir);
+    const manifest = JSON.parse(await readFile(join(dataDir, "current", "manifest.json"), "utf8"));
+    expect(manifest.counts.products).toBe(5);
+  });
+});
+
+/** A copy of the catalog whose product 1 is renamed so that its new blob falls in a blocked (file-occupied) shard. */
+async function brokenCopy(catalogDir: string, dataDir: string): Promise<string> {
+  const { renderProduct } = await import("../../src/build/render.ts");
+  const { blobHash } = await import("../../src/build/plan.ts");
+  const existing = new Set((await readdir(join(dataDir, "blobs"), { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name));
+  const catalog = standardCatalog();
+  for (let i = 0; ; i++) {
+    const p = product(1, { name: `Blocked ${i}` });
+    const hash = blobHash(renderProduct(p, { baseUrl: "http://api.test", siteUrl: "https://www.example-retailer.com" }).bytes);
+    if (!existing.has(hash.slice(0, 2))) {
+      catalog.products[0] = p;
+      const dir = join(catalogDir, "..", "broken");
+      await mkdir(dir, { recursive: true });
+      return writeCatalog(dir, catalog);
+    }
+  }
+}
