@@ -71,11 +71,11 @@ export async function writeKeysFile(path: string, file: KeysFile): Promise<void>
 }
 
 /** Adds a key named `name` and returns the key (the only time it is ever seen). */
-export async function createKey(path: string, name: string, now = new Date()): Promise<string> {
+export async function createKey(path: string, name: string, now = new Date(), limits: { rate?: number; burst?: number } = {}): Promise<string> {
   const file = await loadKeysFile(path);
   if (file.keys.some((k) => k.name === name)) throw new KeysFileError(`a key named "${name}" already exists`);
   const key = generateKey();
-  const record = KeyRecordSchema.safeParse({ name, hash: hashKey(key), created: now.toISOString() });
+  const record = KeyRecordSchema.safeParse({ name, hash: hashKey(key), created: now.toISOString(), ...limits });
   if (!record.success) throw new KeysFileError(`name "${name}" ${record.error.issues[0]?.message}`);
   file.keys.push(record.data);
   await writeKeysFile(path, file);

@@ -11,6 +11,8 @@ import type { Variant } from "./bodies.ts";
 import { negotiateEncoding } from "./encoding.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { searchBody } from "./search.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, rateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import type { Limit } from "./rate-limit.ts";
 
 /** Freshness of a response that does not change sooner, in seconds (product data may be this stale). */
 export const DEFAULT_MAX_AGE = 300;
@@ -42,6 +44,12 @@ export interface HandlerOptions {
   maxUrlLength?: number;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
+  /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_LIMIT (50/s, burst 200). */
+  keyLimit?: Limit;
+  /** Failed authentications per client address; past it every attempt is a 401 without the key being checked. Default DEFAULT_AUTH_FAILURE_LIMIT (1/s, burst 10). */
+  authFailureLimit?: Limit;
+  /** Take the client address from the last X-Forwarded-For entry (behind a proxy or CDN you trust). Default false. */
+  trustProxy?: boolean;
 }
 
 export interface Handler {
@@ -81,6 +89,40 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const maxAge = options.maxAge ?? DEFAULT_MAX_AGE;
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   const variants = new ByteLru<Variant>(DEFAULT_VARIANT_CACHE_BYTES);
+  const keyLimit = options.keyLimit ?? DEFAULT_KEY_LIMIT;
+  const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
+  const keyBuckets = new TokenBuckets();
+  const failureBuckets = new TokenBuckets();
+  const clientAddress = (req: IncomingMessage): string => {
+    if (options.trustProxy) {
+      const xff = req.headers["x-forwarded-for"];
+      const last = (Array.isArray(xff) ? xff.join(",") : xff)?.split(",").pop()?.trim();
+      if (last) return last;
+    }
+    return req.socket.remoteAddress ?? "";
+  };
+
+  /** Authenticates and rate-limits: returns the key's name, or throws 401/429. `headers` gets the RateLimit-* headers. */
+  const admit = (s: State, req: IncomingMessage, query: Map<string, string[]>, nowMs: number, headers: string[]): string => {
+    const address = clientAddress(req);
+    const failures = failureBuckets.peek(address, authFailureLimit, nowMs);
+    if (!failures.ok && query.has("apikey")) {
+      throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(failures.retryAfter) });
+    }
+    let name: string;
+    try {
+      name = s.keys.authenticate(query);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(address, authFailureLimit, nowMs);
+      throw err;
+    }
+    const record = s.keys.record(name);
+    const limit = record?.rate ? { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) } : keyLimit;
+    const take = keyBuckets.take(name, limit, nowMs);
+    headers.push(...rateLimitHeaders(limit, take));
+    if (!take.ok) throw new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) });
+    return name;
+  };
   let state: State = { snapshot: await loadSnapshot(options.dataDir), keys: await loadKeyRing(options.keysFile), composed: new WeakMap() };
 
   /** The list body of a segment, composed once; the next segment is composed ahead so a boundary costs nothing. */
@@ -103,15 +145,16 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     let path = "";
     let status = 500;
     let bytes = 0;
+    const extra: string[] = [];
     try {
       const method = req.method ?? "GET";
       if (method !== "GET" && method !== "HEAD") throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
       const target = parseTarget(req.url ?? "/", maxUrlLength);
       path = target.path;
       if (!path.startsWith("/v1/")) throw notFound(`no such resource: the API's paths start with /v1/`);
-      keyName = s.keys.authenticate(target.query);
-      const { affid, callback } = parseCommon(target.query);
       const nowMs = clock();
+      keyName = admit(s, req, target.query, nowMs, extra);
+      const { affid, callback } = parseCommon(target.query);
       const now = Math.floor(nowMs / 1000);
 
       let body: LoadedBlob;
@@ -139,13 +182,13 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         contentType = v.contentType;
       }
       const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
-      [status, bytes] = sendRepresentation(req, res, rep, contentType, ttl);
+      [status, bytes] = sendRepresentation(req, res, rep, contentType, ttl, extra);
     } catch (err) {
       const error = toApiError(err);
       const problem = renderProblem(error);
       status = problem.status;
       bytes = req.method === "HEAD" ? 0 : problem.body.length;
-      res.writeHead(problem.status, problem.headers);
+      res.writeHead(problem.status, [...Object.entries(problem.headers).flat(), ...extra]);
       res.end(req.method === "HEAD" ? undefined : problem.body);
     }
     options.log?.({ time: new Date().toISOString(), method: req.method ?? "", path, status, bytes, ms: Math.round((performance.now() - started) * 1000) / 1000, ...(keyName ? { key: keyName } : {}) });
@@ -171,7 +214,7 @@ function describeMissing(path: string): string {
 }
 
 /** Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes]. */
-function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number): [number, number] {
+function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number, extra: string[]): [number, number] {
   const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, rep.gzip !== null);
   const body = encoding === "br" ? rep.br! : encoding === "gzip" ? rep.gzip! : rep.identity;
   const etag = encoding === "identity" ? `"${rep.hash}"` : `"${rep.hash}-${encoding === "br" ? "br" : "gz"}"`;
@@ -180,6 +223,7 @@ function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: Load
     "Cache-Control", `public, max-age=${ttl}`,
     "Vary", "Accept-Encoding",
     "Access-Control-Allow-Origin", "*",
+    ...extra,
   ];
   const inm = req.headers["if-none-match"];
   if (inm !== undefined && etagMatches(inm, rep.hash)) {

@@ -97,9 +97,17 @@ export async function startTestApi(catalog = standardCatalog(), options: Partial
   const dataDir = join(root, "data");
   const keysFile = join(root, "keys.json");
   await buildSnapshot({ catalogDir, dataDir, baseUrl: BASE });
-  const key = await createKey(keysFile, "test");
+  // The test key is not rate-limited (the clock stands still in most tests, so no bucket would refill).
+  const key = await createKey(keysFile, "test", new Date(), { rate: 1e9, burst: 1e9 });
   const clock = { now: T0 };
-  const handler = await createHandler({ dataDir, keysFile, clock: () => clock.now * 1000, ...options });
+  const handler = await createHandler({
+    dataDir,
+    keysFile,
+    clock: () => clock.now * 1000,
+    // Room for the many bad keys suites send from 127.0.0.1; test/serve/rate-limit.test.ts sets the real default.
+    authFailureLimit: { rate: 1, burst: 10_000 },
+    ...options,
+  });
   const server = await startServer(handler, "127.0.0.1", 0);
   const url = `http://127.0.0.1:${server.port}`;
   return {

@@ -1,0 +1,62 @@
+// Rate limits: per-key token buckets with RateLimit-* headers and 429s, and failed authentication limited per address.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../../src/keys/keys-file.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT } from "../../src/serve/rate-limit.ts";
+import { startTestApi, T0 } from "../helpers/fixture.ts";
+import type { TestApi } from "../helpers/fixture.ts";
+
+let api: TestApi;
+let limited: string;
+let other: string;
+beforeAll(async () => {
+  api = await startTestApi(undefined, { authFailureLimit: DEFAULT_AUTH_FAILURE_LIMIT });
+  limited = await createKey(api.keysFile, "limited", new Date(), { rate: 2, burst: 3 });
+  other = await createKey(api.keysFile, "other", new Date(), { rate: 2, burst: 3 });
+  await api.handler.reload();
+});
+afterAll(() => api.close());
+
+const get = (key: string) => api.get(`/v1/sales/active.json?apikey=${key}`);
+const headers = (res: Response) => ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"].map((h) => res.headers.get(h));
+
+describe("per-key rate limit", () => {
+  it("counts down, answers 429 with Retry-After when empty, and refills with time", async () => {
+    api.clock.now = T0;
+    expect(headers(await get(limited))).toEqual(["3", "2", "1"]);
+    expect(headers(await get(limited))).toEqual(["3", "1", "1"]);
+    expect(headers(await get(limited))).toEqual(["3", "0", "2"]);
+    const refused = await get(limited);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.headers.get("content-type")).toBe("application/problem+json");
+    expect(((await refused.json()) as { code: string }).code).toBe("rate_limited");
+    // another key is not affected
+    expect((await get(other)).status).toBe(200);
+    api.clock.now = T0 + 1; // two tokens back
+    expect((await get(limited)).status).toBe(200);
+    expect((await get(limited)).status).toBe(200);
+    expect((await get(limited)).status).toBe(429);
+  });
+
+  it("sends the headers on errors after authentication too", async () => {
+    api.clock.now = T0 + 100;
+    const res = await api.get(`/v1/products/999/detail.json?apikey=${other}`);
+    expect(res.status).toBe(404);
+    expect(headers(res)[0]).toBe("3");
+  });
+});
+
+describe("failed authentication per address", () => {
+  it("after the burst of failures, every attempt is a 401 without the key being checked, until it refills", async () => {
+    api.clock.now = T0 + 1000;
+    const bad = "B".repeat(32);
+    for (let i = 0; i < DEFAULT_AUTH_FAILURE_LIMIT.burst; i++) expect((await get(bad)).status).toBe(401);
+    // now even a valid key from this address is refused: a guess that happened to be right would learn nothing
+    const blocked = await get(other);
+    expect(blocked.status).toBe(401);
+    expect(blocked.headers.get("retry-after")).toBe("1");
+    expect(((await blocked.json()) as { detail: string }).detail).toContain("too many failed");
+    api.clock.now = T0 + 1001;
+    expect((await get(other)).status).toBe(200);
+  });
+});
