@@ -24,6 +24,10 @@ export const ConfigSchema = z.object({
   maxAge: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_MAX_AGE),
   /** One JSON log line per request on stdout. Env LOG_REQUESTS ("0" turns it off). Default on. */
   logRequests: z.enum(["0", "1"]).default("1").transform((v) => v === "1"),
+  /** Start without a snapshot and answer 503 until one is published. Env WAIT_FOR_SNAPSHOT ("1"). Default off: fail at start-up. */
+  waitForSnapshot: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
+  /** Client address from X-Forwarded-For (behind a trusted proxy/CDN), for the failed-authentication limit. Env TRUST_PROXY ("1"). Default off. */
+  trustProxy: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
 });
 
 export interface Config {
@@ -34,6 +38,8 @@ export interface Config {
   baseUrl: string;
   maxAge: number;
   logRequests: boolean;
+  waitForSnapshot: boolean;
+  trustProxy: boolean;
 }
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */
@@ -46,6 +52,8 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     baseUrl: env.BASE_URL,
     maxAge: env.MAX_AGE,
     logRequests: env.LOG_REQUESTS,
+    waitForSnapshot: env.WAIT_FOR_SNAPSHOT,
+    trustProxy: env.TRUST_PROXY,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
   };
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== "")));
@@ -63,5 +71,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     baseUrl: (c.baseUrl ?? `http://${hostForUrl}:${c.port}`).replace(/\/+$/, ""),
     maxAge: c.maxAge,
     logRequests: c.logRequests,
+    waitForSnapshot: c.waitForSnapshot,
+    trustProxy: c.trustProxy,
   };
 }

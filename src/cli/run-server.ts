@@ -10,11 +10,13 @@ export async function runServer(config: Config): Promise<RunningServer> {
     dataDir: config.dataDir,
     keysFile: config.keysFile,
     maxAge: config.maxAge,
+    waitForSnapshot: config.waitForSnapshot,
+    trustProxy: config.trustProxy,
     log: config.logRequests ? (entry) => process.stdout.write(JSON.stringify(entry) + "\n") : undefined,
   });
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {
     onReload: (id) => console.error(`serve: now serving snapshot ${id}`),
-    onError: (err) => console.error(`serve: reload failed, still serving ${handler.snapshot().id}: ${(err as Error).message}`),
+    onError: (err) => console.error(`serve: reload failed, still serving the previous snapshot: ${(err as Error).message}`),
   });
   const running = await startServer(handler, config.host, config.port);
   let stopping = false;

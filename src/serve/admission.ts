@@ -1,0 +1,55 @@
+// Admission: the API-key check and the rate limits, in the order that keeps guessing keys slow.
+import type { IncomingMessage } from "node:http";
+import { ApiError } from "../errors.ts";
+import type { KeyRing } from "./keys.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, rateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import type { Limit } from "./rate-limit.ts";
+
+export interface AdmissionOptions {
+  /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_LIMIT (50/s, burst 200). */
+  keyLimit?: Limit;
+  /** Failed authentications per client address; past it every attempt is a 401 without the key being checked. Default DEFAULT_AUTH_FAILURE_LIMIT (1/s, burst 10). */
+  authFailureLimit?: Limit;
+  /** Take the client address from the last X-Forwarded-For entry (behind a proxy or CDN you trust). Default false. */
+  trustProxy?: boolean;
+}
+
+/** Returns admit(): the request's key name, or a thrown 401/429; the RateLimit-* headers are pushed onto `headers`. */
+export function createAdmission(options: AdmissionOptions) {
+  const keyLimit = options.keyLimit ?? DEFAULT_KEY_LIMIT;
+  const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
+  const keyBuckets = new TokenBuckets();
+  const failureBuckets = new TokenBuckets();
+
+  const clientAddress = (req: IncomingMessage): string => {
+    if (options.trustProxy) {
+      const xff = req.headers["x-forwarded-for"];
+      const last = (Array.isArray(xff) ? xff.join(",") : xff)?.split(",").pop()?.trim();
+      if (last) return last;
+    }
+    return req.socket.remoteAddress ?? "";
+  };
+
+  return (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number, headers: string[]): string => {
+    const address = clientAddress(req);
+    const failures = failureBuckets.peek(address, authFailureLimit, nowMs);
+    if (!failures.ok && query.has("apikey")) {
+      throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(failures.retryAfter) });
+    }
+    let name: string;
+    try {
+      name = keys.authenticate(query);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(address, authFailureLimit, nowMs);
+      throw err;
+    }
+    const record = keys.record(name);
+    const limit = record?.rate ? { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) } : keyLimit;
+    const take = keyBuckets.take(name, limit, nowMs);
+    headers.push(...rateLimitHeaders(limit, take));
+    if (!take.ok) {
+      throw new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) });
+    }
+    return name;
+  };
+}

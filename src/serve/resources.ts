@@ -1,0 +1,51 @@
+// Pre-rendered resources: the body of a path at an instant, sale lists composed once per segment.
+import { STORES } from "../catalog/schema.ts";
+import { notFound } from "../errors.ts";
+import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
+import { composeList } from "./bodies.ts";
+
+/** Finds the segment in force at `t` (epoch seconds): segments are ascending and disjoint. */
+export function findSegment(segments: readonly LoadedSegment[], t: number): LoadedSegment | null {
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const s = segments[mid]!;
+    if (s.from !== null && t < s.from) hi = mid - 1;
+    else if (s.to !== null && t >= s.to) lo = mid + 1;
+    else return s;
+  }
+  return null;
+}
+
+/** The resources of one snapshot, with the sale lists composed so far. */
+export function createResources(snapshot: LoadedSnapshot) {
+  const composed = new WeakMap<LoadedSegment, LoadedBlob>();
+  const compose = (seg: LoadedSegment): LoadedBlob => {
+    if (!("sales" in seg.body)) return seg.body;
+    let blob = composed.get(seg);
+    if (!blob) composed.set(seg, (blob = composeList(seg.body.sales)));
+    return blob;
+  };
+
+  /** The body of `path` at `now` and the instant it next changes; throws a 404 naming why there is none. */
+  return (path: string, now: number): { body: LoadedBlob; changesAt: number | null } => {
+    const segments = snapshot.resources.get(path);
+    if (!segments) throw notFound(describeMissing(path));
+    const segment = findSegment(segments, now);
+    if (!segment) throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
+    const body = compose(segment);
+    // Compose the next state ahead of time, so the first request after a boundary costs no more than any other.
+    const next = segments[segments.indexOf(segment) + 1];
+    if (next && "sales" in next.body && !composed.has(next)) setImmediate(() => compose(next));
+    return { body, changesAt: segment.to };
+  };
+}
+
+function describeMissing(path: string): string {
+  const m = /^\/v1\/sales\/([^/]+)\/(active\.json|upcoming\.json|[^/]+\/detail\.json)$/.exec(path);
+  if (m && !(STORES as readonly string[]).includes(m[1]!)) return `unknown store "${m[1]}": use one of ${STORES.join(", ")}`;
+  if (/^\/v1\/sales\/[^/]+\/[^/]+\/detail\.json$/.test(path)) return "no such sale in this store";
+  if (/^\/v1\/products\/[^/]+\/detail\.json$/.test(path)) return "no such product";
+  return "no such resource";
+}

@@ -1,0 +1,67 @@
+// Writing responses: a representation with ETag, caching and content negotiation; a problem for every error.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ApiError } from "../errors.ts";
+import { renderProblem } from "../errors.ts";
+import type { LoadedBlob } from "../snapshot/load.ts";
+import { JSON_TYPE } from "./bodies.ts";
+import { negotiateEncoding } from "./encoding.ts";
+
+/** Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes]. */
+export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number, extra: readonly string[]): [number, number] {
+  const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, rep.gzip !== null);
+  const body = encoding === "br" ? rep.br! : encoding === "gzip" ? rep.gzip! : rep.identity;
+  const etag = encoding === "identity" ? `"${rep.hash}"` : `"${rep.hash}-${encoding === "br" ? "br" : "gz"}"`;
+  const headers: string[] = [
+    "ETag", etag,
+    "Cache-Control", `public, max-age=${ttl}`,
+    "Vary", "Accept-Encoding",
+    "Access-Control-Allow-Origin", "*",
+    ...extra,
+  ];
+  const inm = req.headers["if-none-match"];
+  if (inm !== undefined && etagMatches(inm, rep.hash)) {
+    res.writeHead(304, headers);
+    res.end();
+    return [304, 0];
+  }
+  headers.push("Content-Type", contentType, "Content-Length", String(body.length));
+  if (encoding !== "identity") headers.push("Content-Encoding", encoding);
+  if (contentType !== JSON_TYPE) headers.push("X-Content-Type-Options", "nosniff");
+  res.writeHead(200, headers);
+  if (req.method === "HEAD") {
+    res.end();
+    return [200, 0];
+  }
+  res.end(body);
+  return [200, body.length];
+}
+
+/** If-None-Match: `*`, or any listed tag (weak or strong, of any encoding) naming this body. */
+export function etagMatches(header: string, hash: string): boolean {
+  if (header.trim() === "*") return true;
+  for (const raw of header.split(",")) {
+    const tag = raw.trim().replace(/^W\//, "").replace(/^"|"$/g, "").replace(/-(br|gz)$/, "");
+    if (tag === hash) return true;
+  }
+  return false;
+}
+
+/** Writes the problem response of an error; returns [status, bytes]. */
+export function sendProblem(req: IncomingMessage, res: ServerResponse, error: ApiError, extra: readonly string[]): [number, number] {
+  const problem = renderProblem(error);
+  res.writeHead(problem.status, [...Object.entries(problem.headers).flat(), ...extra]);
+  if (req.method === "HEAD") {
+    res.end();
+    return [problem.status, 0];
+  }
+  res.end(problem.body);
+  return [problem.status, problem.body.length];
+}
+
+/** A small JSON response that is never cached (health checks). */
+export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): [number, number] {
+  const body = Buffer.from(JSON.stringify(value));
+  res.writeHead(status, ["Content-Type", JSON_TYPE, "Content-Length", String(body.length), "Cache-Control", "no-store"]);
+  res.end(req.method === "HEAD" ? undefined : body);
+  return [status, req.method === "HEAD" ? 0 : body.length];
+}
