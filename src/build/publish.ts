@@ -15,7 +15,6 @@ export async function cleanLeftovers(dataDir: string): Promise<number> {
     cwd: dataDir,
     onlyFiles: false,
     dot: true,
-    deep: 2,
   });
   await Promise.all(leftovers.map((p) => rm(join(dataDir, p), { recursive: true, force: true })));
   return leftovers.length;
