@@ -48,9 +48,9 @@ async function touchOnePercent(catalogDir: string): Promise<number> {
       text = JSON.stringify(p);
       changed++;
     }
-    if (!out.write(text + "\n")) await new Promise((r) => out.once("drain", r));
+    if (!out.write(text + "\n")) await new Promise<void>((r) => out.once("drain", () => r()));
   }
-  await new Promise<void>((r) => out.end(r));
+  await new Promise<void>((r) => out.end(() => r()));
   await rename(tmp, file);
   return changed;
 }

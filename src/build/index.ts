@@ -75,6 +75,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       return { ...base, id: previous.id, changed: false, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, durationMs: now() - started };
     }
 
+    options.onProgress?.("render", 0, 1);
     const plan = planSnapshot(catalog, { baseUrl, siteUrl: catalog.meta.site_url });
     const { routes } = plan;
     const existing = await previousBlobs(options.dataDir, previous);
@@ -84,6 +85,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     });
 
     // The search index depends only on the documents: reuse the previous one when they are the same.
+    options.onProgress?.("index", 0, 1);
     const docsDigest = sha256(JSON.stringify(plan.searchDocs));
     const searchIndexReused = previous?.manifest.files["search-docs"] === docsDigest;
     const previousIndex = previous ? join(snapshotDir(options.dataDir, previous.id), SEARCH_INDEX_FILE) : "";
@@ -112,6 +114,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       searchIndexReused ? { [SEARCH_INDEX_FILE]: previousIndex } : {},
     );
     await verifyAndPublish(options.dataDir, tmpId, id);
+    options.onProgress?.("prune", 0, 1);
     await pruneSnapshots(options.dataDir, options.keep ?? DEFAULT_KEEP);
     return {
       ...base,

@@ -1,31 +1,15 @@
 // `npm run build -- --catalog DIR [--data DIR] [--base-url URL] [--keep N] [--force] [--every 5m] | rollback`
 import { parseArgs } from "node:util";
 import { buildSnapshot } from "../build/index.ts";
-import type { BuildResult } from "../build/index.ts";
 import { BuildLockedError } from "../build/lock.ts";
 import { DEFAULT_KEEP, rollback } from "../build/publish.ts";
 import { CatalogError } from "../catalog/problems.ts";
 import { parseConfig } from "../config.ts";
 import { createProgress } from "./progress.ts";
+import { parseInterval, summarize } from "./build-summary.ts";
 
 const USAGE = `usage: npm run build -- --catalog DIR [--data DIR] [--base-url URL] [--keep N] [--force] [--every 5m]
        npm run build -- rollback [--data DIR]`;
-
-/** "90s", "5m", "1h" -> ms */
-export function parseInterval(text: string): number {
-  const m = /^([1-9][0-9]*)(s|m|h)$/.exec(text);
-  if (!m) throw new Error(`--every: "${text}" is not an interval like 30s, 5m or 1h`);
-  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "s" | "m" | "h"];
-}
-
-export function summarize(r: BuildResult): string {
-  const mb = (r.bytesWritten / 1e6).toFixed(1);
-  const what = r.changed
-    ? `published ${r.id}: ${r.blobsWritten} of ${r.blobs} blobs new${r.searchIndexReused ? ", search index reused" : ""}`
-    : `catalog unchanged: kept ${r.id}, wrote nothing`;
-  return `build: ${r.resources} resources (${r.sales} sales, ${r.products} products), ${r.filesWritten} files, ${mb} MB written in ${(r.durationMs / 1000).toFixed(1)} s; ${what}` +
-    (r.warnings.warningCount ? `; ${r.warnings.warningCount} warnings` : "");
-}
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -56,8 +40,14 @@ async function main(): Promise<number> {
 
   const once = async (): Promise<number> => {
     const progress = createProgress(process.stderr);
+    const started = Date.now();
+    let phase = "";
+    const onProgress = (p: string, done: number, total: number) => {
+      if (values.verbose && p !== phase) console.error(`build: ${((Date.now() - started) / 1000).toFixed(1)} s: ${(phase = p)}`);
+      progress.update(p, done, total);
+    };
     try {
-      const result = await buildSnapshot({ catalogDir: values.catalog!, dataDir: config.dataDir, baseUrl: config.baseUrl, keep, force: values.force ?? false, onProgress: progress.update });
+      const result = await buildSnapshot({ catalogDir: values.catalog!, dataDir: config.dataDir, baseUrl: config.baseUrl, keep, force: values.force ?? false, onProgress });
       progress.done();
       if (values.verbose) for (const w of result.warnings.warnings) console.error(`warning: ${w.file}:${w.line}: ${w.field}: ${w.message}`);
       console.log(summarize(result));

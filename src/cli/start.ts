@@ -7,7 +7,7 @@ import { parseConfig } from "../config.ts";
 import type { Config } from "../config.ts";
 import { createKey, loadKeysFile } from "../keys/keys-file.ts";
 import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
-import { summarize } from "./build.ts";
+import { summarize } from "./build-summary.ts";
 import { runServer } from "./run-server.ts";
 
 /** A sample snapshot is regenerated when its last sale ends within this time, so a later `npm start` still shows live sales. */
