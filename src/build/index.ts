@@ -5,10 +5,10 @@ import { join } from "node:path";
 import type { ProblemList } from "../catalog/problems.ts";
 import { loadCatalog } from "../catalog/load.ts";
 import { buildSearchIndex } from "../search/index-builder.ts";
-import type { BlobEntry, Manifest } from "../snapshot/format.ts";
+import type { BlobEntry, Manifest, Routes } from "../snapshot/format.ts";
 import { MANIFEST_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest, SnapshotError } from "../snapshot/load.ts";
-import { writeBlobs } from "./blob-writer.ts";
+import { writePack } from "./pack-writer.ts";
 import { acquireBuildLock } from "./lock.ts";
 import { planSnapshot } from "./plan.ts";
 import { cleanLeftovers, DEFAULT_KEEP, pruneSnapshots, verifyAndPublish, writeSnapshotFiles } from "./publish.ts";
@@ -78,11 +78,13 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     options.onProgress?.("render", 0, 1);
     const plan = planSnapshot(catalog, { baseUrl, siteUrl: catalog.meta.site_url });
     const { routes } = plan;
-    const existing = await previousBlobs(options.dataDir, previous);
-    const written = await writeBlobs(options.dataDir, routes.blobs, plan.bodies, existing, {
+    let known = await previousBlobs(options.dataDir, previous);
+    if (shouldRepack(routes.blobs, known)) known = new Map();
+    const written = await writePack(options.dataDir, routes.blobs, plan.bodies, known, {
       concurrency: options.concurrency,
       onProgress: (done) => options.onProgress?.("blobs", done, routes.blobs.length),
     });
+    routes.packs = written.packs;
 
     // The search index depends only on the documents: reuse the previous one when they are the same.
     options.onProgress?.("index", 0, 1);
@@ -150,17 +152,40 @@ async function loadPrevious(dataDir: string): Promise<Previous | null> {
   }
 }
 
-/** The blobs the previous snapshot holds (from its routes), so that only new ones are written. */
-async function previousBlobs(dataDir: string, previous: Previous | null): Promise<Map<string, BlobEntry>> {
-  const blobs = new Map<string, BlobEntry>();
+/** The blobs the previous snapshot holds (from its routes) and where, so that only new ones are written. */
+async function previousBlobs(dataDir: string, previous: Previous | null): Promise<Map<string, { pack: string; packSize: number; entry: BlobEntry }>> {
+  const blobs = new Map<string, { pack: string; packSize: number; entry: BlobEntry }>();
   if (!previous) return blobs;
   try {
-    const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, previous.id), ROUTES_FILE), "utf8")) as { blobs: BlobEntry[] };
-    for (const entry of routes.blobs) blobs.set(entry[0], entry);
+    const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, previous.id), ROUTES_FILE), "utf8")) as Pick<Routes, "blobs" | "packs">;
+    for (const entry of routes.blobs) {
+      const [pack, packSize] = routes.packs[entry[5]] ?? [];
+      if (pack !== undefined && packSize !== undefined) blobs.set(entry[0], { pack, packSize, entry });
+    }
   } catch {
     // Unreadable: every blob is written anew.
   }
   return blobs;
+}
+
+/** Most packs one snapshot may span before its blobs are all written into one new pack. */
+export const MAX_PACKS = 8;
+
+/**
+ * Whether to write every blob anew instead of reusing the previous packs: when reusing would spread the snapshot
+ * over more than MAX_PACKS packs, or when less than half of the bytes of the packs it would keep are still used.
+ */
+function shouldRepack(entries: readonly BlobEntry[], known: ReadonlyMap<string, { pack: string; packSize: number; entry: BlobEntry }>): boolean {
+  const packSizes = new Map<string, number>();
+  let live = 0;
+  for (const [hash] of entries) {
+    const k = known.get(hash);
+    if (!k) continue;
+    packSizes.set(k.pack, k.packSize);
+    live += k.entry[1] + k.entry[2] + k.entry[3];
+  }
+  const total = [...packSizes.values()].reduce((a, b) => a + b, 0);
+  return packSizes.size >= MAX_PACKS || live < total / 2;
 }
 
 function sha256(data: string | Uint8Array): string {

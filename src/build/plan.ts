@@ -34,7 +34,7 @@ class BlobTable {
     const existing = this.byHash.get(hash);
     if (existing !== undefined) return existing;
     const index = this.entries.length;
-    this.entries.push([hash, rendered.bytes.length, 0, 0, rendered.links]);
+    this.entries.push([hash, rendered.bytes.length, 0, 0, rendered.links, 0, 0]);
     this.bodies.push(rendered.bytes);
     this.byHash.set(hash, index);
     return index;
@@ -138,7 +138,7 @@ export function planSnapshot(catalog: Catalog, base: LinkBase): Plan {
     ),
   );
 
-  const routes: Routes = { format: SNAPSHOT_FORMAT, blobs: blobs.entries, resources, products: productBlobs, boundaries };
+  const routes: Routes = { format: SNAPSHOT_FORMAT, packs: [], blobs: blobs.entries, resources, products: productBlobs, boundaries };
   return { routes, bodies: blobs.bodies, searchDocs };
 }
 

@@ -2,7 +2,7 @@
 import { link, lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fg from "fast-glob";
-import { BLOBS_DIR, CURRENT_LINK, ROUTES_FILE, SNAPSHOTS_DIR, snapshotDir } from "../snapshot/format.ts";
+import { PACKS_DIR, CURRENT_LINK, ROUTES_FILE, SNAPSHOTS_DIR, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadSnapshot } from "../snapshot/load.ts";
 
 /** Snapshots kept for rollback, the published one included. */
@@ -11,7 +11,7 @@ const TMP_PREFIX = ".tmp-";
 
 /** Removes what a crashed or killed build left behind: partial snapshot directories and temporary blob files. */
 export async function cleanLeftovers(dataDir: string): Promise<number> {
-  const leftovers = await fg([`${SNAPSHOTS_DIR}/${TMP_PREFIX}*`, `${BLOBS_DIR}/*/*.tmp-*`, `${CURRENT_LINK}.tmp-*`], {
+  const leftovers = await fg([`${SNAPSHOTS_DIR}/${TMP_PREFIX}*`, `${PACKS_DIR}/${TMP_PREFIX}*`, `${CURRENT_LINK}.tmp-*`], {
     cwd: dataDir,
     onlyFiles: false,
     dot: true,
@@ -72,25 +72,25 @@ export async function rollback(dataDir: string): Promise<{ from: string; to: str
   return { from: current, to };
 }
 
-/** Deletes all but the newest `keep` snapshots (never the published one), then every blob none of the kept ones uses. */
-export async function pruneSnapshots(dataDir: string, keep: number): Promise<{ snapshots: number; blobs: number }> {
+/** Deletes all but the newest `keep` snapshots (never the published one), then every pack none of the kept ones uses. */
+export async function pruneSnapshots(dataDir: string, keep: number): Promise<{ snapshots: number; packs: number }> {
   const current = await currentSnapshotId(dataDir);
   const all = await listSnapshots(dataDir);
   const kept = new Set(all.slice(-Math.max(1, keep)));
   if (current) kept.add(current);
   const doomed = all.filter((id) => !kept.has(id));
-  if (doomed.length === 0) return { snapshots: 0, blobs: 0 };
+  if (doomed.length === 0) return { snapshots: 0, packs: 0 };
   for (const id of doomed) await rm(snapshotDir(dataDir, id), { recursive: true, force: true });
 
   const referenced = new Set<string>();
   for (const id of kept) {
-    const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, id), ROUTES_FILE), "utf8")) as { blobs: [string][] };
-    for (const [hash] of routes.blobs) referenced.add(hash);
+    const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, id), ROUTES_FILE), "utf8")) as { packs: [string, number][] };
+    for (const [name] of routes.packs) referenced.add(`${name}.pack`);
   }
-  const files = await fg(`${BLOBS_DIR}/*/*`, { cwd: dataDir, onlyFiles: true });
-  const unused = files.filter((f) => !referenced.has(f.slice(f.lastIndexOf("/") + 1, f.indexOf("."))));
+  const files = await fg(`${PACKS_DIR}/*.pack`, { cwd: dataDir, onlyFiles: true });
+  const unused = files.filter((f) => !referenced.has(f.slice(f.lastIndexOf("/") + 1)));
   await Promise.all(unused.map((f) => rm(join(dataDir, f), { force: true })));
-  return { snapshots: doomed.length, blobs: unused.length };
+  return { snapshots: doomed.length, packs: unused.length };
 }
 
 /** True when `path` exists (as anything, a dangling symlink included). */

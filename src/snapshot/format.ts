@@ -9,22 +9,25 @@ export const SNAPSHOT_FORMAT = 1;
  * Data directory layout:
  *   current                 symlink -> snapshots/<id>, switched by an atomic rename
  *   snapshots/<id>/         manifest.json, routes.json, search.idx
- *   blobs/<aa>/<hash>.json  content-addressed resource bodies, shared by snapshots, with .gz and .br beside them
+ *   packs/<digest>.pack     resource bodies (identity, gzip, brotli) appended one after another; a build writes
+ *                           one pack of the bodies that are new, and snapshots share packs
+ * One pack per build instead of a file per body: 100,000 products would otherwise be 300,000 small files, and
+ * writing and re-reading them took minutes where one sequential file takes seconds.
  */
 export const CURRENT_LINK = "current";
 export const SNAPSHOTS_DIR = "snapshots";
-export const BLOBS_DIR = "blobs";
+export const PACKS_DIR = "packs";
 export const MANIFEST_FILE = "manifest.json";
 export const ROUTES_FILE = "routes.json";
 export const SEARCH_INDEX_FILE = "search.idx";
 
-export type Encoding = "identity" | "gzip" | "br";
-const ENCODING_SUFFIX: Record<Encoding, string> = { identity: "", gzip: ".gz", br: ".br" };
-
-/** Path of a blob's file (relative to the data directory) in one encoding. */
-export function blobPath(hash: string, encoding: Encoding = "identity"): string {
-  return join(BLOBS_DIR, hash.slice(0, 2), `${hash}.json${ENCODING_SUFFIX[encoding]}`);
+/** Path of a pack (relative to the data directory). */
+export function packPath(name: string): string {
+  return join(PACKS_DIR, `${name}.pack`);
 }
+
+/** Pack names: the first 32 hex digits of the sha256 of the pack's bytes. */
+export const PACK_NAME_RE = /^[0-9a-f]{32}$/;
 
 /** Blob hashes: the first 32 hex digits (128 bits) of the sha256 of the identity bytes. */
 export const BLOB_HASH_RE = /^[0-9a-f]{32}$/;
@@ -32,12 +35,15 @@ export const BLOB_HASH_RE = /^[0-9a-f]{32}$/;
 const Hash = z.string().regex(BLOB_HASH_RE);
 const Seconds = z.number().int();
 
+const Count = z.number().int().nonnegative();
+
 /**
- * One blob: [hash, size, gzipSize, brotliSize, pageLinkOffsets]. A compressed size of 0 means that variant
- * was not worth storing. The offsets are the byte positions of the closing quote of each page link (`url`,
+ * One blob: [hash, size, gzipSize, brotliSize, pageLinkOffsets, pack, offset]. Its bytes are at `offset` in pack
+ * number `pack` (of `Routes.packs`): identity, then gzip, then brotli. A compressed size of 0 means that variant
+ * was not worth storing. The link offsets are the byte positions of the closing quote of each page link (`url`,
  * `sale_url`), where `&affid=...` is spliced in.
  */
-export const BlobEntrySchema = z.tuple([Hash, z.number().int().nonnegative(), z.number().int().nonnegative(), z.number().int().nonnegative(), z.array(z.number().int().nonnegative())]);
+export const BlobEntrySchema = z.tuple([Hash, Count, Count, Count, z.array(Count), Count, Count]);
 export type BlobEntry = z.infer<typeof BlobEntrySchema>;
 
 /**
@@ -54,6 +60,8 @@ export type Segment = z.infer<typeof SegmentSchema>;
 
 export const RoutesSchema = z.strictObject({
   format: z.literal(SNAPSHOT_FORMAT),
+  /** Names of the packs the blobs are in, with each one's size in bytes. */
+  packs: z.array(z.tuple([z.string().regex(PACK_NAME_RE), Count])),
   blobs: z.array(BlobEntrySchema),
   /** Path (`/v1/...`) -> its segments in time order, not overlapping. */
   resources: z.record(z.string(), z.array(SegmentSchema)),

@@ -4,8 +4,8 @@ import { readFile, readlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { loadSearchIndex } from "../search/index-format.ts";
 import type { SearchIndex } from "../search/index-format.ts";
-import type { Encoding, Manifest, Routes } from "./format.ts";
-import { blobPath, CURRENT_LINK, SNAPSHOT_FORMAT, MANIFEST_FILE, ManifestSchema, ROUTES_FILE, RoutesSchema, SEARCH_INDEX_FILE, snapshotDir } from "./format.ts";
+import type { Manifest, Routes } from "./format.ts";
+import { packPath, CURRENT_LINK, SNAPSHOT_FORMAT, MANIFEST_FILE, ManifestSchema, ROUTES_FILE, RoutesSchema, SEARCH_INDEX_FILE, snapshotDir } from "./format.ts";
 
 /** A resource body in memory, with its precomputed ETag. */
 export interface LoadedBlob {
@@ -32,8 +32,9 @@ export interface LoadedSnapshot {
   products: Map<number, LoadedBlob>;
   boundaries: number[];
   search: SearchIndex;
-  /** Every blob by hash, so that the next snapshot can reuse the ones it shares with this one. */
+  /** Every blob by hash, and every pack by name, so that the next snapshot can reuse what it shares with this one. */
   blobs: Map<string, LoadedBlob>;
+  packs: Map<string, Buffer>;
 }
 
 export class SnapshotError extends Error {
@@ -42,9 +43,6 @@ export class SnapshotError extends Error {
     this.name = "SnapshotError";
   }
 }
-
-/** Reads files at most this many at a time. */
-const READ_CONCURRENCY = 64;
 
 /** The ID of the published snapshot (the target of `current`), or null when nothing is published. */
 export async function currentSnapshotId(dataDir: string): Promise<string | null> {
@@ -100,16 +98,24 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
     throw new SnapshotError(`${join(dir, SEARCH_INDEX_FILE)}: ${(err as Error).message}`);
   }
 
-  const reuse = options.previous?.blobs;
-  const blobList = await mapLimited(routes.blobs, READ_CONCURRENCY, async ([hash, , gzSize, brSize, links]) => {
-    const known = reuse?.get(hash);
+  const previous = options.previous;
+  const packs = new Map<string, Buffer>();
+  for (const [name, size] of routes.packs) {
+    let bytes = previous?.packs.get(name);
+    if (!bytes) {
+      const path = join(dataDir, packPath(name));
+      bytes = await readOrFail(path, "pack");
+      if (bytes.length !== size || sha(bytes).slice(0, 32) !== name) throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
+    }
+    packs.set(name, bytes);
+  }
+  const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset]): LoadedBlob => {
+    const known = previous?.blobs.get(hash);
     if (known) return known;
-    const identity = await readBlob(dataDir, hash, "identity");
-    if (sha(identity).slice(0, 32) !== hash) throw new SnapshotError(`${blobPath(hash)}: content does not match its name (corrupt)`);
-    const gzip = gzSize ? await readBlob(dataDir, hash, "gzip") : null;
-    const br = brSize ? await readBlob(dataDir, hash, "br") : null;
-    if ((gzip && gzip.length !== gzSize) || (br && br.length !== brSize)) throw new SnapshotError(`${blobPath(hash)}: compressed variant has the wrong size (corrupt)`);
-    return { hash, identity, gzip, br, links };
+    const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
+    if (!pack || offset + size + gzSize + brSize > pack.length) throw new SnapshotError(`${join(dir, ROUTES_FILE)}: blob ${hash} lies outside its pack`);
+    const at = (from: number, n: number) => (n ? pack.subarray(from, from + n) : null);
+    return { hash, identity: pack.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links };
   });
 
   const blobAt = (i: number) => {
@@ -127,11 +133,7 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
   const products = new Map<number, LoadedBlob>();
   for (const [pid, blob] of Object.entries(routes.products)) products.set(Number(pid), blobAt(blob));
 
-  return { id, manifest, resources, products, boundaries: routes.boundaries, search, blobs: new Map(blobList.map((b) => [b.hash, b])) };
-}
-
-async function readBlob(dataDir: string, hash: string, encoding: Encoding): Promise<Buffer> {
-  return readOrFail(join(dataDir, blobPath(hash, encoding)), "blob");
+  return { id, manifest, resources, products, boundaries: routes.boundaries, search, packs, blobs: new Map(blobList.map((b) => [b.hash, b])) };
 }
 
 async function readOrFail(path: string, what: string): Promise<Buffer> {
@@ -148,18 +150,4 @@ function sha(bytes: Uint8Array): string {
 
 function checkDigest(bytes: Uint8Array, expected: string | undefined, path: string): void {
   if (expected === undefined || sha(bytes) !== expected) throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
-}
-
-/** Maps with at most `limit` calls in flight (serve/ keeps p-limit out of its dependencies). */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -1,5 +1,6 @@
 // Builds real snapshots from catalog files in a temp dir: what is written, what is reused, what a failure leaves.
-import { mkdir, readdir, readFile, readlink, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { readdir, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
@@ -76,18 +77,22 @@ describe("buildSnapshot", () => {
     expect((await readdir(join(dataDir, "snapshots"))).filter((n) => n.startsWith(".tmp"))).toEqual([]);
   });
 
-  it("a write error (no room for blobs) fails the build and leaves the published snapshot serving", async () => {
+  it("a write error (disk full) fails the build and leaves the published snapshot serving", async () => {
     const { catalogDir, dataDir, build } = await setup();
     await writeCatalog(catalogDir, standardCatalog());
     const good = await build();
-    // Every blob shard directory that does not exist yet is taken by a file, so writing any new blob fails.
-    const shards = new Set(await readdir(join(dataDir, "blobs")));
-    for (let i = 0; i < 256; i++) {
-      const name = i.toString(16).padStart(2, "0");
-      if (!shards.has(name)) await writeFile(join(dataDir, "blobs", name), "");
-    }
-    await expect(build({ concurrency: 1, force: true, catalogDir: await brokenCopy(catalogDir, dataDir) })).rejects.toThrow();
+    const catalog = standardCatalog();
+    catalog.products = catalog.products.map((p) => ({ ...p, name: `${p.name} again`, content: { description: "Filler. ".repeat(2000) } }));
+    await writeCatalog(catalogDir, catalog);
+    // A file-size limit makes the pack's write fail with EFBIG, as a full disk fails it with ENOSPC.
+    const script = `trap '' XFSZ; ulimit -f 40; exec "${process.execPath}" --import tsx src/cli/build.ts --catalog "${catalogDir}" --data "${dataDir}" --base-url http://api.test`;
+    const run = spawnSync("bash", ["-c", script], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/EFBIG|too large/i);
     expect((await loadSnapshot(dataDir)).id).toBe(good.id);
+    const next = await build(); // and the next build, with room, cleans up and publishes
+    expect(next.changed).toBe(true);
+    expect((await readdir(join(dataDir, "packs"))).filter((n) => n.startsWith("."))).toEqual([]);
   });
 
   it("rollback switches back to the previous snapshot", async () => {
@@ -118,21 +123,3 @@ describe("buildSnapshot", () => {
     expect(manifest.counts.products).toBe(5);
   });
 });
-
-/** A copy of the catalog whose product 1 is renamed so that its new blob falls in a blocked (file-occupied) shard. */
-async function brokenCopy(catalogDir: string, dataDir: string): Promise<string> {
-  const { renderProduct } = await import("../../src/build/render.ts");
-  const { blobHash } = await import("../../src/build/plan.ts");
-  const existing = new Set((await readdir(join(dataDir, "blobs"), { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name));
-  const catalog = standardCatalog();
-  for (let i = 0; ; i++) {
-    const p = product(1, { name: `Blocked ${i}` });
-    const hash = blobHash(renderProduct(p, { baseUrl: "http://api.test", siteUrl: "https://www.example-retailer.com" }).bytes);
-    if (!existing.has(hash.slice(0, 2))) {
-      catalog.products[0] = p;
-      const dir = join(catalogDir, "..", "broken");
-      await mkdir(dir, { recursive: true });
-      return writeCatalog(dir, catalog);
-    }
-  }
-}

@@ -35,12 +35,12 @@ function buildAndKill(catalogDir: string, dataDir: string, watchDir: string, mat
 }
 
 async function leftovers(dataDir: string): Promise<string[]> {
-  return fg(["snapshots/.tmp-*", "blobs/*/*.tmp-*", "current.tmp-*"], { cwd: dataDir, onlyFiles: false, dot: true });
+  return fg(["snapshots/.tmp-*", "packs/.tmp-*", "current.tmp-*"], { cwd: dataDir, onlyFiles: false, dot: true });
 }
 
 describe("a build killed with SIGKILL", () => {
   it.each([
-    ["while writing blobs", "blobs", /\.tmp-\d+$/],
+    ["while writing the pack", "packs", /^\.tmp-/],
     ["while publishing the snapshot", "snapshots", /^\.tmp-/],
   ])("%s leaves the published snapshot untouched and the next build cleans up", async (_when, dir, match) => {
     const root = await tempDir();
