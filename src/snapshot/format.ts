@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { z } from "zod";
 
 /** Bumped whenever the manifest or routes change incompatibly; the handler refuses any other version. */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 /**
  * Data directory layout:
