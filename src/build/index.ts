@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ProblemList } from "../catalog/problems.ts";
 import { loadCatalog } from "../catalog/load.ts";
 import { buildSearchIndex } from "../search/index-builder.ts";
+import { SEARCH_INDEX_VERSION } from "../search/index-format.ts";
 import type { BlobEntry, Manifest, Routes } from "../snapshot/format.ts";
 import { MANIFEST_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest, SnapshotError } from "../snapshot/load.ts";
@@ -88,7 +89,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
 
     // The search index depends only on the documents: reuse the previous one when they are the same.
     options.onProgress?.("index", 0, 1);
-    const docsDigest = sha256(JSON.stringify(plan.searchDocs));
+    // The index holds stemmed terms: a new tokenizer or format (a new SEARCH_INDEX_VERSION) must not reuse an old one.
+    const docsDigest = sha256(`${SEARCH_INDEX_VERSION}\0${JSON.stringify(plan.searchDocs)}`);
     const searchIndexReused = previous?.manifest.files["search-docs"] === docsDigest;
     const previousIndex = previous ? join(snapshotDir(options.dataDir, previous.id), SEARCH_INDEX_FILE) : "";
     const index = searchIndexReused ? await readFile(previousIndex) : buildSearchIndex(plan.searchDocs);

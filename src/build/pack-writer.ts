@@ -3,27 +3,16 @@ import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import zlib from "node:zlib";
 import pLimit from "p-limit";
 import type { BlobEntry } from "../snapshot/format.ts";
 import { PACKS_DIR, packPath } from "../snapshot/format.ts";
+import { createCompressPool } from "./compress-pool.ts";
 import { safeJoin } from "./paths.ts";
 
-const gzip = promisify(zlib.gzip);
-const brotli = promisify(zlib.brotliCompress);
-
-/** Bodies compressed at once (zlib runs them on libuv's thread pool). */
-export const DEFAULT_COMPRESS_CONCURRENCY = 64;
-/** Bodies smaller than this are not worth compressing. */
-export const MIN_COMPRESS_SIZE = 256;
-
-/** Brotli's quality 11 costs ~7 ms for a 3 KB product, so the highest qualities are kept for the few large bodies. */
-export function brotliQuality(size: number): number {
-  if (size < 16 * 1024) return 5;
-  if (size < 256 * 1024) return 9;
-  return 11;
-}
+/** Bodies a worker compresses per message. */
+const BATCH_SIZE = 256;
+/** Batches being compressed or waiting to be appended at once: bounds the memory the compressed bytes hold. */
+export const DEFAULT_BATCHES_IN_FLIGHT = 8;
 
 /** Where a body already is: its pack's name and its entry there. */
 export type KnownBlobs = ReadonlyMap<string, { pack: string; packSize: number; entry: BlobEntry }>;
@@ -85,28 +74,29 @@ export async function writePack(
     offset += chunk.length;
     if (!out.write(chunk)) await Promise.race([new Promise<void>((r) => out.once("drain", () => r())), failed]);
   };
-  // Compression runs ahead in parallel (bounded); appends happen in completion order, one at a time.
-  const limit = pLimit(options.concurrency ?? DEFAULT_COMPRESS_CONCURRENCY);
+  // Batches are compressed on worker threads, a bounded number at once, and appended in order.
+  const pool = createCompressPool();
+  const limit = pLimit(options.concurrency ?? DEFAULT_BATCHES_IN_FLIGHT);
   let writing: Promise<void> = Promise.resolve();
   try {
+    const batches: number[][] = [];
+    for (let i = 0; i < fresh.length; i += BATCH_SIZE) batches.push(fresh.slice(i, i + BATCH_SIZE));
     await Promise.all(
-      fresh.map((i) =>
+      batches.map((batch) =>
         limit(async () => {
-          const entry = entries[i]!;
-          const body = bodies[i]!;
-          const [gz, br] = body.length >= MIN_COMPRESS_SIZE ? await compress(body) : [null, null];
-          // A variant is stored only where it saves at least a tenth.
-          const useGz = gz && gz.length < body.length * 0.9 ? gz : null;
-          const useBr = br && br.length < body.length * 0.9 ? br : null;
+          const compressed = await pool.compress(batch.map((i) => bodies[i]!));
           writing = writing.then(async () => {
-            entry[5] = -1; // set below, once the pack's name is known
-            entry[6] = offset;
-            entry[2] = useGz?.length ?? 0;
-            entry[3] = useBr?.length ?? 0;
-            await append(body);
-            if (useGz) await append(useGz);
-            if (useBr) await append(useBr);
-            options.onProgress?.(++done);
+            for (let k = 0; k < batch.length; k++) {
+              const entry = entries[batch[k]!]!;
+              const { gzip, br } = compressed[k]!;
+              entry[6] = offset;
+              entry[2] = gzip?.length ?? 0;
+              entry[3] = br?.length ?? 0;
+              await append(bodies[batch[k]!]!);
+              if (gzip) await append(gzip);
+              if (br) await append(br);
+              options.onProgress?.(++done);
+            }
           });
           await writing;
         }),
@@ -122,12 +112,7 @@ export async function writePack(
     out.destroy();
     await unlink(tmp).catch(() => {});
     throw err;
+  } finally {
+    await pool.close();
   }
-}
-
-async function compress(body: Buffer): Promise<[Buffer, Buffer]> {
-  return Promise.all([
-    gzip(body, { level: 9 }),
-    brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: brotliQuality(body.length), [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-  ]);
 }

@@ -2,11 +2,10 @@
 import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../catalog/schema.ts";
 import type { ColorGroup, Gender, Store } from "../catalog/schema.ts";
 import { invalidParameter } from "../errors.ts";
+import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
 import type { SearchQuery } from "../search/types.ts";
 import { single } from "./request.ts";
 
-export const DEFAULT_ROWS = 10;
-export const MAX_ROWS = 100;
 /** Largest `start` accepted: past the end is fine (an empty page), past 32-bit integers is a 400. */
 export const MAX_START = 2_147_483_647;
 /** Most values one repeated filter may have. */

@@ -1,0 +1,109 @@
+// The benchmark's query mix, drawn from the corpus itself: broad single words, 1-3 word queries, filters, paging.
+import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
+import { fold, STOP_WORDS } from "../../src/search/tokenize.ts";
+import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
+
+/** mulberry32: a small seeded PRNG, so that every run asks the same queries. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The words a shopper would type: folded, split on anything but a-z0-9, no stop words, 3+ characters. */
+export function surfaceWords(text: string): string[] {
+  return fold(text)
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length >= 3 && !STOP_WORDS.has(w));
+}
+
+export interface QueryMix {
+  queries: SearchQuery[];
+  broad: string[];
+  counts: { broad: number; filtered: number; multiWord: number };
+}
+
+/**
+ * `count` queries: a fifth are one broad word (the most common words of product names: "dress", "black"),
+ * the rest 1-3 words taken from a random product's name and description (some misspelt, some mixed from
+ * two products); half carry 1-3 filters; rows 10..100; a quarter ask for a later page. All at `now` or
+ * within the hour after it.
+ */
+export function makeQueries(docs: readonly SearchDoc[], count: number, seed: number, now: number): QueryMix {
+  const rnd = random(seed);
+  const int = (n: number) => Math.floor(rnd() * n);
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+  const pickSome = <T>(xs: readonly T[], max: number): T[] => {
+    const out = new Set<T>();
+    const k = 1 + int(max);
+    while (out.size < Math.min(k, xs.length)) out.add(pick(xs));
+    return [...out];
+  };
+
+  const nameDf = new Map<string, number>();
+  for (const d of docs) for (const w of new Set(surfaceWords(d.name))) nameDf.set(w, (nameDf.get(w) ?? 0) + 1);
+  const broad = [...nameDf].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([w]) => w);
+
+  // Queries come from products on sale at `now`, as a shopper's would (from what they can see).
+  const live = docs.filter((d) => d.windows.some((w) => w.from <= now && (w.to === null || now < w.to)));
+  const source = live.length > 0 ? live : docs;
+  const queries: SearchQuery[] = [];
+  const counts = { broad: 0, filtered: 0, multiWord: 0 };
+  for (let i = 0; i < count; i++) {
+    let q: string;
+    let wordsDoc: SearchDoc | undefined;
+    if (i % 5 === 0) {
+      q = pick(broad);
+      counts.broad++;
+    } else {
+      const doc = (wordsDoc = pick(source));
+      const name = surfaceWords(doc.name);
+      const words = [...name, ...name, ...surfaceWords(doc.description)];
+      const k = 1 + int(3);
+      const chosen = new Set<string>();
+      while (chosen.size < Math.min(k, new Set(words).size)) chosen.add(pick(words));
+      const list = [...chosen];
+      const roll = rnd();
+      if (roll < 0.05 && list[0]!.length > 4) {
+        const w = list[0]!;
+        const at = 1 + int(w.length - 2);
+        list[0] = w.slice(0, at) + w.slice(at + 1); // a misspelling: a letter dropped
+      } else if (roll < 0.12) {
+        list.push(pick(surfaceWords(pick(docs).name))); // words of two different products
+      }
+      q = list.join(" ");
+      if (list.length > 1) counts.multiWord++;
+    }
+
+    const filters: Partial<SearchQuery> = {};
+    if (i % 2 === 1) {
+      counts.filtered++;
+      // Mostly values a product on sale has (the one the words came from, for most), sometimes one more.
+      const doc = wordsDoc !== undefined && rnd() < 0.8 ? wordsDoc : pick(source);
+      const withOther = <T>(own: readonly T[], all: readonly T[]): T[] =>
+        [...new Set([...(own.length > 0 ? [pick(own)] : []), ...(own.length === 0 || rnd() < 0.3 ? [pick(all)] : [])])];
+      const kinds = pickSome(
+        (["store", "color", "gender", "size", "brand"] as const).filter(
+          (k) => (k !== "color" || doc.colorGroups.length > 0) && (k !== "gender" || doc.gender) && (k !== "size" || doc.sizeKeys.length > 0),
+        ),
+        3,
+      );
+      for (const kind of kinds) {
+        if (kind === "store") filters.stores = withOther(doc.windows.map((w) => w.store), STORES);
+        else if (kind === "color") filters.colors = withOther(doc.colorGroups, COLOR_GROUPS);
+        else if (kind === "gender") filters.genders = withOther(doc.gender ? [doc.gender] : [], GENDERS);
+        else if (kind === "size") filters.sizes = withOther(doc.sizeKeys, doc.sizeKeys);
+        else filters.brands = [rnd() < 0.5 ? doc.brand : (surfaceWords(doc.brand)[0] ?? doc.brand)];
+      }
+    }
+    const rows = 10 + int(91);
+    const start = rnd() < 0.25 ? rows * (1 + int(3)) : 0;
+    queries.push({ q, brands: [], stores: [], colors: [], genders: [], sizes: [], start, rows, now: now + int(3600), ...filters });
+  }
+  return { queries, broad, counts };
+}

@@ -1,0 +1,264 @@
+// The search index file: a versioned, checksummed binary layout, and loading it into a queryable index.
+import { crc32 } from "node:zlib";
+import { ByteReader, ByteWriter } from "./bytes.ts";
+import { createSearchEngine } from "./engine.ts";
+import { SearchIndexError } from "./errors.ts";
+import type { SearchQuery, SearchResult } from "./types.ts";
+
+export { SearchIndexError } from "./errors.ts";
+
+/**
+ * Bumped on any incompatible change of the layout below, and whenever the tokenizer or stemmer changes what
+ * terms a text becomes (the file stores terms: an old file would silently stop matching). A loader refuses
+ * every other version.
+ */
+export const SEARCH_INDEX_VERSION = 1;
+
+/** The first four bytes of every index file. */
+export const SEARCH_INDEX_MAGIC = "FSIX";
+const HEADER_BYTES = 16;
+
+/** A loaded index, ready for queries. */
+export interface SearchIndex {
+  /** Runs one query; synchronous, allocation-light, safe to call for every request. */
+  search(query: SearchQuery): SearchResult;
+  /** Number of products in the index (on sale or not). */
+  readonly size: number;
+}
+
+/** Parameters of the relevance formula, stored in the file so that a loader scores as the builder meant. */
+export interface Bm25Params {
+  k1: number;
+  nameWeight: number;
+  nameB: number;
+  descriptionWeight: number;
+  descriptionB: number;
+}
+
+/** Keys with a sorted list of doc numbers each: the docs of key i are docs[offsets[i] .. offsets[i + 1]). */
+export interface PostingTable {
+  keys: string[];
+  offsets: Uint32Array;
+  docs: Uint32Array;
+}
+
+/** The text postings also carry per-field term frequencies. */
+export interface TextPostingTable extends PostingTable {
+  nameTf: Uint16Array;
+  descriptionTf: Uint16Array;
+}
+
+/** Sale windows, grouped: group g is on sale in [from[g], to[g]) (to = Infinity: open) in stores[store[g]]. */
+export interface WindowTable {
+  storeNames: string[];
+  from: Float64Array;
+  to: Float64Array;
+  store: Uint8Array;
+  offsets: Uint32Array;
+  docs: Uint32Array;
+}
+
+/**
+ * Everything the file holds, decoded. Doc numbers are dense, 0..n-1, in ascending product ID order, so
+ * ordering by doc number is ordering by ID.
+ */
+export interface SearchIndexData {
+  params: Bm25Params;
+  ids: Float64Array;
+  nameLengths: Uint32Array;
+  descriptionLengths: Uint32Array;
+  text: TextPostingTable;
+  brand: PostingTable;
+  colors: PostingTable;
+  genders: PostingTable;
+  sizes: PostingTable;
+  windows: WindowTable;
+}
+
+// Layout, all little-endian:
+//   header  "FSIX" | u32 version | u32 payload length | u32 CRC-32 of the payload
+//   payload params (5 x f64) | n | ids (varint deltas) | name lengths | description lengths
+//           | text table (with tf pairs) | brand table | colour table | gender table | size table | windows
+//   table   list count | keys joined by "\n" (empty for windows) (varint length + UTF-8) | per key: doc count
+//           | per key: doc deltas (first absolute) [| text only: name tf, description tf per posting]
+//   windows store count | store names | group count | per group: from f64, to f64 (Infinity = open), store u8
+//           | per group: doc count | per group: doc deltas
+
+function writeTable(w: ByteWriter, t: PostingTable, tf?: TextPostingTable): void {
+  const n = t.offsets.length - 1;
+  w.varint(n);
+  w.string(t.keys.join("\n"));
+  for (let i = 0; i < n; i++) w.varint(t.offsets[i + 1]! - t.offsets[i]!);
+  for (let i = 0; i < n; i++) {
+    let prev = 0;
+    for (let p = t.offsets[i]!; p < t.offsets[i + 1]!; p++) {
+      w.varint(t.docs[p]! - prev);
+      prev = t.docs[p]!;
+    }
+  }
+  if (tf) {
+    for (let p = 0; p < tf.docs.length; p++) {
+      w.varint(tf.nameTf[p]!);
+      w.varint(tf.descriptionTf[p]!);
+    }
+  }
+}
+
+function corrupt(what: string): never {
+  throw new SearchIndexError(`search index is corrupt: ${what}`);
+}
+
+function readCounts(r: ByteReader, n: number, docCount: number, what: string): Uint32Array {
+  const offsets = new Uint32Array(n + 1);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const count = r.varint();
+    if (count > docCount) corrupt(`${what} list longer than the doc count`);
+    total += count;
+    offsets[i + 1] = total;
+  }
+  return offsets;
+}
+
+function readDocs(r: ByteReader, offsets: Uint32Array, docCount: number, what: string): Uint32Array {
+  const n = offsets.length - 1;
+  const docs = new Uint32Array(offsets[n]!);
+  for (let i = 0; i < n; i++) {
+    let doc = -1;
+    for (let p = offsets[i]!; p < offsets[i + 1]!; p++) {
+      const delta = r.varint();
+      doc = doc < 0 ? delta : doc + delta;
+      if ((delta === 0 && p > offsets[i]!) || doc >= docCount) corrupt(`${what} doc numbers out of order or range`);
+      docs[p] = doc;
+    }
+  }
+  return docs;
+}
+
+function readTable(r: ByteReader, docCount: number, what: string, keyed = true): PostingTable {
+  const n = r.varint();
+  const blob = r.string();
+  const keys = !keyed || n === 0 ? [] : blob.split("\n");
+  if (keyed ? keys.length !== n : blob !== "") corrupt(`${what} key count`);
+  const offsets = readCounts(r, n, docCount, what);
+  return { keys, offsets, docs: readDocs(r, offsets, docCount, what) };
+}
+
+/** Serialises decoded index data into the file's bytes (header included). */
+export function encodeSearchIndex(d: SearchIndexData): Uint8Array {
+  const w = new ByteWriter();
+  const p = d.params;
+  for (const v of [p.k1, p.nameWeight, p.nameB, p.descriptionWeight, p.descriptionB]) w.f64(v);
+  const n = d.ids.length;
+  w.varint(n);
+  let prev = 0;
+  for (const id of d.ids) {
+    w.varint(id - prev);
+    prev = id;
+  }
+  for (const len of d.nameLengths) w.varint(len);
+  for (const len of d.descriptionLengths) w.varint(len);
+  writeTable(w, d.text, d.text);
+  for (const t of [d.brand, d.colors, d.genders, d.sizes]) writeTable(w, t);
+
+  const win = d.windows;
+  w.varint(win.storeNames.length);
+  for (const s of win.storeNames) w.string(s);
+  const groups = win.from.length;
+  w.varint(groups);
+  for (let g = 0; g < groups; g++) {
+    w.f64(win.from[g]!);
+    w.f64(win.to[g]!);
+    w.varint(win.store[g]!);
+  }
+  writeTable(w, { keys: [], offsets: win.offsets, docs: win.docs });
+  const payload = w.finish();
+
+  const out = new Uint8Array(HEADER_BYTES + payload.length);
+  const view = new DataView(out.buffer);
+  out.set(new TextEncoder().encode(SEARCH_INDEX_MAGIC), 0);
+  view.setUint32(4, SEARCH_INDEX_VERSION, true);
+  view.setUint32(8, payload.length, true);
+  view.setUint32(12, crc32(payload), true);
+  out.set(payload, HEADER_BYTES);
+  return out;
+}
+
+/** Checks the header and checksum, then decodes the payload. Throws {@link SearchIndexError}. */
+export function decodeSearchIndex(bytes: Uint8Array): SearchIndexData {
+  if (bytes.length < HEADER_BYTES || new TextDecoder().decode(bytes.subarray(0, 4)) !== SEARCH_INDEX_MAGIC) {
+    throw new SearchIndexError("not a search index file (bad magic number): rebuild the snapshot");
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint32(4, true);
+  if (version !== SEARCH_INDEX_VERSION) {
+    throw new SearchIndexError(
+      `search index has format version ${version}, this server reads version ${SEARCH_INDEX_VERSION}: rebuild the snapshot`,
+    );
+  }
+  const length = view.getUint32(8, true);
+  if (bytes.length !== HEADER_BYTES + length) {
+    corrupt(`expected ${HEADER_BYTES + length} bytes, found ${bytes.length} (truncated or padded file)`);
+  }
+  const payload = bytes.subarray(HEADER_BYTES);
+  if (crc32(payload) !== view.getUint32(12, true)) corrupt("checksum mismatch (damaged file)");
+
+  const r = new ByteReader(payload);
+  const params: Bm25Params = { k1: r.f64(), nameWeight: r.f64(), nameB: r.f64(), descriptionWeight: r.f64(), descriptionB: r.f64() };
+  const n = r.varint();
+  const ids = new Float64Array(n);
+  let id = 0;
+  for (let i = 0; i < n; i++) {
+    const delta = r.varint();
+    if (delta === 0 && i > 0) corrupt("product IDs out of order");
+    id += delta;
+    ids[i] = id;
+  }
+  const nameLengths = new Uint32Array(n);
+  for (let i = 0; i < n; i++) nameLengths[i] = r.varint();
+  const descriptionLengths = new Uint32Array(n);
+  for (let i = 0; i < n; i++) descriptionLengths[i] = r.varint();
+
+  const base = readTable(r, n, "text");
+  const nameTf = new Uint16Array(base.docs.length);
+  const descriptionTf = new Uint16Array(base.docs.length);
+  for (let p = 0; p < base.docs.length; p++) {
+    nameTf[p] = r.varint();
+    descriptionTf[p] = r.varint();
+  }
+  const text: TextPostingTable = { ...base, nameTf, descriptionTf };
+  const brand = readTable(r, n, "brand");
+  const colors = readTable(r, n, "colour");
+  const genders = readTable(r, n, "gender");
+  const sizes = readTable(r, n, "size");
+
+  const storeNames: string[] = [];
+  for (let s = r.varint(); s > 0; s--) storeNames.push(r.string());
+  const groups = r.varint();
+  if (groups > payload.length) corrupt("window count");
+  const from = new Float64Array(groups);
+  const to = new Float64Array(groups);
+  const store = new Uint8Array(groups);
+  for (let g = 0; g < groups; g++) {
+    from[g] = r.f64();
+    to[g] = r.f64();
+    const s = r.varint();
+    if (s >= storeNames.length) corrupt("window store");
+    store[g] = s;
+  }
+  const win = readTable(r, n, "window", false);
+  if (win.offsets.length !== groups + 1) corrupt("window table size");
+  if (r.pos !== r.end) corrupt("trailing bytes after the last section");
+  return {
+    params, ids, nameLengths, descriptionLengths, text, brand, colors, genders, sizes,
+    windows: { storeNames, from, to, store, offsets: win.offsets, docs: win.docs },
+  };
+}
+
+/**
+ * Loads an index file's bytes into a queryable index. Call once at start-up; a wrong file, another format
+ * version or damaged bytes throw a {@link SearchIndexError} saying which.
+ */
+export function loadSearchIndex(bytes: Uint8Array): SearchIndex {
+  return createSearchEngine(decodeSearchIndex(bytes));
+}

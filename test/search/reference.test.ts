@@ -1,0 +1,82 @@
+// The engine against a brute-force scan of the same docs, on random corpora small enough to scan.
+import { describe, expect, it } from "vitest";
+import { comparePage, createReference } from "../../bench/search/reference.ts";
+import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
+import { buildSearchIndex } from "../../src/search/index-builder.ts";
+import { loadSearchIndex } from "../../src/search/index-format.ts";
+import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
+
+/** mulberry32: a small seeded PRNG, so that a failure can be replayed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// A small, skewed vocabulary: many docs share words, so ties and long posting lists both occur.
+const WORDS = ["dress", "dresses", "black", "red", "boots", "leather", "cotton", "midi", "wrap", "silk", "shirt", "t-shirt", "running", "café", "501", "wool", "jacket", "soft", "the", "and"];
+const BRANDS = ["Calvin Klein", "Calvin Klein Jeans", "Levi's", "Nike", "Diane von Furstenberg", "Hunter"];
+const SIZES = ["WoAp:S", "WoAp:M", "WoSh:8", "WoSh:8.5", "MeAp:L", "KiAp:6"];
+
+function corpus(seed: number, n: number): { docs: SearchDoc[]; rnd: () => number } {
+  const rnd = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.pow(rnd(), 2) * xs.length)]!;
+  const words = (k: number) => Array.from({ length: k }, () => pick(WORDS)).join(" ");
+  const some = <T>(xs: readonly T[]): T[] => xs.filter(() => rnd() < 0.3);
+  const docs: SearchDoc[] = [];
+  for (let i = 0; i < n; i++) {
+    const windows = Array.from({ length: Math.floor(rnd() * 3) }, () => {
+      const from = 1000 + Math.floor(rnd() * 10) * 100;
+      return { from, to: rnd() < 0.3 ? null : from + 100 * (1 + Math.floor(rnd() * 5)), store: pick(STORES) };
+    });
+    const gender = rnd() < 0.5 ? pick(GENDERS) : undefined;
+    docs.push({
+      id: 1 + i * 7 + Math.floor(rnd() * 7),
+      name: words(1 + Math.floor(rnd() * 4)),
+      description: words(Math.floor(rnd() * 30)),
+      brand: pick(BRANDS),
+      colorGroups: some(COLOR_GROUPS),
+      sizeKeys: some(SIZES),
+      ...(gender ? { gender } : {}),
+      windows,
+    });
+  }
+  return { docs, rnd };
+}
+
+// 400 docs, and 3,000 (where the commonest words reach the "broad term" path, over 1,024 docs).
+describe.each([[1, 400], [2, 400], [3, 400], [4, 3000], [5, 3000]])("random corpus, seed %i, %i docs", (seed, n) => {
+  const { docs, rnd } = corpus(seed, n);
+  const index = loadSearchIndex(buildSearchIndex(docs));
+  const reference = createReference(docs);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const some = <T>(xs: readonly T[], p: number): T[] => (rnd() < p ? xs.filter(() => rnd() < 0.3) : []);
+
+  it("agrees with the brute-force reference on 400 queries", () => {
+    let nonEmpty = 0;
+    for (let i = 0; i < 400; i++) {
+      const query: SearchQuery = {
+        q: Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick([...WORDS, "xyzzy"])).join(" "),
+        brands: rnd() < 0.2 ? [pick(["calvin", "klein jeans", "levis", "nike", "gucci"])] : [],
+        stores: some(STORES, 0.3),
+        colors: some(COLOR_GROUPS, 0.3),
+        genders: some(GENDERS, 0.2),
+        sizes: some(SIZES, 0.2),
+        start: rnd() < 0.3 ? Math.floor(rnd() * 30) : 0,
+        rows: 1 + Math.floor(rnd() * 40),
+        now: 900 + Math.floor(rnd() * 1700),
+      };
+      const got = index.search(query);
+      const want = reference.search(query);
+      if (got.total > 0) nonEmpty++;
+      const problem = comparePage(got.ids, got.total, want, query.start, query.rows);
+      expect(problem, JSON.stringify(query)).toBeNull();
+    }
+    expect(nonEmpty).toBeGreaterThan(100);
+  });
+});
