@@ -2,8 +2,8 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ProblemList } from "../catalog/problems.ts";
-import { loadCatalog } from "../catalog/load.ts";
+import { ProblemList } from "../catalog/problems.ts";
+import { digestCatalog, loadCatalog } from "../catalog/load.ts";
 import { buildSearchIndex } from "../search/index-builder.ts";
 import { SEARCH_INDEX_VERSION } from "../search/index-format.ts";
 import type { BlobEntry, Manifest, Routes } from "../snapshot/format.ts";
@@ -61,20 +61,16 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   try {
     await cleanLeftovers(options.dataDir);
     options.onProgress?.("catalog", 0, 1);
-    const catalog = await loadCatalog(options.catalogDir, { now: now() });
     const optionsDigest = sha256(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl }));
     const previous = await loadPrevious(options.dataDir);
-    const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
-
-    if (
-      previous &&
-      !options.force &&
-      previous.manifest.catalog_digest === catalog.digest &&
-      previous.manifest.options_digest === optionsDigest
-    ) {
+    // Unchanged catalog and options: nothing to do, decided from the files' digest before parsing a line.
+    const catalogDigest = await digestCatalog(options.catalogDir);
+    if (previous && !options.force && previous.manifest.catalog_digest === catalogDigest && previous.manifest.options_digest === optionsDigest) {
       const m = previous.manifest;
-      return { ...base, id: previous.id, changed: false, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, durationMs: now() - started };
+      return { id: previous.id, changed: false, sales: m.counts.sales, products: m.counts.products, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, durationMs: now() - started, warnings: new ProblemList() };
     }
+    const catalog = await loadCatalog(options.catalogDir, { now: now(), digest: catalogDigest });
+    const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
 
     options.onProgress?.("render", 0, 1);
     const plan = planSnapshot(catalog, { baseUrl, siteUrl: catalog.meta.site_url });

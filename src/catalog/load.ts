@@ -26,7 +26,7 @@ export interface Catalog {
   sales: CatalogSale[];
   /** Products by ID, in file order. */
   products: Map<number, Product>;
-  /** sha256 over every input file's name and bytes, in the order read: decides whether a rebuild has anything to do. */
+  /** `digestCatalog` of the directory, taken before it was read. */
   digest: string;
   /** Warnings found (odd but harmless); errors are thrown as a CatalogError. */
   problems: ProblemList;
@@ -35,6 +35,8 @@ export interface Catalog {
 export interface LoadCatalogOptions {
   /** Current time in epoch ms, for the warnings that depend on it (a sale that has already ended). Default: Date.now(). */
   now?: number;
+  /** The catalog's digest if the caller has already taken it (see digestCatalog). */
+  digest?: string;
 }
 
 const META_FILE = "catalog.json";
@@ -42,11 +44,9 @@ const META_FILE = "catalog.json";
 /** Loads and validates a catalog directory; throws CatalogError listing every problem if there is any error. */
 export async function loadCatalog(dir: string, options: LoadCatalogOptions = {}): Promise<Catalog> {
   const problems = new ProblemList();
-  const digest = createHash("sha256");
-  const meta = await loadMeta(dir, problems, digest);
-
-  const saleFiles = await fg("sales*.ndjson", { cwd: dir, onlyFiles: true });
-  const productFiles = await fg("products*.ndjson", { cwd: dir, onlyFiles: true });
+  const digest = options.digest ?? (await digestCatalog(dir));
+  const meta = await loadMeta(dir, problems);
+  const { saleFiles, productFiles } = await catalogFiles(dir);
   if (saleFiles.length === 0) problems.error("sales.ndjson", 0, "", "no sales file (sales*.ndjson) in the catalog directory");
   if (productFiles.length === 0) problems.error("products.ndjson", 0, "", "no products file (products*.ndjson) in the catalog directory");
 
@@ -54,8 +54,8 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
   const productSource = new Map<number, string>();
   const invalidProductIds = new Set<number>();
   const ctx = createCheckContext(problems);
-  for (const file of productFiles.sort()) {
-    await readNdjson(dir, file, digest, problems, (value, line) => {
+  for (const file of productFiles) {
+    await readNdjson(dir, file, problems, (value, line) => {
       const product = parseLine(ProductSchema, value, file, line, problems);
       const where = `${file}:${line}`;
       if (!product) {
@@ -73,8 +73,8 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
 
   const sales: CatalogSale[] = [];
   const saleSource = new Map<string, string>();
-  for (const file of saleFiles.sort()) {
-    await readNdjson(dir, file, digest, problems, (value, line) => {
+  for (const file of saleFiles) {
+    await readNdjson(dir, file, problems, (value, line) => {
       const sale = parseLine(SaleSchema, value, file, line, problems);
       if (!sale) return;
       const where = `${file}:${line}`;
@@ -91,10 +91,37 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
 
   checkCatalog(sales, products, productSource, problems, options.now ?? Date.now());
   if (problems.errorCount > 0 || !meta) throw new CatalogError(problems);
-  return { meta, sales, products, digest: digest.digest("hex"), problems };
+  return { meta, sales, products, digest, problems };
 }
 
-async function loadMeta(dir: string, problems: ProblemList, digest: ReturnType<typeof createHash>): Promise<CatalogMeta | null> {
+async function catalogFiles(dir: string): Promise<{ saleFiles: string[]; productFiles: string[] }> {
+  const [saleFiles, productFiles] = await Promise.all([
+    fg("sales*.ndjson", { cwd: dir, onlyFiles: true }),
+    fg("products*.ndjson", { cwd: dir, onlyFiles: true }),
+  ]);
+  return { saleFiles: saleFiles.sort(), productFiles: productFiles.sort() };
+}
+
+/**
+ * sha256 over every input file's name and bytes (catalog.json, then products, then sales, in name order): whether a
+ * rebuild has anything to do, decided without parsing a line. Missing files hash as absent; the loader reports them.
+ */
+export async function digestCatalog(dir: string): Promise<string> {
+  const digest = createHash("sha256");
+  const { saleFiles, productFiles } = await catalogFiles(dir);
+  for (const file of [META_FILE, ...productFiles, ...saleFiles]) {
+    digest.update(`${file}\0`);
+    try {
+      for await (const chunk of createReadStream(join(dir, file))) digest.update(chunk as Buffer);
+    } catch {
+      digest.update("\u0001missing");
+    }
+    digest.update("\0");
+  }
+  return digest.digest("hex");
+}
+
+async function loadMeta(dir: string, problems: ProblemList): Promise<CatalogMeta | null> {
   let text: string;
   try {
     text = await readFile(join(dir, META_FILE), "utf8");
@@ -103,7 +130,6 @@ async function loadMeta(dir: string, problems: ProblemList, digest: ReturnType<t
     problems.error(META_FILE, 0, "", code === "ENOENT" ? "missing: the catalog directory needs a catalog.json" : `cannot read: ${code ?? String(err)}`);
     return null;
   }
-  digest.update(`${META_FILE}\0${text}\0`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -114,17 +140,14 @@ async function loadMeta(dir: string, problems: ProblemList, digest: ReturnType<t
   return parseLine(CatalogMetaSchema, value, META_FILE, 1, problems);
 }
 
-/** Reads one NDJSON file line by line (bounded memory), feeding the digest and calling `onValue` per non-blank line. */
+/** Reads one NDJSON file line by line (bounded memory), calling `onValue` per non-blank line. */
 async function readNdjson(
   dir: string,
   file: string,
-  digest: ReturnType<typeof createHash>,
   problems: ProblemList,
   onValue: (value: unknown, line: number) => void,
 ): Promise<void> {
-  digest.update(`${file}\0`);
   const stream = createReadStream(join(dir, file));
-  stream.on("data", (chunk) => digest.update(chunk));
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   let line = 0;
   try {
@@ -144,7 +167,6 @@ async function readNdjson(
   } catch (err) {
     problems.error(file, line, "", `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  digest.update("\0");
 }
 
 /** Validates one line against a schema, reporting each issue as `file:line: field: message`. */
