@@ -101,6 +101,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     try {
       const method = req.method ?? "GET";
       if (method !== "GET" && method !== "HEAD") throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
+      // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
+      if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
       const target = parseTarget(req.url ?? "/", maxUrlLength);
       path = target.path;
       const nowMs = clock();
@@ -128,7 +130,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     }
     if (options.log) {
       const ms = Math.round((performance.now() - started) * 1000) / 1000;
-      options.log({ time: new Date().toISOString(), method: req.method ?? "", path, status: result[0], bytes: result[1], ms, ...(keyName ? { key: keyName } : {}) });
+      options.log({ time: new Date().toISOString(), method: req.method ?? "", path: redactPath(path), status: result[0], bytes: result[1], ms, ...(keyName ? { key: keyName } : {}) });
     }
   }) as Handler;
 
@@ -144,6 +146,18 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return { snapshotChanged };
   };
   return handler;
+}
+
+/** How many Host field lines a request has (req.headers keeps only the first). */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === "host") n++;
+  return n;
+}
+
+/** The path as logged: a run of 32 or more letters and digits may be a key sent in the wrong place, and is never logged. */
+export function redactPath(path: string): string {
+  return path.replace(/[A-Za-z0-9]{32,}/g, "[redacted]");
 }
 
 /** GET /healthz: which snapshot is served, when it was built and how old it is. */

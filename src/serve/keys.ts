@@ -21,10 +21,10 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
   return {
     authenticate(query) {
       const values = query.get("apikey");
+      if (values && values.length > 1) throw new ApiError(401, "api_key_invalid", "apikey must be given exactly once");
       if (!values || values.length === 0 || values[0] === "") {
         throw new ApiError(401, "api_key_missing", "this request needs an apikey query parameter");
       }
-      if (values.length > 1) throw new ApiError(401, "api_key_invalid", "apikey must be given exactly once");
       const key = values[0]!;
       if (!KEY_RE.test(key)) throw new ApiError(401, "api_key_invalid", "apikey must be 32 letters and digits");
       const record = byHash.get(hashKey(key));

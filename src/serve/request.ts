@@ -14,8 +14,9 @@ export interface ParsedTarget {
 
 // Control bytes, and the characters that never belong in a resource path once decoded.
 const BAD_PATH = /[\u0000-\u001f\u007f\\]/;
-// Encoded slash, backslash or NUL: a decoded path must not gain separators it did not have.
-const BAD_ESCAPE = /%(2f|5c|00)/i;
+// Encoded slash or backslash: a decoded path must not gain separators it did not have. (An encoded NUL or other
+// control byte decodes into one, and BAD_PATH refuses it with a 400 like every other control character.)
+const BAD_ESCAPE = /%(2f|5c)/i;
 
 function decode(text: string, what: string): string {
   if (!text.includes("%") && !text.includes("+")) return text;

@@ -1,7 +1,8 @@
 // The HTTP server around a handler: timeouts and limits for slow or broken clients, and a graceful close.
 import { createServer } from "node:http";
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { ApiError, renderProblem } from "../errors.ts";
 import type { Handler } from "./handler.ts";
 
 export interface ServerOptions {
@@ -39,8 +40,40 @@ export interface RunningServer {
 /** Starts an HTTP server for `handler` on host:port. */
 export async function startServer(handler: Handler, host: string, port: number, options: ServerOptions = {}): Promise<RunningServer> {
   const o = { ...SERVER_DEFAULTS, ...options };
-  const server = createServer({ maxHeaderSize: o.maxHeaderSize, requestTimeout: o.requestTimeout, headersTimeout: o.headersTimeout, keepAliveTimeout: o.keepAliveTimeout }, handler);
-  server.maxRequestsPerSocket = o.maxRequestsPerSocket;
+  // Keep-alive is decided here rather than by node:
+  // - node's own maxRequestsPerSocket answers 503 to requests pipelined past the limit and keeps the connection;
+  //   here the last answer says `Connection: close`, and whatever was pipelined after it is dropped with the
+  //   connection (RFC 9112 section 9.6);
+  // - with nothing listening for 'upgrade', node answers a request carrying `Upgrade` like any other, but llhttp
+  //   keeps the message's upgrade flag and swallows the parse error of the next message on that connection (no
+  //   400; the client waits for the keep-alive timeout), so such a connection is not kept alive.
+  const served = new WeakMap<Socket, number>();
+  /** Counts the request on its connection; true when it came after the answer that closed the connection. */
+  const closeAfter = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const n = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, n);
+    if (n > o.maxRequestsPerSocket) return true;
+    if (n === o.maxRequestsPerSocket || req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
+    return false;
+  };
+  // connectionsCheckingInterval: how often headersTimeout/requestTimeout are enforced (node's default, 30 s, lets
+  // a slow client hold a connection for up to 40 s instead of 10).
+  const server = createServer({ maxHeaderSize: o.maxHeaderSize, requestTimeout: o.requestTimeout, headersTimeout: o.headersTimeout, keepAliveTimeout: o.keepAliveTimeout, connectionsCheckingInterval: 1_000 }, (req, res) => {
+    if (closeAfter(req, res)) return; // pipelined after our `Connection: close`: never answered, closed with the connection
+    handler(req, res);
+  });
+  // Expect other than 100-continue: the 417 node would send, through the same keep-alive rule.
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
+    if (closeAfter(req, res)) return;
+    res.writeHead(417, { "Content-Length": "0" });
+    res.end();
+  });
+  // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
+  server.on("connect", (_req: IncomingMessage, socket: Socket) => {
+    const p = renderProblem(new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }));
+    const head = Object.entries(p.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+    socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 405 Method Not Allowed\r\n${head}Connection: close\r\n\r\n`), p.body]));
+  });
   server.maxConnections = o.maxConnections;
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return socket.destroy();
