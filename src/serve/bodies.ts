@@ -40,13 +40,28 @@ function own(bytes: Buffer): Buffer {
   return copy;
 }
 
-/** Compressed variants computed right away (for small, cached bodies). */
-function compressNow(identity: Buffer): { gzip: Buffer | null; br: Buffer | null } {
-  if (identity.length < MIN_COMPRESS_SIZE) return { gzip: null, br: null };
-  return {
-    gzip: own(zlib.gzipSync(identity, { level: 6 })),
-    br: own(zlib.brotliCompressSync(identity, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length } })),
-  };
+/** Bodies up to this size are compressed on the spot (a fraction of a millisecond); larger ones off the event loop. */
+const COMPRESS_INLINE_MAX = 32 * 1024;
+
+/**
+ * Fills in a body's gzip and brotli variants: at once for small bodies, on libuv's thread pool for large ones
+ * (a sale list with a new affid costs ~12 ms to compress), which are sent uncompressed until theirs are ready.
+ */
+function compressInto(blob: { identity: Buffer; gzip: Buffer | null; br: Buffer | null }): void {
+  const { identity } = blob;
+  if (identity.length < MIN_COMPRESS_SIZE) return;
+  const brotliParams = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: identity.length > 1 << 20 ? 5 : identity.length > COMPRESS_INLINE_MAX ? 7 : 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length } };
+  if (identity.length <= COMPRESS_INLINE_MAX) {
+    blob.gzip = own(zlib.gzipSync(identity, { level: 6 }));
+    blob.br = own(zlib.brotliCompressSync(identity, brotliParams));
+    return;
+  }
+  zlib.gzip(identity, { level: 6 }, (err, out) => {
+    if (!err) blob.gzip = own(out);
+  });
+  zlib.brotliCompress(identity, brotliParams, (err, out) => {
+    if (!err) blob.br = own(out);
+  });
 }
 
 /**
@@ -68,15 +83,7 @@ export function composeList(parts: readonly LoadedBlob[]): LoadedBlob {
   });
   chunks.push(LIST_CLOSE);
   const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), identity: Buffer.concat(chunks), gzip: null, br: null, links };
-  if (blob.identity.length >= MIN_COMPRESS_SIZE) {
-    zlib.gzip(blob.identity, { level: 6 }, (err, out) => {
-      if (!err) blob.gzip = out;
-    });
-    const quality = blob.identity.length > 1 << 20 ? 5 : 7;
-    zlib.brotliCompress(blob.identity, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: blob.identity.length } }, (err, out) => {
-      if (!err) blob.br = out;
-    });
-  }
+  compressInto(blob);
   return blob;
 }
 
@@ -92,14 +99,16 @@ export const JS_TYPE = "application/javascript; charset=utf-8";
 export function renderVariant(blob: LoadedBlob, affid: string, callback: string): Variant {
   let identity = affid ? splice(blob.identity, blob.links, Buffer.from(`&affid=${encodeURIComponent(affid)}`)) : blob.identity;
   if (callback) identity = Buffer.concat([Buffer.from(`/**/${callback}(`), identity, Buffer.from(");")]);
-  identity = own(identity);
-  return {
+  const variant: Variant = {
     hash: `${blob.hash}-${shortHash([affid, callback]).slice(0, 12)}`,
-    identity,
-    ...compressNow(identity),
+    identity: own(identity),
+    gzip: null,
+    br: null,
     links: [],
     contentType: callback ? JS_TYPE : JSON_TYPE,
   };
+  compressInto(variant);
+  return variant;
 }
 
 /** A least-recently-used cache bounded by the bytes it holds. */
@@ -121,7 +130,8 @@ export class ByteLru<V extends { identity: Buffer; gzip: Buffer | null; br: Buff
   }
 
   set(key: string, value: V): void {
-    const size = (v: V) => v.identity.length + (v.gzip?.length ?? 0) + (v.br?.length ?? 0);
+    // Large bodies are compressed after they are cached: count their variants as a third of identity each.
+    const size = (v: V) => v.identity.length + (v.gzip?.length ?? v.identity.length / 3) + (v.br?.length ?? v.identity.length / 3);
     this.map.set(key, value);
     this.bytes += size(value);
     for (const [k, v] of this.map) {
