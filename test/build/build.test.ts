@@ -1,6 +1,6 @@
 // Builds real snapshots from catalog files in a temp dir: what is written, what is reused, what a failure leaves.
 import { spawnSync } from "node:child_process";
-import { readdir, readFile, readlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, readlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
@@ -121,5 +121,19 @@ describe("buildSnapshot", () => {
     await loadSnapshot(dataDir);
     const manifest = JSON.parse(await readFile(join(dataDir, "current", "manifest.json"), "utf8"));
     expect(manifest.counts.products).toBe(5);
+  });
+});
+
+describe("the build lock", () => {
+  it("refuses a second build while one holds the lock, and takes over a lock left by a dead process", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    await writeCatalog(catalogDir, standardCatalog());
+    const { acquireBuildLock, BuildLockedError, LOCK_FILE } = await import("../../src/build/lock.ts");
+    await mkdir(dataDir, { recursive: true });
+    const release = await acquireBuildLock(dataDir);
+    await expect(build()).rejects.toBeInstanceOf(BuildLockedError);
+    await release();
+    await writeFile(join(dataDir, LOCK_FILE), "999999999"); // no such process
+    expect((await build()).changed).toBe(true);
   });
 });
