@@ -1,0 +1,95 @@
+// Spawning a benchmarked server as a child process pinned to one core, waiting for it to listen, and stopping it.
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import type { ChildConfig } from "./child-config.ts";
+
+/** How long a server may take to load and listen. */
+const READY_TIMEOUT_MS = 60_000;
+/** How long a server has to exit after SIGTERM before it is killed. */
+const STOP_TIMEOUT_MS = 5_000;
+
+export interface ServerChild {
+  name: string;
+  port: number;
+  pid: number;
+  /** Sends SIGTERM (SIGKILL after a grace period) and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/** A port that was free a moment ago (asked of the OS by listening on 0). */
+export async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface SpawnOptions {
+  /** Core to pin the process to (taskset -c), or null to leave it unpinned. */
+  core: number | null;
+  /** Extra options for node. */
+  nodeArgs?: string[];
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Working directory (the repository root, so that `--import tsx` resolves). */
+  cwd: string;
+  /** Where the config JSON is written. */
+  workDir: string;
+}
+
+/** Starts `server-child.ts` with `config` and resolves once it prints READY. */
+export async function startServerChild(name: string, config: ChildConfig, options: SpawnOptions): Promise<ServerChild> {
+  const configFile = join(options.workDir, `${name}.config.json`);
+  await writeFile(configFile, JSON.stringify(config));
+  const script = join(options.cwd, "bench", "serve", "server-child.ts");
+  const nodeArgv = [...(options.nodeArgs ?? []), "--import", "tsx", script, configFile];
+  const [cmd, args] = options.core === null ? [process.execPath, nodeArgv] : ["taskset", ["-c", String(options.core), process.execPath, ...nodeArgv]];
+  const child = spawn(cmd, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production", ...options.env } });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+    if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    let settled = false;
+    const timer = setTimeout(() => fail(`did not start within ${READY_TIMEOUT_MS / 1000} s`), READY_TIMEOUT_MS);
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(new Error(`${name} server ${why}${stderr ? `:\n${stderr.trim()}` : ""}`));
+    };
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /^READY (\d+)$/m.exec(out);
+      if (m && !settled) {
+        settled = true;
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    child.once("exit", (code, signal) => fail(`exited before it was ready (${signal ?? `code ${code}`})`));
+    child.once("error", (err) => fail(`could not be spawned: ${err.message}`));
+  });
+  return { name, port, pid: child.pid!, stop: () => stopChild(child, exited) };
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,135 @@
+// The serve benchmark's report: a table of absolute figures and ratios per case, then one PASS/FAIL line per target.
+import type { ServerMode } from "./child-config.ts";
+import type { WrkResult } from "./wrk.ts";
+
+/** Targets from the issue: handler >= 0.9x bare, >= 4x serve-handler, p99 under 5 ms at 64 connections. */
+export const TARGETS = { vsBare: 0.9, vsServeHandler: 4, p99Ms: 5 } as const;
+
+export interface CaseResult {
+  label: string;
+  bytes: number;
+  note?: string;
+  /** Whether the p99 target applies (small bodies); big bodies are bound by bytes, see renderVerdicts. */
+  p99Target: boolean;
+  results: Partial<Record<ServerMode, WrkResult>>;
+  /** Server CPU time (user + system) per request during the measured run, microseconds. */
+  cpuUsPerRequest: Partial<Record<ServerMode, number>>;
+  /** The server's CPU time over the run's wall time: near 1 when it had its core to itself (it is the bottleneck). */
+  coreShare: Partial<Record<ServerMode, number>>;
+}
+
+/** Below this share of its core, a server was starved by other processes and its req/s says little. */
+export const MIN_CORE_SHARE = 0.85;
+
+const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
+const fmtMs = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+export const fmtBytes = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`);
+
+function row(cells: string[], widths: number[], right: boolean[]): string {
+  return cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+}
+
+/** handler / other requests per second, or null when either is missing. */
+export function ratio(c: CaseResult, other: ServerMode): number | null {
+  const h = c.results.handler;
+  const o = c.results[other];
+  return h && o && o.requestsPerSec > 0 ? h.requestsPerSec / o.requestsPerSec : null;
+}
+
+/** The same ratio from CPU cost: other's CPU per request / handler's (what req/s would be with the core to itself). */
+export function cpuRatio(c: CaseResult, other: ServerMode): number | null {
+  const h = c.cpuUsPerRequest.handler;
+  const o = c.cpuUsPerRequest[other];
+  return h && o ? o / h : null;
+}
+
+export function renderTable(cases: readonly CaseResult[]): string {
+  const header = ["case", "body", "server", "req/s", "p50 ms", "p99 ms", "MB/s", "CPU us/req", "core", "handler/x req/s", "handler/x CPU"];
+  const right = [false, true, false, true, true, true, true, true, true, true, true];
+  const rows: string[][] = [];
+  for (const c of cases) {
+    let first = true;
+    for (const mode of ["handler", "bare", "serve-handler"] as const) {
+      const r = c.results[mode];
+      if (!r) continue;
+      const rt = mode === "handler" ? null : ratio(c, mode);
+      const cr = mode === "handler" ? null : cpuRatio(c, mode);
+      const cpu = c.cpuUsPerRequest[mode];
+      const share = c.coreShare[mode];
+      rows.push([
+        first ? c.label : "",
+        first ? fmtBytes(c.bytes) : "",
+        mode,
+        fmtInt(r.requestsPerSec),
+        fmtMs(r.p50),
+        fmtMs(r.p99),
+        (r.transferPerSec / 1024 / 1024).toFixed(1),
+        cpu === undefined ? "?" : cpu.toFixed(1),
+        share === undefined ? "?" : `${(share * 100).toFixed(0)}%${share < MIN_CORE_SHARE ? "!" : ""}`,
+        rt === null ? "" : `${rt.toFixed(2)}x`,
+        cr === null ? "" : `${cr.toFixed(2)}x`,
+      ]);
+      first = false;
+    }
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const lines = [row(header, widths, right), widths.map((w) => "-".repeat(w)).join("  ")];
+  let prevCase = "";
+  for (const r of rows) {
+    if (r[0] && prevCase) lines.push("");
+    if (r[0]) prevCase = r[0];
+    lines.push(row(r, widths, right));
+  }
+  const notes = cases.filter((c) => c.note).map((c) => `  ${c.label}: ${c.note}`);
+  const legend = [
+    "  handler/x req/s: handler's requests/s over that server's (the targets below use this).",
+    "  handler/x CPU: that server's CPU time per request over the handler's (CPU us/req = the server process's user+system",
+    "    time / requests): a second view, less disturbed than req/s when other processes share core 0, but not immune",
+    "    (a starved server handles more requests per wake-up, which lowers its CPU per request).",
+    `  core: the server's CPU time over the run's wall time; "!" below ${MIN_CORE_SHARE * 100}%: the server was not the bottleneck all the time`,
+    "    (other processes took core 0 from it, or core 1 from wrk).",
+  ];
+  return [...lines, "", "notes:", ...legend, ...notes].join("\n");
+}
+
+export interface Verdict {
+  line: string;
+  pass: boolean;
+}
+
+/** One line per target; a target passes when every case it applies to meets it. */
+export function renderVerdicts(cases: readonly CaseResult[], connections: number): Verdict[] {
+  const out: Verdict[] = [];
+  const ratioTarget = (other: ServerMode, min: number) => {
+    const measured = cases.map((c) => ({ c, r: ratio(c, other), cpu: cpuRatio(c, other) })).filter((x) => x.r !== null);
+    if (measured.length === 0) return;
+    const pass = measured.every((x) => x.r! >= min);
+    const all = measured.map((x) => `${x.c.label} ${x.r!.toFixed(2)}x${x.cpu !== null ? ` (CPU ${x.cpu.toFixed(2)}x)` : ""}`).join(", ");
+    out.push({ pass, line: `${pass ? "PASS" : "FAIL"}  handler/${other} req/s >= ${min}x in every case: ${all}` });
+  };
+  ratioTarget("bare", TARGETS.vsBare);
+  ratioTarget("serve-handler", TARGETS.vsServeHandler);
+
+  const p99 = cases.filter((c) => c.results.handler && c.p99Target).map((c) => ({ c, p: c.results.handler!.p99, bare: c.results.bare?.p99 }));
+  if (p99.length) {
+    const pass = p99.every((x) => x.p < TARGETS.p99Ms);
+    const detail = p99.map((x) => `${x.c.label} ${fmtMs(x.p)} ms${x.bare !== undefined ? ` (bare ${fmtMs(x.bare)})` : ""}`).join(", ");
+    out.push({ pass, line: `${pass ? "PASS" : "FAIL"}  handler p99 < ${TARGETS.p99Ms} ms at ${connections} connections, product detail: ${detail}` });
+  }
+  for (const c of cases.filter((x) => x.results.handler && !x.p99Target)) {
+    const h = c.results.handler!;
+    const bound = (connections / Math.max(h.requestsPerSec, c.results.bare?.requestsPerSec ?? 0)) * 1000;
+    out.push({ pass: true, line: `info  ${c.label} p99 ${fmtMs(h.p99)} ms (bare ${c.results.bare ? fmtMs(c.results.bare.p99) : "-"}): no p99 target; with ${connections} connections even the bare server's mean latency is ${fmtMs(bound)} ms (Little's law: connections / req/s)` });
+  }
+  const starved = cases.flatMap((c) => Object.entries(c.coreShare).filter(([, v]) => v < MIN_CORE_SHARE).map(([m, v]) => `${c.label}/${m} ${(v * 100).toFixed(0)}%`));
+  if (starved.length) {
+    out.push({ pass: true, line: `WARN  in ${starved.length} measurement(s) the server used less than ${MIN_CORE_SHARE * 100}% of its core (${starved.join(", ")}): other processes took core 0 from it, or core 1 from wrk, so req/s and latency are not reliable; rerun on a quiet machine (the CPU ratios are a rougher but steadier guide)` });
+  }
+  const errors = cases.flatMap((c) =>
+    Object.entries(c.results)
+      .filter(([, r]) => r.non2xx + r.socketErrors > 0)
+      .map(([m, r]) => `${c.label}/${m}: ${r.non2xx} non-2xx${r.socketErrors ? `, socket errors ${r.socketErrorDetail}` : ""}`),
+  );
+  out.push({ pass: errors.length === 0, line: `${errors.length ? "FAIL" : "PASS"}  no non-2xx responses or socket errors during measurement${errors.length ? ` (${errors.join("; ")})` : ""}` });
+  return out;
+}

@@ -1,0 +1,75 @@
+// Running wrk (pinned to its own core) and parsing its --latency report.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export interface WrkOptions {
+  /** Core wrk is pinned to, or null for no pinning. */
+  core: number | null;
+  connections: number;
+  /** Seconds. */
+  duration: number;
+  headers: Record<string, string>;
+}
+
+export interface WrkResult {
+  requestsPerSec: number;
+  /** Latency percentiles, milliseconds. */
+  p50: number;
+  p99: number;
+  requests: number;
+  /** Bytes read per second, as wrk reports it. */
+  transferPerSec: number;
+  non2xx: number;
+  socketErrors: number;
+  /** wrk's own line, e.g. "connect 0, read 0, write 0, timeout 64", or "" when there were none. */
+  socketErrorDetail: string;
+  raw: string;
+}
+
+const UNITS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
+const SIZE_UNITS: Record<string, number> = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };
+
+function toMs(value: string, unit: string): number {
+  const scale = UNITS[unit];
+  if (scale === undefined) throw new Error(`wrk: unknown latency unit ${unit}`);
+  return Number(value) * scale;
+}
+
+/** Parses wrk 4's text report (run with --latency). */
+export function parseWrk(raw: string): WrkResult {
+  const need = (re: RegExp, what: string): RegExpExecArray => {
+    const m = re.exec(raw);
+    if (!m) throw new Error(`wrk: no ${what} in its output:\n${raw}`);
+    return m;
+  };
+  const rps = need(/^Requests\/sec:\s+([\d.]+)/m, "Requests/sec");
+  const p50 = need(/^\s+50%\s+([\d.]+)(us|ms|s|m)\b/m, "50% latency");
+  const p99 = need(/^\s+99%\s+([\d.]+)(us|ms|s|m)\b/m, "99% latency");
+  const total = need(/^\s+(\d+) requests in/m, "request count");
+  const transfer = /^Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/m.exec(raw);
+  const non2xx = /^\s+Non-2xx or 3xx responses:\s+(\d+)/m.exec(raw);
+  const sock = /^\s+Socket errors: (connect (\d+), read (\d+), write (\d+), timeout (\d+))/m.exec(raw);
+  return {
+    requestsPerSec: Number(rps[1]),
+    p50: toMs(p50[1]!, p50[2]!),
+    p99: toMs(p99[1]!, p99[2]!),
+    requests: Number(total[1]),
+    transferPerSec: transfer ? Number(transfer[1]) * SIZE_UNITS[transfer[2]!]! : 0,
+    non2xx: non2xx ? Number(non2xx[1]) : 0,
+    socketErrors: sock ? sock.slice(2, 6).reduce((sum, n) => sum + Number(n), 0) : 0,
+    socketErrorDetail: sock ? sock[1]! : "",
+    raw,
+  };
+}
+
+/** Runs wrk once against `url`; one thread, `connections` keep-alive connections. */
+export async function runWrk(url: string, options: WrkOptions): Promise<WrkResult> {
+  const args = ["-t1", `-c${options.connections}`, `-d${options.duration}s`, "--latency"];
+  for (const [name, value] of Object.entries(options.headers)) args.push("-H", `${name}: ${value}`);
+  args.push(url);
+  const [cmd, argv] = options.core === null ? ["wrk", args] : ["taskset", ["-c", String(options.core), "wrk", ...args]];
+  const { stdout } = await run(cmd, argv, { maxBuffer: 1 << 20, timeout: (options.duration + 30) * 1000 });
+  return parseWrk(stdout);
+}
