@@ -19,6 +19,8 @@ import { prepareSnapshot } from "./serve/snapshot.ts";
 import { runWrk } from "./serve/wrk.ts";
 
 const HOST = "127.0.0.1";
+/** Seconds of load each server gets once after starting, before the per-case warm-ups and measurements. */
+const STARTUP_WARMUP_SEC = 5;
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 const { values: opts } = parseArgs({
@@ -60,7 +62,7 @@ async function main(): Promise<number> {
     const handlerPort = await freePort(HOST);
     log("writing the catalog and building the snapshot ...");
     // Ten measured runs with their warm-ups, plus start-up and checks.
-    const runSeconds = 10 * (warmup + duration) + 30;
+    const runSeconds = 10 * (warmup + duration) + 3 * STARTUP_WARMUP_SEC + 30;
     const snap = await prepareSnapshot(workDir, { baseUrl: `http://${HOST}:${handlerPort}`, seed: Number(opts.seed), stableFor: runSeconds, log, ...(opts.products ? { products: Number(opts.products) } : {}) });
     log(`built in ${(snap.buildMs / 1000).toFixed(1)} s; ${snap.catalogNote}`);
 
@@ -140,6 +142,12 @@ async function main(): Promise<number> {
     // bare alternates from case to case, so that load drifting up or down does not always favour the same one ---
     const pids: Record<ServerMode, number> = { handler: handler.pid, bare: bare.pid, "serve-handler": sh.pid };
     const results: CaseResult[] = [];
+    // Start-up warm-up: a freshly started process spends its first seconds compiling hot code and collecting what
+    // loading left behind, on the same pinned core; every server gets this once, before its first measured case.
+    for (const mode of ["handler", "bare", "serve-handler"] as const) {
+      const url = cases.find((c) => c.urls[mode])?.urls[mode];
+      if (url) await runWrk(url, { core: coreOf("wrk"), connections, headers: {}, duration: STARTUP_WARMUP_SEC });
+    }
     for (const [i, c] of cases.entries()) {
       const res: CaseResult = { label: c.label, bytes: c.expected.body.length, ...(c.note ? { note: c.note } : {}), p99Target: c.p99Target, results: {}, cpuUsPerRequest: {}, coreShare: {} };
       const order = i % 2 === 0 ? (["handler", "bare", "serve-handler"] as const) : (["bare", "handler", "serve-handler"] as const);
@@ -176,7 +184,7 @@ async function main(): Promise<number> {
     const cpu = cpus()[0]?.model ?? "unknown CPU";
     const lines = [
       "",
-      `serve benchmark: wrk -t1 -c${connections} -d${duration}s --latency (after a ${warmup} s warm-up), GET with a valid apikey`,
+      `serve benchmark: wrk -t1 -c${connections} -d${duration}s --latency (after a ${warmup} s warm-up; each server warmed up once for ${STARTUP_WARMUP_SEC} s after starting), GET with a valid apikey`,
       `pinning: ${pre.cores ? `servers on core ${pre.cores.server}, wrk on core ${pre.cores.wrk} (taskset)` : "none"}; ${cpus().length} x ${cpu}; node ${process.version}`,
       `load at start: ${load}`,
       `load at end:   ${loadNote()}`,

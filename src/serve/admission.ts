@@ -1,8 +1,9 @@
 // Admission: the API-key check and the rate limits, in the order that keeps guessing keys slow.
 import type { IncomingMessage } from "node:http";
 import { ApiError } from "../errors.ts";
+import type { KeyRecord } from "../keys/keys-file.ts";
 import type { KeyRing } from "./keys.ts";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, rateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit } from "./rate-limit.ts";
 
 export interface AdmissionOptions {
@@ -20,6 +21,14 @@ export function createAdmission(options: AdmissionOptions) {
   const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
   const keyBuckets = new TokenBuckets();
   const failureBuckets = new TokenBuckets();
+  // A key's own limit, made once per record (a reload makes new records).
+  const ownLimits = new WeakMap<KeyRecord, Limit>();
+  const limitOf = (record: KeyRecord | undefined): Limit => {
+    if (!record?.rate) return keyLimit;
+    let limit = ownLimits.get(record);
+    if (!limit) ownLimits.set(record, (limit = { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) }));
+    return limit;
+  };
 
   const clientAddress = (req: IncomingMessage): string => {
     if (options.trustProxy) {
@@ -32,8 +41,8 @@ export function createAdmission(options: AdmissionOptions) {
 
   return (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number, headers: string[]): string => {
     const address = clientAddress(req);
-    const failures = failureBuckets.peek(address, authFailureLimit, nowMs);
-    if (!failures.ok && query.has("apikey")) {
+    const failures = failureBuckets.has(address, authFailureLimit, nowMs);
+    if (failures !== true && query.has("apikey")) {
       throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(failures.retryAfter) });
     }
     let name: string;
@@ -43,10 +52,9 @@ export function createAdmission(options: AdmissionOptions) {
       if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(address, authFailureLimit, nowMs);
       throw err;
     }
-    const record = keys.record(name);
-    const limit = record?.rate ? { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) } : keyLimit;
+    const limit = limitOf(keys.record(name));
     const take = keyBuckets.take(name, limit, nowMs);
-    headers.push(...rateLimitHeaders(limit, take));
+    pushRateLimitHeaders(headers, limit, take);
     if (!take.ok) {
       throw new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) });
     }

@@ -82,7 +82,7 @@ export function composeList(parts: readonly LoadedBlob[]): LoadedBlob {
     at += part.identity.length;
   });
   chunks.push(LIST_CLOSE);
-  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), identity: Buffer.concat(chunks), gzip: null, br: null, links };
+  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), identity: Buffer.concat(chunks), gzip: null, br: null, links, etags: null };
   compressInto(blob);
   return blob;
 }
@@ -95,8 +95,8 @@ export interface Variant extends LoadedBlob {
 export const JSON_TYPE = "application/json; charset=utf-8";
 export const JS_TYPE = "application/javascript; charset=utf-8";
 
-/** The body with `affid` in its page links and/or wrapped for JSONP. */
-export function renderVariant(blob: LoadedBlob, affid: string, callback: string): Variant {
+/** The body with `affid` in its page links and/or wrapped for JSONP; `compress: false` leaves gzip and br unmade. */
+export function renderVariant(blob: LoadedBlob, affid: string, callback: string, compress = true): Variant {
   let identity = affid ? splice(blob.identity, blob.links, Buffer.from(`&affid=${encodeURIComponent(affid)}`)) : blob.identity;
   if (callback) identity = Buffer.concat([Buffer.from(`/**/${callback}(`), identity, Buffer.from(");")]);
   const variant: Variant = {
@@ -105,9 +105,10 @@ export function renderVariant(blob: LoadedBlob, affid: string, callback: string)
     gzip: null,
     br: null,
     links: [],
+    etags: null,
     contentType: callback ? JS_TYPE : JSON_TYPE,
   };
-  compressInto(variant);
+  if (compress) compressInto(variant);
   return variant;
 }
 

@@ -21,6 +21,7 @@ export const DEFAULT_MAX_AGE = 300;
 /** Memory for cached affid/JSONP variants. */
 export const DEFAULT_VARIANT_CACHE_BYTES = 64 * 1024 * 1024;
 export const HEALTH_PATH = "/healthz";
+const SEARCH_PATH = "/v1/products";
 
 export interface RequestLog {
   time: string;
@@ -88,11 +89,11 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   /** The body for a /v1/ request and when it next changes. */
   const answer = (s: State, path: string, query: Map<string, string[]>, now: number): { body: LoadedBlob; changesAt: number | null } => {
     if (!s.snapshot || !s.resource) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
-    return path === "/v1/products" ? searchBody(s.snapshot, query, now) : s.resource(path, now);
+    return path === SEARCH_PATH ? searchBody(s.snapshot, query, now) : s.resource(path, now);
   };
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
-    const started = performance.now();
+    const started = options.log ? performance.now() : 0;
     const s = state; // one snapshot for the whole request, even if a reload swaps state meanwhile
     let keyName: string | undefined;
     let path = "";
@@ -115,15 +116,21 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         const { body, changesAt } = answer(s, path, target.query, Math.floor(nowMs / 1000));
         let rep: LoadedBlob = body;
         let contentType = JSON_TYPE;
+        let gzipOnDemand = path === SEARCH_PATH; // a search page is made per request: compressed only if it is sent
         if (affid || callback) {
-          const key = `${body.hash}\0${affid}\0${callback}`;
-          let v = variants.get(key);
-          if (!v) variants.set(key, (v = renderVariant(body, affid, callback)));
+          let v: Variant | undefined;
+          if (gzipOnDemand) {
+            v = renderVariant(body, affid, callback, false); // a search page is seldom asked for twice: not cached
+          } else {
+            const key = `${body.hash}\0${affid}\0${callback}`;
+            v = variants.get(key);
+            if (!v) variants.set(key, (v = renderVariant(body, affid, callback)));
+          }
           rep = v;
           contentType = v.contentType;
         }
         const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
-        result = sendRepresentation(req, res, rep, contentType, ttl, extra);
+        result = sendRepresentation(req, res, rep, contentType, ttl, extra, gzipOnDemand);
       }
     } catch (err) {
       result = sendProblem(req, res, toApiError(err), extra);

@@ -13,6 +13,9 @@ export interface KeyRing {
 export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
   const byHash = new Map<string, KeyRecord>();
   const byName = new Map<string, KeyRecord>();
+  // Keys already found valid, so a key is hashed once per ring rather than once per request. Only valid keys are
+  // kept (at most one entry per record), so guesses cannot grow it; a reload builds a new ring, forgetting revoked keys.
+  const valid = new Map<string, string>();
   for (const r of records) {
     if (r.revoked) continue;
     byHash.set(r.hash, r);
@@ -26,9 +29,12 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
         throw new ApiError(401, "api_key_missing", "this request needs an apikey query parameter");
       }
       const key = values[0]!;
+      const known = valid.get(key);
+      if (known) return known;
       if (!KEY_RE.test(key)) throw new ApiError(401, "api_key_invalid", "apikey must be 32 letters and digits");
       const record = byHash.get(hashKey(key));
       if (!record) throw new ApiError(401, "api_key_invalid", "apikey is not a valid key (unknown or revoked)");
+      valid.set(key, record.name);
       return record.name;
     },
     record: (name) => byName.get(name),

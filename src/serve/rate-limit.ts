@@ -27,6 +27,8 @@ export interface Take {
 interface Bucket {
   tokens: number;
   at: number;
+  /** The limit it was last used with: the sweep refills each bucket by its own rate. */
+  limit: Limit;
 }
 
 export class TokenBuckets {
@@ -35,12 +37,15 @@ export class TokenBuckets {
   private refill(id: string, limit: Limit, nowMs: number): Bucket {
     let b = this.buckets.get(id);
     if (!b) {
-      if (this.buckets.size >= SWEEP_AT) this.sweep(limit, nowMs);
-      b = { tokens: limit.burst, at: nowMs };
+      if (this.buckets.size >= SWEEP_AT) this.sweep(nowMs);
+      b = { tokens: limit.burst, at: nowMs, limit };
       this.buckets.set(id, b);
-    } else if (nowMs > b.at) {
-      b.tokens = Math.min(limit.burst, b.tokens + ((nowMs - b.at) / 1000) * limit.rate);
-      b.at = nowMs;
+    } else {
+      if (nowMs > b.at) {
+        b.tokens = Math.min(limit.burst, b.tokens + ((nowMs - b.at) / 1000) * limit.rate);
+        b.at = nowMs;
+      }
+      b.limit = limit;
     }
     return b;
   }
@@ -62,21 +67,31 @@ export class TokenBuckets {
     return this.state(b, limit, ok);
   }
 
-  /** The bucket's state without taking a token. */
-  peek(id: string, limit: Limit, nowMs: number): Take {
+  /** Whether `id` has a token now, without taking one (nor creating a bucket: one never used is full). */
+  has(id: string, limit: Limit, nowMs: number): true | { retryAfter: number } {
+    if (!this.buckets.has(id)) return true;
     const b = this.refill(id, limit, nowMs);
-    return this.state(b, limit, b.tokens >= 1);
+    return b.tokens >= 1 ? true : { retryAfter: this.state(b, limit, false).retryAfter };
   }
 
   /** Forgets buckets that have refilled completely: they are the same as new ones. */
-  private sweep(limit: Limit, nowMs: number): void {
+  private sweep(nowMs: number): void {
     for (const [id, b] of this.buckets) {
-      if (b.tokens + ((nowMs - b.at) / 1000) * limit.rate >= limit.burst) this.buckets.delete(id);
+      if (b.tokens + ((nowMs - b.at) / 1000) * b.limit.rate >= b.limit.burst) this.buckets.delete(id);
     }
+  }
+
+  /** Buckets held (for tests and metrics). */
+  get size(): number {
+    return this.buckets.size;
   }
 }
 
-/** The RateLimit-* headers (IETF draft) of a bucket state, as a flat [name, value, ...] list. */
-export function rateLimitHeaders(limit: Limit, take: Take): string[] {
-  return ["RateLimit-Limit", String(limit.burst), "RateLimit-Remaining", String(take.remaining), "RateLimit-Reset", String(take.reset)];
+/** The decimal strings of small numbers, made once (header values are checked character by character per response). */
+const DECIMALS: string[] = [];
+const decimal = (n: number): string => (n >= 0 && n < 100_000 && Number.isInteger(n) ? (DECIMALS[n] ??= String(n)) : String(n));
+
+/** Pushes the RateLimit-* headers (IETF draft) of a bucket state onto a flat [name, value, ...] list. */
+export function pushRateLimitHeaders(headers: string[], limit: Limit, take: Take): void {
+  headers.push("RateLimit-Limit", decimal(limit.burst), "RateLimit-Remaining", decimal(take.remaining), "RateLimit-Reset", decimal(take.reset));
 }

@@ -6,6 +6,12 @@ import { composeList } from "./bodies.ts";
 
 /** Finds the segment in force at `t` (epoch seconds): segments are ascending and disjoint. */
 export function findSegment(segments: readonly LoadedSegment[], t: number): LoadedSegment | null {
+  const i = findSegmentIndex(segments, t);
+  return i < 0 ? null : segments[i]!;
+}
+
+/** The index of the segment in force at `t`, or -1. */
+function findSegmentIndex(segments: readonly LoadedSegment[], t: number): number {
   let lo = 0;
   let hi = segments.length - 1;
   while (lo <= hi) {
@@ -13,9 +19,9 @@ export function findSegment(segments: readonly LoadedSegment[], t: number): Load
     const s = segments[mid]!;
     if (s.from !== null && t < s.from) hi = mid - 1;
     else if (s.to !== null && t >= s.to) lo = mid + 1;
-    else return s;
+    else return mid;
   }
-  return null;
+  return -1;
 }
 
 /** The resources of one snapshot, with the sale lists composed so far. */
@@ -32,11 +38,13 @@ export function createResources(snapshot: LoadedSnapshot) {
   return (path: string, now: number): { body: LoadedBlob; changesAt: number | null } => {
     const segments = snapshot.resources.get(path);
     if (!segments) throw notFound(describeMissing(path));
-    const segment = findSegment(segments, now);
-    if (!segment) throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
+    const i = findSegmentIndex(segments, now);
+    if (i < 0) throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
+    const segment = segments[i]!;
+    if (!("sales" in segment.body)) return { body: segment.body, changesAt: segment.to };
     const body = compose(segment);
     // Compose the next state ahead of time, so the first request after a boundary costs no more than any other.
-    const next = segments[segments.indexOf(segment) + 1];
+    const next = segments[i + 1];
     if (next && "sales" in next.body && !composed.has(next)) setImmediate(() => compose(next));
     return { body, changesAt: segment.to };
   };

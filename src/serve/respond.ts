@@ -1,39 +1,59 @@
 // Writing responses: a representation with ETag, caching and content negotiation; a problem for every error.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import zlib from "node:zlib";
 import type { ApiError } from "../errors.ts";
 import { renderProblem } from "../errors.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { JSON_TYPE } from "./bodies.ts";
 import { negotiateEncoding } from "./encoding.ts";
 
-/** Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes]. */
-export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number, extra: readonly string[]): [number, number] {
-  const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, rep.gzip !== null);
-  const body = encoding === "br" ? rep.br! : encoding === "gzip" ? rep.gzip! : rep.identity;
-  const etag = encoding === "identity" ? `"${rep.hash}"` : `"${rep.hash}-${encoding === "br" ? "br" : "gz"}"`;
+/** Bodies computed per request (search pages) are gzipped when at least this large and the client accepts gzip. */
+export const GZIP_ON_DEMAND_FROM = 1024;
+
+/**
+ * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].
+ * With `gzipOnDemand`, a body without a gzip variant gets one (level 1) only when it is about to be sent to a client
+ * that accepts it: never for a 304, a HEAD, or a client (or CDN) asking for identity.
+ */
+export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number, extra: readonly string[], gzipOnDemand = false): [number, number] {
+  const canGzip = rep.gzip !== null || (gzipOnDemand && rep.identity.length >= GZIP_ON_DEMAND_FROM);
+  const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, canGzip);
+  const etags = (rep.etags ??= [`"${rep.hash}"`, `"${rep.hash}-gz"`, `"${rep.hash}-br"`]);
   const headers: string[] = [
-    "ETag", etag,
-    "Cache-Control", `public, max-age=${ttl}`,
+    "ETag", etags[encoding === "identity" ? 0 : encoding === "gzip" ? 1 : 2],
+    "Cache-Control", cacheControl(ttl),
     "Vary", "Accept-Encoding",
     "Access-Control-Allow-Origin", "*",
-    ...extra,
   ];
+  for (let i = 0; i < extra.length; i++) headers.push(extra[i]!);
   const inm = req.headers["if-none-match"];
   if (inm !== undefined && etagMatches(inm, rep.hash)) {
     res.writeHead(304, headers);
     res.end();
     return [304, 0];
   }
+  const head = req.method === "HEAD";
+  // A HEAD's Content-Length is the GET's, so the gzip is made for it too; HEADs of search pages are rare.
+  const body = encoding === "br" ? rep.br! : encoding === "gzip" ? (rep.gzip ?? zlib.gzipSync(rep.identity, { level: 1 })) : rep.identity;
   headers.push("Content-Type", contentType, "Content-Length", String(body.length));
   if (encoding !== "identity") headers.push("Content-Encoding", encoding);
   if (contentType !== JSON_TYPE) headers.push("X-Content-Type-Options", "nosniff");
   res.writeHead(200, headers);
-  if (req.method === "HEAD") {
+  if (head) {
     res.end();
     return [200, 0];
   }
   res.end(body);
   return [200, body.length];
+}
+
+// Header values are made once and reused: node checks every value's characters on every response, which costs
+// less on a flat string it has seen than on a freshly concatenated one.
+const CACHE_CONTROL: string[] = [];
+
+/** `public, max-age=<ttl>`. */
+function cacheControl(ttl: number): string {
+  return (CACHE_CONTROL[ttl] ??= `public, max-age=${ttl}`);
 }
 
 /** If-None-Match: `*`, or any listed tag (weak or strong, of any encoding) naming this body. */

@@ -1,13 +1,10 @@
 // Search responses: the engine's ranked IDs turned into a body assembled from the pre-rendered product bytes.
 import { createHash } from "node:crypto";
-import zlib from "node:zlib";
 import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
 import { parseSearchParams } from "./search-params.ts";
 
 const OPEN = Buffer.from('{"products":[');
 const COMMA = Buffer.from(",");
-/** Search pages at least this large are gzipped (level 1: per-request work must stay cheap). */
-const COMPRESS_FROM = 1024;
 
 /** The search result for the request's parameters at `now`, and when it next changes (epoch seconds, or null). */
 export function searchBody(snapshot: LoadedSnapshot, query: Map<string, string[]>, now: number): { body: LoadedBlob; changesAt: number | null } {
@@ -31,7 +28,7 @@ export function searchBody(snapshot: LoadedSnapshot, query: Map<string, string[]
   const tail = `],"total_found":${result.total}}`;
   chunks.push(Buffer.from(tail));
   hash.update(tail);
-  const identity = Buffer.concat(chunks);
-  const gzip = identity.length >= COMPRESS_FROM ? zlib.gzipSync(identity, { level: 1 }) : null;
-  return { body: { hash: hash.digest("hex").slice(0, 32), identity, gzip, br: null, links }, changesAt: result.nextChange };
+  const identity = Buffer.concat(chunks, at + tail.length);
+  // No gzip here: the response gzips it only for a client that accepts gzip and is not answered 304.
+  return { body: { hash: hash.digest("hex").slice(0, 32), identity, gzip: null, br: null, links, etags: null }, changesAt: result.nextChange };
 }

@@ -29,6 +29,9 @@ export const SERVER_DEFAULTS: Required<ServerOptions> = {
   maxHeaderSize: 16 * 1024,
 };
 
+/** Requests answered on a connection, kept on the socket itself (cheaper per request than a WeakMap). */
+const SERVED = Symbol("requestsServed");
+
 export interface RunningServer {
   server: Server;
   /** Port actually bound (useful with port 0). */
@@ -47,11 +50,11 @@ export async function startServer(handler: Handler, host: string, port: number, 
   // - with nothing listening for 'upgrade', node answers a request carrying `Upgrade` like any other, but llhttp
   //   keeps the message's upgrade flag and swallows the parse error of the next message on that connection (no
   //   400; the client waits for the keep-alive timeout), so such a connection is not kept alive.
-  const served = new WeakMap<Socket, number>();
   /** Counts the request on its connection; true when it came after the answer that closed the connection. */
   const closeAfter = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const n = (served.get(req.socket) ?? 0) + 1;
-    served.set(req.socket, n);
+    const socket = req.socket as Socket & { [SERVED]?: number };
+    const n = (socket[SERVED] ?? 0) + 1;
+    socket[SERVED] = n;
     if (n > o.maxRequestsPerSocket) return true;
     if (n === o.maxRequestsPerSocket || req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
     return false;

@@ -15,6 +15,8 @@ export interface LoadedBlob {
   br: Buffer | null;
   /** Byte offsets of the closing quotes of page links, where `&affid=` is spliced in. */
   links: number[];
+  /** The ETag header values for identity, gzip and br, made on first use (respond.ts). */
+  etags: [string, string, string] | null;
 }
 
 export type LoadedBody = LoadedBlob | { sales: LoadedBlob[] };
@@ -115,7 +117,7 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
     const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
     if (!pack || offset + size + gzSize + brSize > pack.length) throw new SnapshotError(`${join(dir, ROUTES_FILE)}: blob ${hash} lies outside its pack`);
     const at = (from: number, n: number) => (n ? pack.subarray(from, from + n) : null);
-    return { hash, identity: pack.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links };
+    return { hash, identity: pack.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links, etags: null };
   });
 
   const blobAt = (i: number) => {

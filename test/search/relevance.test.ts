@@ -578,6 +578,24 @@ describe("response", () => {
     expect(gz.headers.get("content-encoding")).toBe("gzip");
     expect(gz.headers.get("vary")).toMatch(/accept-encoding/i);
     expect(await gz.json()).toEqual(body);
+    const plain = await fetch(target, { headers: { "accept-encoding": "identity" } });
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(Number(plain.headers.get("content-length"))).toBe(Buffer.byteLength(JSON.stringify(body)));
+  });
+
+  it("gzips a page with affid or JSONP on demand too, with the affid in every page link", async () => {
+    const target = `${searchUrl({ q: "dress", rows: 20 })}&affid=partner_7`;
+    const gz = await fetch(target, { headers: { "accept-encoding": "gzip" } });
+    expect(gz.headers.get("content-encoding")).toBe("gzip");
+    const body = (await gz.json()) as { products: { url: string }[] };
+    expect(body.products.length).toBeGreaterThan(1);
+    for (const p of body.products) expect(p.url).toMatch(/[?&]affid=partner_7(&|$)/);
+    const etag = gz.headers.get("etag")!;
+    const again = await fetch(target, { headers: { "accept-encoding": "gzip", "if-none-match": etag } });
+    expect(again.status).toBe(304);
+    const jsonp = await fetch(`${target}&callback=cb`, { headers: { "accept-encoding": "identity" } });
+    expect(jsonp.headers.get("content-encoding")).toBeNull();
+    expect(await jsonp.text()).toMatch(/^\/\*\*\/cb\(\{"products":/);
   });
 });
 

@@ -1,7 +1,7 @@
 // Rate limits: per-key token buckets with RateLimit-* headers and 429s, and failed authentication limited per address.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { DEFAULT_AUTH_FAILURE_LIMIT } from "../../src/serve/rate-limit.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT, TokenBuckets } from "../../src/serve/rate-limit.ts";
 import { startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
@@ -58,5 +58,17 @@ describe("failed authentication per address", () => {
     expect(((await blocked.json()) as { detail: string }).detail).toContain("too many failed");
     api.clock.now = T0 + 1001;
     expect((await get(other)).status).toBe(200);
+  });
+});
+
+describe("token buckets", () => {
+  it("checking an address that never failed creates no bucket (a flood of addresses costs no memory)", () => {
+    const buckets = new TokenBuckets();
+    for (let i = 0; i < 1000; i++) expect(buckets.has(`10.0.${i >> 8}.${i & 255}`, DEFAULT_AUTH_FAILURE_LIMIT, 0)).toBe(true);
+    expect(buckets.size).toBe(0);
+    for (let i = 0; i < 10; i++) buckets.take("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 0);
+    expect(buckets.size).toBe(1);
+    expect(buckets.has("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 0)).toEqual({ retryAfter: 1 });
+    expect(buckets.has("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 1000)).toBe(true);
   });
 });
