@@ -1,5 +1,6 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import zlib from "node:zlib";
 import { ApiError, notFound, toApiError } from "../errors.ts";
 import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
 import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
@@ -12,7 +13,7 @@ import { loadKeyRing } from "./keys.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { createResources } from "./resources.ts";
 import { sendJson, sendProblem, sendRepresentation } from "./respond.ts";
-import { searchBody } from "./search.ts";
+import { GZIP_FROM, searchBody } from "./search.ts";
 
 export { findSegment } from "./resources.ts";
 
@@ -22,6 +23,7 @@ export const DEFAULT_MAX_AGE = 300;
 export const DEFAULT_VARIANT_CACHE_BYTES = 64 * 1024 * 1024;
 export const HEALTH_PATH = "/healthz";
 const SEARCH_PATH = "/v1/products";
+
 
 export interface RequestLog {
   time: string;
@@ -86,8 +88,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
 
-  /** The body for a /v1/ request and when it next changes. */
-  const answer = (s: State, path: string, query: Map<string, string[]>, now: number): { body: LoadedBlob; changesAt: number | null } => {
+  /** The body for a /v1/ request, when it next changes, and for a search page how to gzip it. */
+  const answer = (s: State, path: string, query: Map<string, string[]>, now: number): { body: LoadedBlob; changesAt: number | null; gzip?: (() => Buffer) | null } => {
     if (!s.snapshot || !s.resource) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
     return path === SEARCH_PATH ? searchBody(s.snapshot, query, now) : s.resource(path, now);
   };
@@ -113,14 +115,17 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
         keyName = admit(s.keys, req, target.query, nowMs, extra);
         const { affid, callback } = parseCommon(target.query);
-        const { body, changesAt } = answer(s, path, target.query, Math.floor(nowMs / 1000));
+        const { body, changesAt, gzip } = answer(s, path, target.query, Math.floor(nowMs / 1000));
         let rep: LoadedBlob = body;
         let contentType = JSON_TYPE;
-        let gzipOnDemand = path === SEARCH_PATH; // a search page is made per request: compressed only if it is sent
+        // A search page is made per request: it is gzipped only when it is sent to a client that accepts gzip.
+        let gzipOnDemand = gzip ?? null;
         if (affid || callback) {
           let v: Variant | undefined;
-          if (gzipOnDemand) {
+          if (path === SEARCH_PATH) {
             v = renderVariant(body, affid, callback, false); // a search page is seldom asked for twice: not cached
+            const identity = v.identity;
+            gzipOnDemand = identity.length >= GZIP_FROM ? () => zlib.gzipSync(identity, { level: 1 }) : null;
           } else {
             const key = `${body.hash}\0${affid}\0${callback}`;
             v = variants.get(key);

@@ -1,22 +1,20 @@
 // Writing responses: a representation with ETag, caching and content negotiation; a problem for every error.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import zlib from "node:zlib";
 import type { ApiError } from "../errors.ts";
 import { renderProblem } from "../errors.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { JSON_TYPE } from "./bodies.ts";
 import { negotiateEncoding } from "./encoding.ts";
 
-/** Bodies computed per request (search pages) are gzipped when at least this large and the client accepts gzip. */
-export const GZIP_ON_DEMAND_FROM = 1024;
+
 
 /**
  * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].
- * With `gzipOnDemand`, a body without a gzip variant gets one (level 1) only when it is about to be sent to a client
- * that accepts it: never for a 304, a HEAD, or a client (or CDN) asking for identity.
+ * With `gzipOnDemand`, a body without a gzip variant gets one (made by that function) only when it is about to be
+ * sent to a client that accepts it: never for a 304 or a client (or CDN) asking for identity.
  */
-export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number, extra: readonly string[], gzipOnDemand = false): [number, number] {
-  const canGzip = rep.gzip !== null || (gzipOnDemand && rep.identity.length >= GZIP_ON_DEMAND_FROM);
+export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number, extra: readonly string[], gzipOnDemand: (() => Buffer) | null = null): [number, number] {
+  const canGzip = rep.gzip !== null || gzipOnDemand !== null;
   const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, canGzip);
   const etags = (rep.etags ??= [`"${rep.hash}"`, `"${rep.hash}-gz"`, `"${rep.hash}-br"`]);
   const headers: string[] = [
@@ -34,7 +32,7 @@ export function sendRepresentation(req: IncomingMessage, res: ServerResponse, re
   }
   const head = req.method === "HEAD";
   // A HEAD's Content-Length is the GET's, so the gzip is made for it too; HEADs of search pages are rare.
-  const body = encoding === "br" ? rep.br! : encoding === "gzip" ? (rep.gzip ?? zlib.gzipSync(rep.identity, { level: 1 })) : rep.identity;
+  const body = encoding === "br" ? rep.br! : encoding === "gzip" ? (rep.gzip ?? gzipOnDemand!()) : rep.identity;
   headers.push("Content-Type", contentType, "Content-Length", String(body.length));
   if (encoding !== "identity") headers.push("Content-Encoding", encoding);
   if (contentType !== JSON_TYPE) headers.push("X-Content-Type-Options", "nosniff");

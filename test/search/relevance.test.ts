@@ -1,5 +1,8 @@
 // Search relevance, filters and paging of GET /v1/products, asserted through HTTP on the sample catalog against its own files.
 import { readFile, rm } from "node:fs/promises";
+import { get as httpGet } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
+import { gunzipSync } from "node:zlib";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
@@ -111,6 +114,17 @@ function searchUrl(params: Params, apikey = key): string {
     for (const v of Array.isArray(value) ? value : [value]) sp.append(name, String(v));
   }
   return `${url}/v1/products?${sp}`;
+}
+
+/** A GET whose body is returned as sent (fetch would decode it). */
+function rawGet(target: string, headers: Record<string, string>): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpGet(target, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on("error", reject);
+  });
 }
 
 /** One page; it must be a 200 search result, and nothing in it may be off sale at NOW. */
@@ -581,6 +595,23 @@ describe("response", () => {
     const plain = await fetch(target, { headers: { "accept-encoding": "identity" } });
     expect(plain.headers.get("content-encoding")).toBeNull();
     expect(Number(plain.headers.get("content-length"))).toBe(Buffer.byteLength(JSON.stringify(body)));
+  });
+
+  it("a gzipped page (assembled from per-product deflate fragments) decodes, CRC and length checked, to the identity bytes", async () => {
+    const pages: Params[] = [{ q: "dress", rows: 100 }, { q: "leather", rows: 7, start: 3 }, { q: "zzzznothing" }, { q: "cotton", color: ["black"], rows: 1 }];
+    for (const params of pages) {
+      const target = searchUrl(params);
+      const plain = Buffer.from(await (await fetch(target, { headers: { "accept-encoding": "identity" } })).arrayBuffer());
+      const raw = await rawGet(target, { "accept-encoding": "gzip" });
+      if (plain.length < 1024) {
+        expect(raw.headers["content-encoding"]).toBeUndefined();
+        continue;
+      }
+      expect(raw.headers["content-encoding"]).toBe("gzip");
+      expect(Number(raw.headers["content-length"])).toBe(raw.body.length);
+      expect(gunzipSync(raw.body).equals(plain)).toBe(true);
+      expect(raw.body.length).toBeLessThan(plain.length / 2);
+    }
   });
 
   it("gzips a page with affid or JSONP on demand too, with the affid in every page link", async () => {
