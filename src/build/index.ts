@@ -113,7 +113,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       { [MANIFEST_FILE]: manifestBytes, [ROUTES_FILE]: routesBytes, ...(searchIndexReused ? {} : { [SEARCH_INDEX_FILE]: index }) },
       searchIndexReused ? { [SEARCH_INDEX_FILE]: previousIndex } : {},
     );
-    await verifyAndPublish(options.dataDir, tmpId, id);
+    // Packs kept from the published snapshot were verified against their names when their build wrote them: the
+    // check here is their size; the new pack is read back and hashed. (A server hashes every pack it loads.)
+    await verifyAndPublish(options.dataDir, tmpId, id, new Set([...known.values()].map((k) => k.pack)));
     options.onProgress?.("prune", 0, 1);
     await pruneSnapshots(options.dataDir, options.keep ?? DEFAULT_KEEP);
     return {

@@ -3,7 +3,7 @@ import { link, lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, wri
 import { join } from "node:path";
 import fg from "fast-glob";
 import { PACKS_DIR, CURRENT_LINK, ROUTES_FILE, SNAPSHOTS_DIR, snapshotDir } from "../snapshot/format.ts";
-import { currentSnapshotId, loadSnapshot } from "../snapshot/load.ts";
+import { currentSnapshotId, verifySnapshot } from "../snapshot/load.ts";
 
 /** Snapshots kept for rollback, the published one included. */
 export const DEFAULT_KEEP = 3;
@@ -34,11 +34,12 @@ export async function writeSnapshotFiles(dataDir: string, id: string, files: Rec
 }
 
 /**
- * Verifies the temporary snapshot by loading it exactly as a server would (manifest, digests of every file and
- * blob, search index), then renames it into place and switches `current` to it with an atomic rename.
+ * Verifies the temporary snapshot (verifySnapshot: manifest, digests of its files and of the packs it wrote, sizes
+ * of the packs it kept, the search index loads), then renames it into place and switches `current` to it with an
+ * atomic rename.
  */
-export async function verifyAndPublish(dataDir: string, tmpId: string, id: string): Promise<void> {
-  await loadSnapshot(dataDir, { id: tmpId });
+export async function verifyAndPublish(dataDir: string, tmpId: string, id: string, keptPacks: ReadonlySet<string> = new Set()): Promise<void> {
+  await verifySnapshot(dataDir, tmpId, keptPacks);
   await rename(snapshotDir(dataDir, tmpId), snapshotDir(dataDir, id));
   await switchCurrent(dataDir, id);
 }

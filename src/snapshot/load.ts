@@ -1,6 +1,6 @@
 // Loads a published snapshot into memory, checking every file against its recorded digest.
 import { createHash } from "node:crypto";
-import { readFile, readlink } from "node:fs/promises";
+import { readFile, readlink, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { loadSearchIndex } from "../search/index-format.ts";
 import type { SearchIndex } from "../search/index-format.ts";
@@ -136,6 +136,45 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
   for (const [pid, blob] of Object.entries(routes.products)) products.set(Number(pid), blobAt(blob));
 
   return { id, manifest, resources, products, boundaries: routes.boundaries, search, packs, blobs: new Map(blobList.map((b) => [b.hash, b])) };
+}
+
+/**
+ * Checks a snapshot the build has just written, as far as a server's load depends on the disk: the manifest, the
+ * routes and search index against their recorded digests (and the index loads), and every pack it names present,
+ * of its size, holding every blob it is said to hold. Packs named in `trusted` (kept from the published snapshot,
+ * whose build verified their content against their names) are checked by size; the others are read and hashed.
+ */
+export async function verifySnapshot(dataDir: string, id: string, trusted: ReadonlySet<string> = new Set()): Promise<void> {
+  const dir = snapshotDir(dataDir, id);
+  const manifest = await loadManifest(dataDir, id);
+  const routesPath = join(dir, ROUTES_FILE);
+  const routesBytes = await readOrFail(routesPath, "routes");
+  checkDigest(routesBytes, manifest.files[ROUTES_FILE], routesPath);
+  const indexPath = join(dir, SEARCH_INDEX_FILE);
+  const indexBytes = await readOrFail(indexPath, "search index");
+  checkDigest(indexBytes, manifest.files[SEARCH_INDEX_FILE], indexPath);
+  try {
+    loadSearchIndex(indexBytes);
+  } catch (err) {
+    throw new SnapshotError(`${indexPath}: ${(err as Error).message}`);
+  }
+  const routes = JSON.parse(routesBytes.toString("utf8")) as Pick<Routes, "packs" | "blobs">;
+  const sizes: number[] = [];
+  for (const [name, size] of routes.packs) {
+    const path = join(dataDir, packPath(name));
+    if (trusted.has(name)) {
+      const actual = await stat(path).then((s) => s.size, () => -1);
+      if (actual !== size) throw new SnapshotError(`${path}: ${actual < 0 ? "missing" : `${actual} bytes, expected ${size}`}`);
+    } else {
+      const bytes = await readOrFail(path, "pack");
+      if (bytes.length !== size || sha(bytes).slice(0, 32) !== name) throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
+    }
+    sizes.push(size);
+  }
+  for (const [hash, size, gzSize, brSize, , packNo, offset] of routes.blobs) {
+    const packSize = sizes[packNo];
+    if (packSize === undefined || offset + size + gzSize + brSize > packSize) throw new SnapshotError(`${routesPath}: blob ${hash} lies outside its pack`);
+  }
 }
 
 async function readOrFail(path: string, what: string): Promise<Buffer> {
