@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ProblemList } from "../catalog/problems.ts";
-import { digestCatalog, loadCatalog } from "../catalog/load.ts";
+import { CATALOG_RULES_VERSION, digestCatalog, loadCatalog } from "../catalog/load.ts";
 import { buildSearchIndex } from "../search/index-builder.ts";
 import { SEARCH_INDEX_VERSION } from "../search/index-format.ts";
 import type { BlobEntry, Manifest, Routes } from "../snapshot/format.ts";
@@ -11,7 +11,7 @@ import { MANIFEST_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT, snapsho
 import { currentSnapshotId, loadManifest, SnapshotError } from "../snapshot/load.ts";
 import { writePack } from "./pack-writer.ts";
 import { acquireBuildLock } from "./lock.ts";
-import { planSnapshot } from "./plan.ts";
+import { planSnapshot, renderKey } from "./plan.ts";
 import { cleanLeftovers, DEFAULT_KEEP, pruneSnapshots, verifyAndPublish, writeSnapshotFiles } from "./publish.ts";
 
 export interface BuildOptions {
@@ -69,14 +69,22 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       const m = previous.manifest;
       return { id: previous.id, changed: false, sales: m.counts.sales, products: m.counts.products, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, durationMs: now() - started, warnings: new ProblemList() };
     }
-    const catalog = await loadCatalog(options.catalogDir, { now: now(), digest: catalogDigest });
+    const lines = options.force ? null : await previousLines(options.dataDir, previous);
+    const catalog = await loadCatalog(options.catalogDir, { now: now(), digest: catalogDigest, ...(lines?.rules === CATALOG_RULES_VERSION ? { validLines: new Set(lines.products.keys()) } : {}) });
     const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
 
     options.onProgress?.("render", 0, 1);
-    const plan = planSnapshot(catalog, { baseUrl, siteUrl: catalog.meta.site_url });
-    const { routes } = plan;
+    const linkBase = { baseUrl, siteUrl: catalog.meta.site_url };
+    const key = renderKey(linkBase);
     let known = await previousBlobs(options.dataDir, previous);
-    if (shouldRepack(routes.blobs, known)) known = new Map();
+    // Products whose line is unchanged keep the blob they rendered to last time, unrendered.
+    let plan = planSnapshot(catalog, linkBase, lines?.render === key ? { rendered: lines.products, known } : undefined);
+    if (shouldRepack(plan.routes.blobs, known)) {
+      known = new Map();
+      // Every blob is written anew into one pack: the ones reused unrendered need their bytes.
+      if (plan.reused > 0) plan = planSnapshot(catalog, linkBase);
+    }
+    const { routes } = plan;
     const written = await writePack(options.dataDir, routes.blobs, plan.bodies, known, {
       concurrency: options.concurrency,
       onProgress: (done) => options.onProgress?.("blobs", done, routes.blobs.length),
@@ -105,12 +113,14 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       counts: { sales: base.sales, products: Object.keys(routes.products).length, resources: Object.keys(routes.resources).length, blobs: routes.blobs.length },
       files: { [ROUTES_FILE]: sha256(routesBytes), [SEARCH_INDEX_FILE]: sha256(index), "search-docs": docsDigest },
     };
+    const linesBytes = Buffer.from(JSON.stringify({ rules: CATALOG_RULES_VERSION, render: key, products: plan.productLines } satisfies LinesFile));
+    manifest.files[LINES_FILE] = sha256(linesBytes);
     const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
     options.onProgress?.("publish", 0, 1);
     const tmpId = await writeSnapshotFiles(
       options.dataDir,
       id,
-      { [MANIFEST_FILE]: manifestBytes, [ROUTES_FILE]: routesBytes, ...(searchIndexReused ? {} : { [SEARCH_INDEX_FILE]: index }) },
+      { [MANIFEST_FILE]: manifestBytes, [ROUTES_FILE]: routesBytes, [LINES_FILE]: linesBytes, ...(searchIndexReused ? {} : { [SEARCH_INDEX_FILE]: index }) },
       searchIndexReused ? { [SEARCH_INDEX_FILE]: previousIndex } : {},
     );
     // Packs kept from the published snapshot were verified against their names when their build wrote them: the
@@ -125,13 +135,41 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       resources: manifest.counts.resources,
       blobs: routes.blobs.length,
       blobsWritten: written.blobs,
-      filesWritten: written.files + (searchIndexReused ? 2 : 3),
-      bytesWritten: written.bytes + manifestBytes.length + routesBytes.length + (searchIndexReused ? 0 : index.length),
+      filesWritten: written.files + (searchIndexReused ? 3 : 4),
+      bytesWritten: written.bytes + manifestBytes.length + routesBytes.length + linesBytes.length + (searchIndexReused ? 0 : index.length),
       searchIndexReused,
       durationMs: now() - started,
     };
   } finally {
     await release();
+  }
+}
+
+/**
+ * `product-lines.json`: every valid product line's digest with the blob its product rendered to, under which
+ * catalog rules and render key. The next build skips the schema check of those lines and the render of those
+ * products (when the rules, and the key, are still the same).
+ */
+export const LINES_FILE = "product-lines.json";
+interface LinesFile {
+  rules: number;
+  render: string;
+  products: Record<string, string>;
+}
+
+/** The previous build's product lines, if it left a readable file whose digest its manifest records. */
+async function previousLines(dataDir: string, previous: Previous | null): Promise<{ rules: number; render: string; products: Map<string, string> } | null> {
+  const expected = previous?.manifest.files[LINES_FILE];
+  if (!previous || !expected) return null;
+  try {
+    const bytes = await readFile(join(snapshotDir(dataDir, previous.id), LINES_FILE));
+    if (sha256(bytes) !== expected) return null;
+    const file = JSON.parse(bytes.toString("utf8")) as LinesFile;
+    const products = new Map<string, string>();
+    for (const [line, hash] of Object.entries(file.products)) products.set(line, hash);
+    return { rules: file.rules, render: file.render, products };
+  } catch {
+    return null; // unreadable: everything is checked and rendered
   }
 }
 

@@ -14,20 +14,62 @@ import { intervals, isActive, isUpcoming, mergeWindows, saleBoundaries, segments
 /** The build's in-memory result: what to write. */
 export interface Plan {
   routes: Routes;
-  /** Identity bytes of each blob, by the same index as `routes.blobs`. */
+  /** Identity bytes of each blob, by the same index as `routes.blobs` (empty for a blob reused unrendered). */
   bodies: Buffer[];
   searchDocs: SearchDoc[];
+  /** Each product line's digest and the blob its product rendered to ("" when not on sale): the next build's reuse. */
+  productLines: Record<string, string>;
+  /** Product bodies taken from the previous snapshot without rendering. */
+  reused: number;
+}
+
+/** What a build may take from the previous snapshot instead of rendering again. */
+export interface PlanReuse {
+  /** Product line digest -> the blob hash it rendered to, recorded by the previous build under the same render key. */
+  rendered: ReadonlyMap<string, string>;
+  /** The previous snapshot's blobs: size and links of each, by hash. */
+  known: ReadonlyMap<string, { entry: BlobEntry }>;
+}
+
+/**
+ * What a product's rendered body depends on besides its own line: the links' bases and the render code, the
+ * latter as the hash of a probe product rendered now (any change to the output for it changes the key).
+ */
+export function renderKey(base: LinkBase): string {
+  const probe: Product = {
+    id: 1, name: "Probe Boot", brand: "Probe", page_path: "/p/1", gender: "girl", categories: ["Boots", "Shoes"],
+    content: { description: "d", fit_notes: "f", material: "m", care_instructions: "c" },
+    images: [{ url: "https://cdn.example/1-91x121.jpg", width: 91, height: 121 }, { url: "https://cdn.example/1-300x400.jpg", width: 300, height: 400 }],
+    skus: [
+      { id: 11, inventory_status: "for sale", msrp_price: "10.00", sale_price: "5.00", shipping_surcharge: "1.00", color: "Navy", color_group: "blue", size: "8", size_group: "Women's Shoes", size_key: "WoSh:8", attributes: [{ name: "Width", value: "Wide" }] },
+      { id: 12, inventory_status: "sold out", msrp_price: "10.00", sale_price: "10.00" },
+    ],
+  };
+  return createHash("sha256").update(JSON.stringify(base)).update("\0").update(renderProduct(probe, base).bytes).digest("hex").slice(0, 32);
 }
 
 export function blobHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex").slice(0, 32);
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** Deduplicating table of rendered bodies. */
 class BlobTable {
   readonly entries: BlobEntry[] = [];
   readonly bodies: Buffer[] = [];
   private readonly byHash = new Map<string, number>();
+
+  /** A blob of the previous snapshot, by hash, without its bytes (the pack writer keeps it where it is). */
+  addKnown(hash: string, known: BlobEntry): number {
+    const existing = this.byHash.get(hash);
+    if (existing !== undefined) return existing;
+    const index = this.entries.length;
+    this.entries.push([hash, known[1], 0, 0, known[4], 0, 0]);
+    this.bodies.push(EMPTY);
+    this.byHash.set(hash, index);
+    return index;
+  }
 
   add(rendered: Rendered): number {
     const hash = blobHash(rendered.bytes);
@@ -50,7 +92,7 @@ function listOrder(active: boolean) {
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Plans every resource of the contract for every instant, from a validated catalog. */
-export function planSnapshot(catalog: Catalog, base: LinkBase): Plan {
+export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse): Plan {
   const blobs = new BlobTable();
   const resources: Record<string, Segment[]> = {};
   const { sales, products } = catalog;
@@ -95,9 +137,17 @@ export function planSnapshot(catalog: Catalog, base: LinkBase): Plan {
   }
   const productBlobs: Record<string, number> = {};
   const searchDocs: SearchDoc[] = [];
+  const productLines: Record<string, string> = {};
+  for (const line of catalog.productLines.values()) productLines[line] = "";
+  let reused = 0;
   for (const [id, productWindows] of windows) {
     const product = products.get(id)!;
-    const blob = blobs.add(renderProduct(product, base));
+    const line = catalog.productLines.get(id);
+    const hash = line === undefined ? undefined : reuse?.rendered.get(line);
+    const known = hash ? reuse?.known.get(hash) : undefined;
+    if (known) reused++;
+    const blob = known ? blobs.addKnown(hash!, known.entry) : blobs.add(renderProduct(product, base));
+    if (line !== undefined) productLines[line] = blobs.entries[blob]![0];
     productBlobs[id] = blob;
     resources[productPath(id)] = mergeWindows(productWindows).map((w): Segment => [w.from, w.to, blob]);
     searchDocs.push(searchDoc(product, productWindows));
@@ -139,7 +189,7 @@ export function planSnapshot(catalog: Catalog, base: LinkBase): Plan {
   );
 
   const routes: Routes = { format: SNAPSHOT_FORMAT, packs: [], blobs: blobs.entries, resources, products: productBlobs, boundaries };
-  return { routes, bodies: blobs.bodies, searchDocs };
+  return { routes, bodies: blobs.bodies, searchDocs, productLines, reused };
 }
 
 /** The categories and the size map (group name -> label -> key) of a set of products. */

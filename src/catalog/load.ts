@@ -30,6 +30,17 @@ export interface Catalog {
   digest: string;
   /** Warnings found (odd but harmless); errors are thrown as a CatalogError. */
   problems: ProblemList;
+  /** Each product's line digest (lineDigest of its NDJSON text): the same text is the same product. */
+  productLines: Map<number, string>;
+}
+
+/**
+ * The digest of a catalog line's text, with the rules it was checked under: a line whose digest a previous build
+ * recorded passed the schema then and would pass it now. Bump CATALOG_RULES_VERSION with any change to the schemas.
+ */
+export const CATALOG_RULES_VERSION = 1;
+export function lineDigest(text: string): string {
+  return createHash("sha1").update(text).digest("base64");
 }
 
 export interface LoadCatalogOptions {
@@ -37,6 +48,11 @@ export interface LoadCatalogOptions {
   now?: number;
   /** The catalog's digest if the caller has already taken it (see digestCatalog). */
   digest?: string;
+  /**
+   * Digests (lineDigest) of product lines a previous build validated under CATALOG_RULES_VERSION: such a line is
+   * taken as parsed, without the schema check (cross-line checks, duplicates and references still run on it).
+   */
+  validLines?: ReadonlySet<string>;
 }
 
 const META_FILE = "catalog.json";
@@ -54,9 +70,12 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
   const productSource = new Map<number, string>();
   const invalidProductIds = new Set<number>();
   const ctx = createCheckContext(problems);
+  const productLines = new Map<number, string>();
+  const validLines = options.validLines;
   for (const file of productFiles) {
-    await readNdjson(dir, file, problems, (value, line) => {
-      const product = parseLine(ProductSchema, value, file, line, problems);
+    await readNdjson(dir, file, problems, (value, line, text) => {
+      const lineHash = lineDigest(text);
+      const product = validLines?.has(lineHash) ? (value as Product) : parseLine(ProductSchema, value, file, line, problems);
       const where = `${file}:${line}`;
       if (!product) {
         const id = (value as { id?: unknown } | null)?.id;
@@ -68,6 +87,7 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
       checkProduct(product, file, line, ctx);
       products.set(product.id, product);
       productSource.set(product.id, where);
+      productLines.set(product.id, lineHash);
     });
   }
 
@@ -91,7 +111,7 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
 
   checkCatalog(sales, products, productSource, problems, options.now ?? Date.now());
   if (problems.errorCount > 0 || !meta) throw new CatalogError(problems);
-  return { meta, sales, products, digest, problems };
+  return { meta, sales, products, digest, problems, productLines };
 }
 
 async function catalogFiles(dir: string): Promise<{ saleFiles: string[]; productFiles: string[] }> {
@@ -145,7 +165,7 @@ async function readNdjson(
   dir: string,
   file: string,
   problems: ProblemList,
-  onValue: (value: unknown, line: number) => void,
+  onValue: (value: unknown, line: number, text: string) => void,
 ): Promise<void> {
   const stream = createReadStream(join(dir, file));
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
@@ -162,7 +182,7 @@ async function readNdjson(
         problems.error(file, line, "", `invalid JSON: ${(err as Error).message}`);
         continue;
       }
-      onValue(value, line);
+      onValue(value, line, trimmed);
     }
   } catch (err) {
     problems.error(file, line, "", `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);

@@ -67,6 +67,38 @@ describe("buildSnapshot", () => {
     }
   });
 
+  it("reusing unchanged products' bodies (and their lines' schema check) gives the snapshot a full build gives", async () => {
+    const { catalogDir, dataDir, build } = await setup();
+    const catalog = standardCatalog();
+    await writeCatalog(catalogDir, catalog);
+    await build();
+    catalog.products[1] = product(2, { name: "Suede Chelsea Boot II", brand: "Calvin Klein", categories: ["Boots"] });
+    await writeCatalog(catalogDir, catalog);
+    await build();
+    const fresh = join(dataDir, "..", "fresh");
+    await buildSnapshot({ catalogDir, dataDir: fresh, baseUrl: "http://api.test", now: () => Date.parse("2026-11-22T13:00:00Z") });
+    const [incremental, full] = [await loadSnapshot(dataDir), await loadSnapshot(fresh)];
+    const bodies = (s: typeof full) => new Map([...s.resources].map(([path, segs]) => [path, segs.map((g) => [g.from, g.to, "sales" in g.body ? g.body.sales.map((b) => b.identity.toString()) : g.body.identity.toString(), "sales" in g.body ? [] : g.body.links])]));
+    expect(bodies(incremental)).toEqual(bodies(full));
+    expect(incremental.products.get(2)!.identity.toString()).toContain("Suede Chelsea Boot II");
+  });
+
+  it("a line taken from the previous build unchecked still meets the cross-line checks, and a changed line the schema", async () => {
+    const { catalogDir, build } = await setup();
+    const catalog = standardCatalog();
+    await writeCatalog(catalogDir, catalog);
+    await build();
+    const file = join(catalogDir, "products.ndjson");
+    const text = await readFile(file, "utf8");
+    await writeFile(file, text + text.split("\n")[0] + "\n"); // product 1 again, byte for byte
+    const duplicate = await build().catch((e: unknown) => e);
+    expect(duplicate).toBeInstanceOf(CatalogError);
+    expect((duplicate as CatalogError).report()).toMatch(/products\.ndjson:7: id: duplicate product id 1 \(first at products\.ndjson:1\)/);
+    await writeFile(file, text.replace('"brand":"Acme Shoes"', '"brand":""'));
+    const invalid = await build().catch((e: unknown) => e);
+    expect((invalid as CatalogError).report()).toMatch(/products\.ndjson:1: brand: must not be blank/);
+  });
+
   it("a catalog with errors leaves the published snapshot untouched", async () => {
     const { catalogDir, dataDir, build } = await setup();
     await writeCatalog(catalogDir, standardCatalog());
