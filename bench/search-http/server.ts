@@ -2,10 +2,9 @@
 // Usage: node --import tsx bench/search-http/server.ts <dataDir> <keysFile> <nowMs> [cpuProfileFile]
 // Prints `READY <port>` once listening. With a profile file, V8's CPU profiler runs from then (requests only,
 // not start-up) until SIGTERM, when the profile is written.
-import { writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
 import { createHandler } from "../../src/serve/handler.ts";
 import { startServer } from "../../src/serve/server.ts";
+import { startCpuProfile } from "../serve/profile.ts";
 
 const [dataDir, keysFile, nowArg, profileFile] = process.argv.slice(2);
 if (!dataDir || !keysFile || !nowArg || !Number.isFinite(Number(nowArg))) {
@@ -17,17 +16,7 @@ const now = Number(nowArg);
 const handler = await createHandler({ dataDir, keysFile, clock: () => now });
 const running = await startServer(handler, "127.0.0.1", 0);
 
-let stopProfile = async (): Promise<void> => {};
-if (profileFile) {
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.start");
-  stopProfile = async () => {
-    const { profile } = await session.post("Profiler.stop");
-    writeFileSync(profileFile, JSON.stringify(profile));
-  };
-}
+const stopProfile = profileFile ? await startCpuProfile(profileFile) : async (): Promise<void> => {};
 
 process.once("SIGTERM", () => {
   const timer = setTimeout(() => process.exit(0), 5000);

@@ -50,7 +50,21 @@ export async function startServerChild(name: string, config: ChildConfig, option
   const configFile = join(options.workDir, `${name}.config.json`);
   await writeFile(configFile, JSON.stringify(config));
   const script = join(options.cwd, "bench", "serve", "server-child.ts");
-  const nodeArgv = [...(options.nodeArgs ?? []), "--import", "tsx", script, configFile];
+  return spawnServer(name, script, [configFile], options);
+}
+
+/**
+ * Runs `node [nodeArgs] --import tsx <script> <args>` (pinned with taskset when a core is given) and resolves once
+ * it prints `READY <port>`; fails with its stderr if it exits or takes longer than `readyTimeoutMs` first.
+ */
+export async function spawnServer(
+  name: string,
+  script: string,
+  scriptArgs: readonly string[],
+  options: { core: number | null; cwd: string; nodeArgs?: string[]; env?: Record<string, string>; readyTimeoutMs?: number; stopTimeoutMs?: number },
+): Promise<ServerChild> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+  const nodeArgv = [...(options.nodeArgs ?? []), "--import", "tsx", script, ...scriptArgs];
   const [cmd, args] = options.core === null ? [process.execPath, nodeArgv] : ["taskset", ["-c", String(options.core), process.execPath, ...nodeArgv]];
   const child = spawn(cmd, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production", ...options.env } });
   let stderr = "";
@@ -63,7 +77,7 @@ export async function startServerChild(name: string, config: ChildConfig, option
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
     let settled = false;
-    const timer = setTimeout(() => fail(`did not start within ${READY_TIMEOUT_MS / 1000} s`), READY_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(`did not start within ${readyTimeoutMs / 1000} s`), readyTimeoutMs);
     const fail = (why: string) => {
       if (settled) return;
       settled = true;
@@ -83,13 +97,13 @@ export async function startServerChild(name: string, config: ChildConfig, option
     child.once("exit", (code, signal) => fail(`exited before it was ready (${signal ?? `code ${code}`})`));
     child.once("error", (err) => fail(`could not be spawned: ${err.message}`));
   });
-  return { name, port, pid: child.pid!, stop: () => stopChild(child, exited) };
+  return { name, port, pid: child.pid!, stop: () => stopChild(child, exited, options.stopTimeoutMs ?? STOP_TIMEOUT_MS) };
 }
 
-async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+async function stopChild(child: ChildProcess, exited: Promise<void>, stopTimeoutMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+  const timer = setTimeout(() => child.kill("SIGKILL"), stopTimeoutMs);
   await exited;
   clearTimeout(timer);
 }

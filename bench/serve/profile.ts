@@ -1,5 +1,7 @@
 // Summarizes a V8 .cpuprofile (from node --cpu-prof): the functions with the most self time.
+import { writeFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
+import { Session } from "node:inspector/promises";
 import { join, relative } from "node:path";
 
 interface ProfileNode {
@@ -59,4 +61,16 @@ export async function summarizeProfiles(dir: string, repoRoot: string, limit = 2
     for (const [name, us] of ours) out.push(`  ${pct(us)}  ${name}`);
   }
   return out.join("\n");
+}
+
+/** Starts V8's CPU profiler in this process; the function returned stops it and writes the profile to `file`. */
+export async function startCpuProfile(file: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(file, JSON.stringify(profile));
+  };
 }

@@ -1,10 +1,10 @@
 // One benchmarked HTTP server, run as its own process: our handler, a bare node:http server, or serve-handler.
 // Usage: node --import tsx bench/serve/server-child.ts <config.json>; prints `READY <port>` when listening.
-import { readFileSync, writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { ChildConfig } from "./child-config.ts";
+import { startCpuProfile } from "./profile.ts";
 
 async function listen(server: Server, host: string, port: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
@@ -82,17 +82,7 @@ async function main(): Promise<void> {
 
   // With BENCH_CPU_PROFILE=<file>, a CPU profile from now (after loading) to SIGTERM: requests only, not start-up.
   const profileFile = process.env.BENCH_CPU_PROFILE;
-  let stopProfile = async () => {};
-  if (profileFile) {
-    const session = new Session();
-    session.connect();
-    await session.post("Profiler.enable");
-    await session.post("Profiler.start");
-    stopProfile = async () => {
-      const { profile } = await session.post("Profiler.stop");
-      writeFileSync(profileFile, JSON.stringify(profile));
-    };
-  }
+  const stopProfile = profileFile ? await startCpuProfile(profileFile) : async () => {};
   process.once("SIGTERM", () => {
     const timer = setTimeout(() => process.exit(0), 5000);
     void stopProfile()
