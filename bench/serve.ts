@@ -1,5 +1,5 @@
 // Serve benchmark: pre-rendered GETs through our handler vs a bare node:http server (same bytes) vs serve-handler (same files).
-// Run: npm run bench -- serve [--duration 10] [--warmup 2] [--connections 64] [--products N] [--seed N] [--profile] [--keep]
+// Run: npm run bench -- serve [--duration 5] [--rounds 3] [--warmup 2] [--connections 64] [--products N] [--seed N] [--profile] [--keep]
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -25,7 +25,8 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 const { values: opts } = parseArgs({
   options: {
-    duration: { type: "string", default: "10" },
+    duration: { type: "string", default: "5" },
+    rounds: { type: "string", default: "3" },
     warmup: { type: "string", default: "2" },
     connections: { type: "string", default: "64" },
     products: { type: "string" },
@@ -35,6 +36,7 @@ const { values: opts } = parseArgs({
   },
 });
 const duration = Number(opts.duration);
+const rounds = Math.max(1, Number(opts.rounds));
 const warmup = Number(opts.warmup);
 const connections = Number(opts.connections);
 
@@ -62,7 +64,7 @@ async function main(): Promise<number> {
     const handlerPort = await freePort(HOST);
     log("writing the catalog and building the snapshot ...");
     // Ten measured runs with their warm-ups, plus start-up and checks.
-    const runSeconds = 10 * (warmup + duration) + 3 * STARTUP_WARMUP_SEC + 30;
+    const runSeconds = (8 * rounds + 2) * (warmup + duration) + 3 * STARTUP_WARMUP_SEC + 30;
     const snap = await prepareSnapshot(workDir, { baseUrl: `http://${HOST}:${handlerPort}`, seed: Number(opts.seed), stableFor: runSeconds, log, ...(opts.products ? { products: Number(opts.products) } : {}) });
     log(`built in ${(snap.buildMs / 1000).toFixed(1)} s; ${snap.catalogNote}`);
 
@@ -148,25 +150,38 @@ async function main(): Promise<number> {
       const url = cases.find((c) => c.urls[mode])?.urls[mode];
       if (url) await runWrk(url, { core: coreOf("wrk"), connections, headers: {}, duration: STARTUP_WARMUP_SEC });
     }
+    // Each case is measured in `rounds` interleaved rounds (handler and bare alternating which goes first), and
+    // each server's figures are those of its median round: on a shared machine the load drifts over minutes,
+    // and back-to-back runs minutes apart disagree by more than the 10% being measured.
     for (const [i, c] of cases.entries()) {
       const res: CaseResult = { label: c.label, bytes: c.expected.body.length, ...(c.note ? { note: c.note } : {}), p99Target: c.p99Target, results: {}, cpuUsPerRequest: {}, coreShare: {} };
-      const order = i % 2 === 0 ? (["handler", "bare", "serve-handler"] as const) : (["bare", "handler", "serve-handler"] as const);
-      for (const mode of order) {
-        const url = c.urls[mode];
-        if (!url) continue;
-        const wrkOpts = { core: coreOf("wrk"), connections, headers: c.headers };
-        await runWrk(url, { ...wrkOpts, duration: warmup });
-        const cpuBefore = cpuSeconds(pids[mode]);
-        const wallBefore = performance.now();
-        const r = await runWrk(url, { ...wrkOpts, duration });
-        const wall = (performance.now() - wallBefore) / 1000;
-        const cpuAfter = cpuSeconds(pids[mode]);
-        res.results[mode] = r;
-        if (cpuBefore !== null && cpuAfter !== null && r.requests > 0) {
-          res.cpuUsPerRequest[mode] = ((cpuAfter - cpuBefore) * 1e6) / r.requests;
-          res.coreShare[mode] = (cpuAfter - cpuBefore) / wall;
+      const runs: Partial<Record<ServerMode, { r: Awaited<ReturnType<typeof runWrk>>; cpu?: number; share?: number }[]>> = {};
+      for (let round = 0; round < rounds; round++) {
+        const order = (i + round) % 2 === 0 ? (["handler", "bare", "serve-handler"] as const) : (["bare", "handler", "serve-handler"] as const);
+        for (const mode of order) {
+          const url = c.urls[mode];
+          if (!url || (mode === "serve-handler" && round > 0)) continue; // serve-handler is 4x off: one round says enough
+          const wrkOpts = { core: coreOf("wrk"), connections, headers: c.headers };
+          await runWrk(url, { ...wrkOpts, duration: warmup });
+          const cpuBefore = cpuSeconds(pids[mode]);
+          const wallBefore = performance.now();
+          const r = await runWrk(url, { ...wrkOpts, duration });
+          const wall = (performance.now() - wallBefore) / 1000;
+          const cpuAfter = cpuSeconds(pids[mode]);
+          const run: { r: typeof r; cpu?: number; share?: number } = { r };
+          if (cpuBefore !== null && cpuAfter !== null && r.requests > 0) {
+            run.cpu = ((cpuAfter - cpuBefore) * 1e6) / r.requests;
+            run.share = (cpuAfter - cpuBefore) / wall;
+          }
+          (runs[mode] ??= []).push(run);
+          log(`${c.label.padEnd(26)} ${mode.padEnd(13)} round ${round + 1}/${rounds}: ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${run.cpu?.toFixed(1) ?? "?"} CPU us/req  ${((run.share ?? 0) * 100).toFixed(0)}% of core`);
         }
-        log(`${c.label.padEnd(26)} ${mode.padEnd(13)} ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${res.cpuUsPerRequest[mode]?.toFixed(1) ?? "?"} CPU us/req  ${((res.coreShare[mode] ?? 0) * 100).toFixed(0)}% of core`);
+      }
+      for (const [mode, list] of Object.entries(runs) as [ServerMode, NonNullable<(typeof runs)[ServerMode]>][]) {
+        const median = [...list].sort((x, y) => x.r.requestsPerSec - y.r.requestsPerSec)[Math.floor((list.length - 1) / 2)]!;
+        res.results[mode] = median.r;
+        if (median.cpu !== undefined) res.cpuUsPerRequest[mode] = median.cpu;
+        if (median.share !== undefined) res.coreShare[mode] = median.share;
       }
       results.push(res);
     }
@@ -184,7 +199,7 @@ async function main(): Promise<number> {
     const cpu = cpus()[0]?.model ?? "unknown CPU";
     const lines = [
       "",
-      `serve benchmark: wrk -t1 -c${connections} -d${duration}s --latency (after a ${warmup} s warm-up; each server warmed up once for ${STARTUP_WARMUP_SEC} s after starting), GET with a valid apikey`,
+      `serve benchmark: wrk -t1 -c${connections} -d${duration}s --latency (after a ${warmup} s warm-up; each server warmed up once for ${STARTUP_WARMUP_SEC} s after starting); handler and bare: the median of ${rounds} interleaved rounds, GET with a valid apikey`,
       `pinning: ${pre.cores ? `servers on core ${pre.cores.server}, wrk on core ${pre.cores.wrk} (taskset)` : "none"}; ${cpus().length} x ${cpu}; node ${process.version}`,
       `load at start: ${load}`,
       `load at end:   ${loadNote()}`,
