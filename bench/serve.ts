@@ -61,7 +61,7 @@ async function main(): Promise<number> {
   const workDir = await mkdtemp(join(tmpdir(), "fsa-bench-serve-"));
   const children: ServerChild[] = [];
   try {
-    const handlerPort = await freePort(HOST);
+    const handlerPort = await freePort();
     log("writing the catalog and building the snapshot ...");
     // Ten measured runs with their warm-ups, plus start-up and checks.
     const runSeconds = (8 * rounds + 2) * (warmup + duration) + 3 * STARTUP_WARMUP_SEC + 30;

@@ -4,7 +4,8 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import type { ColorGroup, Product, Sale, Store } from "../../src/catalog/schema.ts";
+import { searchDoc } from "../../src/build/plan.ts";
+import type { Product, Sale, Store } from "../../src/catalog/schema.ts";
 import type { SearchDoc } from "../../src/search/types.ts";
 
 export interface Corpus {
@@ -38,22 +39,7 @@ export async function readCatalogDocs(dir: string): Promise<SearchDoc[]> {
     const p = JSON.parse(line) as Product;
     const productWindows = windows.get(p.id);
     if (!productWindows) continue;
-    const colorGroups = new Set<ColorGroup>();
-    const sizeKeys = new Set<string>();
-    for (const sku of p.skus) {
-      if (sku.color_group) colorGroups.add(sku.color_group);
-      if (sku.size_key) sizeKeys.add(sku.size_key);
-    }
-    docs.push({
-      id: p.id,
-      name: p.name,
-      description: p.content.description ?? "",
-      brand: p.brand,
-      colorGroups: [...colorGroups],
-      sizeKeys: [...sizeKeys],
-      ...(p.gender ? { gender: p.gender } : {}),
-      windows: productWindows,
-    });
+    docs.push(searchDoc(p, productWindows));
   }
   return docs;
 }

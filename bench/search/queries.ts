@@ -1,18 +1,12 @@
 // The benchmark's query mix, drawn from the corpus itself: broad single words, 1-3 word queries, filters, paging.
+import { createRandom } from "../../src/catalog/sample/random.ts";
 import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
 import { fold, STOP_WORDS } from "../../src/search/tokenize.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
 
-/** mulberry32: a small seeded PRNG, so that every run asks the same queries. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A seeded PRNG (the sample catalog's mulberry32), so that every run asks the same queries. */
+function random(seed: number): () => number {
+  return createRandom(seed).next;
 }
 
 /** The words a shopper would type: folded, split on anything but a-z0-9, no stop words, 3+ characters. */

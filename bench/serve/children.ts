@@ -2,7 +2,6 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import type { ChildConfig } from "./child-config.ts";
 
@@ -19,18 +18,7 @@ export interface ServerChild {
   stop(): Promise<void>;
 }
 
-/** A port that was free a moment ago (asked of the OS by listening on 0). */
-export async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from "../../scripts/lib/server-child.ts";
 
 export interface SpawnOptions {
   /** Core to pin the process to (taskset -c), or null to leave it unpinned. */

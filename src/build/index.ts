@@ -10,6 +10,7 @@ import type { BlobEntry, Manifest, Routes } from "../snapshot/format.ts";
 import { MANIFEST_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest, SnapshotError } from "../snapshot/load.ts";
 import { writePack } from "./pack-writer.ts";
+import type { KnownBlob, KnownBlobs } from "./pack-writer.ts";
 import { acquireBuildLock } from "./lock.ts";
 import { planSnapshot, renderKey } from "./plan.ts";
 import { cleanLeftovers, DEFAULT_KEEP, pruneSnapshots, verifyAndPublish, writeSnapshotFiles } from "./publish.ts";
@@ -165,9 +166,7 @@ async function previousLines(dataDir: string, previous: Previous | null): Promis
     const bytes = await readFile(join(snapshotDir(dataDir, previous.id), LINES_FILE));
     if (sha256(bytes) !== expected) return null;
     const file = JSON.parse(bytes.toString("utf8")) as LinesFile;
-    const products = new Map<string, string>();
-    for (const [line, hash] of Object.entries(file.products)) products.set(line, hash);
-    return { rules: file.rules, render: file.render, products };
+    return { rules: file.rules, render: file.render, products: new Map(Object.entries(file.products)) };
   } catch {
     return null; // unreadable: everything is checked and rendered
   }
@@ -191,8 +190,8 @@ async function loadPrevious(dataDir: string): Promise<Previous | null> {
 }
 
 /** The blobs the previous snapshot holds (from its routes) and where, so that only new ones are written. */
-async function previousBlobs(dataDir: string, previous: Previous | null): Promise<Map<string, { pack: string; packSize: number; entry: BlobEntry }>> {
-  const blobs = new Map<string, { pack: string; packSize: number; entry: BlobEntry }>();
+async function previousBlobs(dataDir: string, previous: Previous | null): Promise<KnownBlobs> {
+  const blobs = new Map<string, KnownBlob>();
   if (!previous) return blobs;
   try {
     const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, previous.id), ROUTES_FILE), "utf8")) as Pick<Routes, "blobs" | "packs">;
@@ -213,7 +212,7 @@ export const MAX_PACKS = 8;
  * Whether to write every blob anew instead of reusing the previous packs: when reusing would spread the snapshot
  * over more than MAX_PACKS packs, or when less than half of the bytes of the packs it would keep are still used.
  */
-function shouldRepack(entries: readonly BlobEntry[], known: ReadonlyMap<string, { pack: string; packSize: number; entry: BlobEntry }>): boolean {
+function shouldRepack(entries: readonly BlobEntry[], known: KnownBlobs): boolean {
   const packSizes = new Map<string, number>();
   let live = 0;
   for (const [hash] of entries) {

@@ -14,8 +14,13 @@ const BATCH_SIZE = 256;
 /** Batches being compressed or waiting to be appended at once: bounds the memory the compressed bytes hold. */
 export const DEFAULT_BATCHES_IN_FLIGHT = 8;
 
-/** Where a body already is: its pack's name and its entry there. */
-export type KnownBlobs = ReadonlyMap<string, { pack: string; packSize: number; entry: BlobEntry }>;
+/** Where a body already is: its pack's name and size, and its entry there. */
+export interface KnownBlob {
+  pack: string;
+  packSize: number;
+  entry: BlobEntry;
+}
+export type KnownBlobs = ReadonlyMap<string, KnownBlob>;
 
 export interface WritePackResult {
   /** The packs the entries now point into (`Routes.packs`). */

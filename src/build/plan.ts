@@ -208,7 +208,8 @@ function facetsOf(list: readonly Product[]) {
   return { categories, sizes };
 }
 
-function searchDoc(product: Product, windows: SearchDoc["windows"]): SearchDoc {
+/** A product as the search index sees it: its text, brand, filter values and the windows it is on sale in. */
+export function searchDoc(product: Product, windows: SearchDoc["windows"]): SearchDoc {
   const colorGroups = new Set<ColorGroup>();
   const sizeKeys = new Set<string>();
   for (const sku of product.skus) {

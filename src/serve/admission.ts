@@ -41,9 +41,9 @@ export function createAdmission(options: AdmissionOptions) {
 
   return (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number, headers: string[]): string => {
     const address = clientAddress(req);
-    const failures = failureBuckets.has(address, authFailureLimit, nowMs);
-    if (failures !== true && query.has("apikey")) {
-      throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(failures.retryAfter) });
+    const wait = failureBuckets.waitFor(address, authFailureLimit, nowMs);
+    if (wait > 0 && query.has("apikey")) {
+      throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) });
     }
     let name: string;
     try {

@@ -5,7 +5,6 @@ import type { LoadedBlob } from "../snapshot/load.ts";
 
 const LIST_OPEN = Buffer.from('{"sales":[');
 const LIST_CLOSE = Buffer.from("]}");
-const COMMA = Buffer.from(",");
 /** Bodies smaller than this are sent uncompressed. */
 const MIN_COMPRESS_SIZE = 256;
 
@@ -33,7 +32,7 @@ export function splice(bytes: Buffer, offsets: readonly number[], insert: Buffer
  * under 4 KB is a slice of a shared 8 KB pool slab: a cache holding the slice keeps the whole chunk alive while
  * counting only the slice, so a "64 MB" cache of small variants held over 600 MB.
  */
-function own(bytes: Buffer): Buffer {
+export function own(bytes: Buffer): Buffer {
   if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
   const copy = Buffer.allocUnsafeSlow(bytes.length);
   bytes.copy(copy);
@@ -69,22 +68,28 @@ function compressInto(blob: { identity: Buffer; gzip: Buffer | null; br: Buffer 
  * variants are computed off the event loop and used from when they are ready (until then identity is sent).
  */
 export function composeList(parts: readonly LoadedBlob[]): LoadedBlob {
-  const chunks: Buffer[] = [LIST_OPEN];
-  const links: number[] = [];
-  let at = LIST_OPEN.length;
-  parts.forEach((part, i) => {
-    if (i > 0) {
-      chunks.push(COMMA);
-      at += 1;
-    }
-    for (const off of part.links) links.push(at + off);
-    chunks.push(part.identity);
-    at += part.identity.length;
-  });
-  chunks.push(LIST_CLOSE);
-  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), identity: Buffer.concat(chunks), gzip: null, br: null, links, etags: null };
+  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), ...joinBodies(LIST_OPEN, parts, LIST_CLOSE), gzip: null, br: null, etags: null };
   compressInto(blob);
   return blob;
+}
+
+/** `open`, the parts' bytes separated by commas, `close`; with the parts' page-link offsets moved to where they land. */
+export function joinBodies(open: Buffer, parts: readonly LoadedBlob[], close: Buffer): { identity: Buffer; links: number[] } {
+  let size = open.length + close.length + Math.max(0, parts.length - 1);
+  for (const part of parts) size += part.identity.length;
+  const identity = Buffer.allocUnsafe(size);
+  const links: number[] = [];
+  identity.set(open, 0);
+  let at = open.length;
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0) identity[at++] = 0x2c; // ,
+    const part = parts[i]!;
+    for (const off of part.links) links.push(at + off);
+    identity.set(part.identity, at); // TypedArray#set: a plain copy, cheaper than Buffer#copy's checks at ~100 parts
+    at += part.identity.length;
+  }
+  identity.set(close, at);
+  return { identity, links };
 }
 
 /** A body made per request, but cached: the identity bytes transformed, with its own ETag. */

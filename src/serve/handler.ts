@@ -24,7 +24,6 @@ export const DEFAULT_VARIANT_CACHE_BYTES = 64 * 1024 * 1024;
 export const HEALTH_PATH = "/healthz";
 const SEARCH_PATH = "/v1/products";
 
-
 export interface RequestLog {
   time: string;
   method: string;

@@ -67,11 +67,11 @@ export class TokenBuckets {
     return this.state(b, limit, ok);
   }
 
-  /** Whether `id` has a token now, without taking one (nor creating a bucket: one never used is full). */
-  has(id: string, limit: Limit, nowMs: number): true | { retryAfter: number } {
-    if (!this.buckets.has(id)) return true;
+  /** Seconds until `id` has a token, 0 if it has one now; takes none (nor makes a bucket: one never used is full). */
+  waitFor(id: string, limit: Limit, nowMs: number): number {
+    if (!this.buckets.has(id)) return 0;
     const b = this.refill(id, limit, nowMs);
-    return b.tokens >= 1 ? true : { retryAfter: this.state(b, limit, false).retryAfter };
+    return b.tokens >= 1 ? 0 : this.state(b, limit, false).retryAfter;
   }
 
   /** Forgets buckets that have refilled completely: they are the same as new ones. */

@@ -6,8 +6,6 @@ import type { LoadedBlob } from "../snapshot/load.ts";
 import { JSON_TYPE } from "./bodies.ts";
 import { negotiateEncoding } from "./encoding.ts";
 
-
-
 /**
  * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].
  * With `gzipOnDemand`, a body without a gzip variant gets one (made by that function) only when it is about to be

@@ -85,39 +85,23 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
   const dir = snapshotDir(dataDir, id);
   const manifest = await loadManifest(dataDir, id);
 
-  const routesBytes = await readOrFail(join(dir, ROUTES_FILE), "routes");
-  checkDigest(routesBytes, manifest.files[ROUTES_FILE], join(dir, ROUTES_FILE));
+  const routesPath = join(dir, ROUTES_FILE);
+  const routesBytes = await readRecorded(dir, manifest, ROUTES_FILE, "routes");
   const parsed = RoutesSchema.safeParse(JSON.parse(routesBytes.toString("utf8")) as unknown);
-  if (!parsed.success) throw new SnapshotError(`${join(dir, ROUTES_FILE)}: invalid routes: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success) throw new SnapshotError(`${routesPath}: invalid routes: ${parsed.error.issues[0]?.message}`);
   const routes: Routes = parsed.data;
-
-  const indexBytes = await readOrFail(join(dir, SEARCH_INDEX_FILE), "search index");
-  checkDigest(indexBytes, manifest.files[SEARCH_INDEX_FILE], join(dir, SEARCH_INDEX_FILE));
-  let search: SearchIndex;
-  try {
-    search = loadSearchIndex(indexBytes);
-  } catch (err) {
-    throw new SnapshotError(`${join(dir, SEARCH_INDEX_FILE)}: ${(err as Error).message}`);
-  }
+  const search = await loadRecordedIndex(dir, manifest);
 
   const previous = options.previous;
   const packs = new Map<string, Buffer>();
-  for (const [name, size] of routes.packs) {
-    let bytes = previous?.packs.get(name);
-    if (!bytes) {
-      const path = join(dataDir, packPath(name));
-      bytes = await readOrFail(path, "pack");
-      if (bytes.length !== size || sha(bytes).slice(0, 32) !== name) throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
-    }
-    packs.set(name, bytes);
-  }
+  for (const [name, size] of routes.packs) packs.set(name, previous?.packs.get(name) ?? (await readPack(dataDir, name, size)));
   const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset]): LoadedBlob => {
     const known = previous?.blobs.get(hash);
     if (known) return known;
     const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
-    if (!pack || offset + size + gzSize + brSize > pack.length) throw new SnapshotError(`${join(dir, ROUTES_FILE)}: blob ${hash} lies outside its pack`);
-    const at = (from: number, n: number) => (n ? pack.subarray(from, from + n) : null);
-    return { hash, identity: pack.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links, etags: null };
+    checkInPack(routesPath, hash, offset + size + gzSize + brSize, pack?.length);
+    const at = (from: number, n: number) => (n ? pack!.subarray(from, from + n) : null);
+    return { hash, identity: pack!.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links, etags: null };
   });
 
   const blobAt = (i: number) => {
@@ -148,33 +132,48 @@ export async function verifySnapshot(dataDir: string, id: string, trusted: Reado
   const dir = snapshotDir(dataDir, id);
   const manifest = await loadManifest(dataDir, id);
   const routesPath = join(dir, ROUTES_FILE);
-  const routesBytes = await readOrFail(routesPath, "routes");
-  checkDigest(routesBytes, manifest.files[ROUTES_FILE], routesPath);
-  const indexPath = join(dir, SEARCH_INDEX_FILE);
-  const indexBytes = await readOrFail(indexPath, "search index");
-  checkDigest(indexBytes, manifest.files[SEARCH_INDEX_FILE], indexPath);
-  try {
-    loadSearchIndex(indexBytes);
-  } catch (err) {
-    throw new SnapshotError(`${indexPath}: ${(err as Error).message}`);
-  }
-  const routes = JSON.parse(routesBytes.toString("utf8")) as Pick<Routes, "packs" | "blobs">;
-  const sizes: number[] = [];
+  const routes = JSON.parse((await readRecorded(dir, manifest, ROUTES_FILE, "routes")).toString("utf8")) as Pick<Routes, "packs" | "blobs">;
+  await loadRecordedIndex(dir, manifest);
   for (const [name, size] of routes.packs) {
     const path = join(dataDir, packPath(name));
-    if (trusted.has(name)) {
+    if (!trusted.has(name)) await readPack(dataDir, name, size);
+    else {
       const actual = await stat(path).then((s) => s.size, () => -1);
       if (actual !== size) throw new SnapshotError(`${path}: ${actual < 0 ? "missing" : `${actual} bytes, expected ${size}`}`);
-    } else {
-      const bytes = await readOrFail(path, "pack");
-      if (bytes.length !== size || sha(bytes).slice(0, 32) !== name) throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
     }
-    sizes.push(size);
   }
-  for (const [hash, size, gzSize, brSize, , packNo, offset] of routes.blobs) {
-    const packSize = sizes[packNo];
-    if (packSize === undefined || offset + size + gzSize + brSize > packSize) throw new SnapshotError(`${routesPath}: blob ${hash} lies outside its pack`);
+  for (const [hash, size, gzSize, brSize, , packNo, offset] of routes.blobs) checkInPack(routesPath, hash, offset + size + gzSize + brSize, routes.packs[packNo]?.[1]);
+}
+
+/** A file of the snapshot, checked against the digest its manifest records. */
+async function readRecorded(dir: string, manifest: Manifest, file: string, what: string): Promise<Buffer> {
+  const path = join(dir, file);
+  const bytes = await readOrFail(path, what);
+  if (sha(bytes) !== manifest.files[file]) throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
+  return bytes;
+}
+
+/** The snapshot's search index, checked against its digest and loaded. */
+async function loadRecordedIndex(dir: string, manifest: Manifest): Promise<SearchIndex> {
+  const bytes = await readRecorded(dir, manifest, SEARCH_INDEX_FILE, "search index");
+  try {
+    return loadSearchIndex(bytes);
+  } catch (err) {
+    throw new SnapshotError(`${join(dir, SEARCH_INDEX_FILE)}: ${(err as Error).message}`);
   }
+}
+
+/** A pack, checked against its name (the start of its sha256) and recorded size. */
+async function readPack(dataDir: string, name: string, size: number): Promise<Buffer> {
+  const path = join(dataDir, packPath(name));
+  const bytes = await readOrFail(path, "pack");
+  if (bytes.length !== size || sha(bytes).slice(0, 32) !== name) throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
+  return bytes;
+}
+
+/** A blob must end within its pack (whose size is undefined when the routes name no such pack). */
+function checkInPack(routesPath: string, hash: string, end: number, packSize: number | undefined): void {
+  if (packSize === undefined || end > packSize) throw new SnapshotError(`${routesPath}: blob ${hash} lies outside its pack`);
 }
 
 async function readOrFail(path: string, what: string): Promise<Buffer> {
@@ -189,6 +188,3 @@ function sha(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-function checkDigest(bytes: Uint8Array, expected: string | undefined, path: string): void {
-  if (expected === undefined || sha(bytes) !== expected) throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
-}

@@ -1,22 +1,14 @@
 // The engine against a brute-force scan of the same docs, on random corpora small enough to scan.
 import { describe, expect, it } from "vitest";
 import { comparePage, createReference } from "../../bench/search/reference.ts";
+import { createRandom } from "../../src/catalog/sample/random.ts";
 import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
 import { buildSearchIndex } from "../../src/search/index-builder.ts";
 import { loadSearchIndex } from "../../src/search/index-format.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
 
-/** mulberry32: a small seeded PRNG, so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (the sample catalog's mulberry32), so that a failure can be replayed. */
+const random = (seed: number): (() => number) => createRandom(seed).next;
 
 // A small, skewed vocabulary: many docs share words, so ties and long posting lists both occur.
 const WORDS = ["dress", "dresses", "black", "red", "boots", "leather", "cotton", "midi", "wrap", "silk", "shirt", "t-shirt", "running", "café", "501", "wool", "jacket", "soft", "the", "and"];

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
+import { createRandom } from "../../src/catalog/sample/random.ts";
 import type { Product, Sale } from "../../src/catalog/schema.ts";
 import { COLOR_GROUPS, GENDERS } from "../../src/catalog/schema.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
@@ -187,16 +188,10 @@ async function expectFinds(query: Query): Promise<number[]> {
   return ids;
 }
 
-/** A deterministic generator (mulberry32) for the sampled queries. */
-function createRandom(seed: number): (n: number) => number {
-  let a = seed >>> 0;
-  return (n) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
+/** A deterministic index in [0, n) for the sampled queries (the sample catalog's mulberry32). */
+function randomIndex(seed: number): (n: number) => number {
+  const rng = createRandom(seed);
+  return (n) => Math.floor(rng.next() * n);
 }
 const words = (text: string) => text.match(/[\p{L}\p{N}]+(?:['-][\p{L}\p{N}]+)*/gu) ?? [];
 
@@ -218,7 +213,7 @@ describe("full text: what is found", () => {
   });
 
   it("a sample of 60 queries of 1-3 words from the catalog's own text: total_found and first page agree with the oracle", async () => {
-    const random = createRandom(7);
+    const random = randomIndex(7);
     for (let i = 0; i < 60; i++) {
       const doc = live[random(live.length)]!;
       const all = words(`${doc.product.name} ${doc.product.content.description ?? ""}`);
@@ -456,7 +451,7 @@ describe("filters", () => {
   });
 
   it("a sample of 40 random filter combinations agrees with the oracle", async () => {
-    const random = createRandom(11);
+    const random = randomIndex(11);
     const sizes = [...new Set(live.flatMap((d) => [...d.sizes]))].sort();
     const pick = <T>(list: readonly T[], n: number) => Array.from({ length: n }, () => list[random(list.length)]!);
     const qs = ["cotton", "leather", "dress", "boot", "black", "set", "soft", "wool blend", "shirt"];

@@ -64,11 +64,11 @@ describe("failed authentication per address", () => {
 describe("token buckets", () => {
   it("checking an address that never failed creates no bucket (a flood of addresses costs no memory)", () => {
     const buckets = new TokenBuckets();
-    for (let i = 0; i < 1000; i++) expect(buckets.has(`10.0.${i >> 8}.${i & 255}`, DEFAULT_AUTH_FAILURE_LIMIT, 0)).toBe(true);
+    for (let i = 0; i < 1000; i++) expect(buckets.waitFor(`10.0.${i >> 8}.${i & 255}`, DEFAULT_AUTH_FAILURE_LIMIT, 0)).toBe(0);
     expect(buckets.size).toBe(0);
     for (let i = 0; i < 10; i++) buckets.take("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 0);
     expect(buckets.size).toBe(1);
-    expect(buckets.has("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 0)).toEqual({ retryAfter: 1 });
-    expect(buckets.has("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 1000)).toBe(true);
+    expect(buckets.waitFor("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 0)).toBe(1);
+    expect(buckets.waitFor("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 1000)).toBe(0);
   });
 });
