@@ -15,7 +15,17 @@ export interface AdmissionOptions {
   trustProxy?: boolean;
 }
 
-/** Returns admit(): the request's key name, or a thrown 401/429; the RateLimit-* headers are pushed onto `headers`. */
+/** A valid key and the rate it may be used at: what authenticating a request's key yields. */
+export interface Credential {
+  name: string;
+  limit: Limit;
+}
+
+/**
+ * Returns admit(): the request's credential, or a thrown 401/429; the RateLimit-* headers are pushed onto `headers`.
+ * Given `known` (this query string's key, authenticated earlier under the same key ring), the key is not looked up
+ * again; the address's failure limit and the key's rate limit apply to every request all the same.
+ */
 export function createAdmission(options: AdmissionOptions) {
   const keyLimit = options.keyLimit ?? DEFAULT_KEY_LIMIT;
   const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
@@ -39,25 +49,32 @@ export function createAdmission(options: AdmissionOptions) {
     return req.socket.remoteAddress ?? "";
   };
 
-  return (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number, headers: string[]): string => {
-    const address = clientAddress(req);
-    const wait = failureBuckets.waitFor(address, authFailureLimit, nowMs);
-    if (wait > 0 && query.has("apikey")) {
-      throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) });
+  return (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number, headers: string[], known?: Credential): Credential => {
+    // An address that has never failed has no bucket: one size check instead of a lookup, on every request.
+    if (failureBuckets.size > 0) {
+      const address = clientAddress(req);
+      const wait = failureBuckets.waitFor(address, authFailureLimit, nowMs);
+      if (wait > 0 && query.has("apikey")) {
+        throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) });
+      }
     }
-    let name: string;
-    try {
-      name = keys.authenticate(query);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(address, authFailureLimit, nowMs);
-      throw err;
+    let credential = known;
+    if (!credential) {
+      let name: string;
+      try {
+        name = keys.authenticate(query);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
+        throw err;
+      }
+      credential = { name, limit: limitOf(keys.record(name)) };
     }
-    const limit = limitOf(keys.record(name));
-    const take = keyBuckets.take(name, limit, nowMs);
+    const { limit } = credential;
+    const take = keyBuckets.take(credential.name, limit, nowMs);
     pushRateLimitHeaders(headers, limit, take);
     if (!take.ok) {
       throw new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) });
     }
-    return name;
+    return credential;
   };
 }

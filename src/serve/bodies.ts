@@ -68,7 +68,9 @@ function compressInto(blob: { identity: Buffer; gzip: Buffer | null; br: Buffer 
  * variants are computed off the event loop and used from when they are ready (until then identity is sent).
  */
 export function composeList(parts: readonly LoadedBlob[]): LoadedBlob {
-  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), ...joinBodies(LIST_OPEN, parts, LIST_CLOSE), gzip: null, br: null, etags: null };
+  const { identity, links } = joinBodies(LIST_OPEN, parts, LIST_CLOSE);
+  // The fields in the order the snapshot loader creates blobs in: one hidden class for every body the responder sees.
+  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), identity, gzip: null, br: null, links, etags: null };
   compressInto(blob);
   return blob;
 }

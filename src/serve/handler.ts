@@ -5,12 +5,13 @@ import { ApiError, notFound, toApiError } from "../errors.ts";
 import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
 import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
-import type { AdmissionOptions } from "./admission.ts";
+import type { AdmissionOptions, Credential } from "./admission.ts";
 import { ByteLru, JSON_TYPE, renderVariant } from "./bodies.ts";
 import type { Variant } from "./bodies.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
+import type { LoadedSegment } from "../snapshot/load.ts";
 import { createResources } from "./resources.ts";
 import { sendJson, sendProblem, sendRepresentation } from "./respond.ts";
 import { GZIP_FROM, searchBody } from "./search.ts";
@@ -65,8 +66,30 @@ export interface Handler {
 interface State {
   snapshot: LoadedSnapshot | null;
   keys: KeyRing;
-  resource: ReturnType<typeof createResources> | null;
+  resources: ReturnType<typeof createResources> | null;
+  /** Request targets already parsed and authenticated under this snapshot and key ring (see `Admitted`). */
+  admitted: Map<string, Admitted>;
 }
+
+/**
+ * What a request target that was answered once comes to, remembered by the exact target: clients poll the same
+ * URLs (a sale list with their key), and a CDN revalidates them, so most requests skip parsing the target, looking
+ * up the key and the path. Only targets with a valid key and valid parameters, on a path that exists, are kept;
+ * the address's failure limit, the key's rate limit and the clock are still applied to every request.
+ */
+interface Admitted {
+  path: string;
+  query: Map<string, string[]>;
+  credential: Credential;
+  affid: string;
+  callback: string;
+  /** The path's states; null for a search. */
+  states: readonly LoadedSegment[] | null;
+}
+
+/** Targets remembered per state (the set is emptied when full), and the longest one remembered. */
+const ADMITTED_MAX = 10_000;
+const ADMITTED_MAX_TARGET = 512;
 
 const ALLOW = "GET, HEAD";
 
@@ -77,7 +100,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   const variants = new ByteLru<Variant>(DEFAULT_VARIANT_CACHE_BYTES);
   const admit = createAdmission(options);
-  const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => ({ snapshot, keys, resource: snapshot ? createResources(snapshot) : null });
+  const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => ({ snapshot, keys, resources: snapshot ? createResources(snapshot) : null, admitted: new Map() });
 
   let initial: LoadedSnapshot | null = null;
   try {
@@ -87,10 +110,16 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
 
-  /** The body for a /v1/ request, when it next changes, and for a search page how to gzip it. */
-  const answer = (s: State, path: string, query: Map<string, string[]>, now: number): { body: LoadedBlob; changesAt: number | null; gzip?: (() => Buffer) | null } => {
-    if (!s.snapshot || !s.resource) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
-    return path === SEARCH_PATH ? searchBody(s.snapshot, query, now) : s.resource(path, now);
+  /** Checks the parameters and resolves the path of an authenticated /v1/ request target, and remembers it. */
+  const remember = (s: State, target: string, path: string, query: Map<string, string[]>, credential: Credential): Admitted => {
+    const { affid, callback } = parseCommon(query);
+    if (!s.snapshot || !s.resources) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
+    const admitted: Admitted = { path, query, credential, affid, callback, states: path === SEARCH_PATH ? null : s.resources.statesOf(path) };
+    if (target.length <= ADMITTED_MAX_TARGET) {
+      if (s.admitted.size >= ADMITTED_MAX) s.admitted.clear();
+      s.admitted.set(target, admitted);
+    }
+    return admitted;
   };
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
@@ -105,43 +134,57 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       if (method !== "GET" && method !== "HEAD") throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
       // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
       if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
-      const target = parseTarget(req.url ?? "/", maxUrlLength);
-      path = target.path;
+      const url = req.url ?? "/";
       const nowMs = clock();
-      if (path === HEALTH_PATH) {
-        result = sendJson(req, res, s.snapshot ? 200 : 503, health(s.snapshot, nowMs));
+      let a = s.admitted.get(url);
+      if (a !== undefined) {
+        path = a.path;
+        admit(s.keys, req, a.query, nowMs, extra, a.credential);
       } else {
-        if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
-        keyName = admit(s.keys, req, target.query, nowMs, extra);
-        const { affid, callback } = parseCommon(target.query);
-        const { body, changesAt, gzip } = answer(s, path, target.query, Math.floor(nowMs / 1000));
-        let rep: LoadedBlob = body;
-        let contentType = JSON_TYPE;
-        // A search page is made per request: it is gzipped only when it is sent to a client that accepts gzip.
-        let gzipOnDemand = gzip ?? null;
-        if (affid || callback) {
-          let v: Variant | undefined;
-          if (path === SEARCH_PATH) {
-            v = renderVariant(body, affid, callback, false); // a search page is seldom asked for twice: not cached
-            const identity = v.identity;
-            gzipOnDemand = identity.length >= GZIP_FROM ? () => zlib.gzipSync(identity, { level: 1 }) : null;
-          } else {
-            const key = `${body.hash}\0${affid}\0${callback}`;
-            v = variants.get(key);
-            if (!v) variants.set(key, (v = renderVariant(body, affid, callback)));
-          }
-          rep = v;
-          contentType = v.contentType;
+        const target = parseTarget(url, maxUrlLength);
+        path = target.path;
+        if (path === HEALTH_PATH) {
+          result = sendJson(req, res, s.snapshot ? 200 : 503, health(s.snapshot, nowMs));
+          return;
         }
-        const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
-        result = sendRepresentation(req, res, rep, contentType, ttl, extra, gzipOnDemand);
+        if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
+        const credential = admit(s.keys, req, target.query, nowMs, extra);
+        keyName = credential.name;
+        a = remember(s, url, path, target.query, credential);
       }
+      keyName = a.credential.name;
+      const { affid, callback } = a;
+      const now = Math.floor(nowMs / 1000);
+      // s.snapshot and s.resources exist: remember() checked (and a state without them remembers nothing).
+      const found: { body: LoadedBlob; changesAt: number | null; gzip?: (() => Buffer) | null } = a.states === null ? searchBody(s.snapshot!, a.query, now) : s.resources!.at(path, a.states, now);
+      const { body, changesAt, gzip } = found;
+      let rep: LoadedBlob = body;
+      let contentType = JSON_TYPE;
+      // A search page is made per request: it is gzipped only when it is sent to a client that accepts gzip.
+      let gzipOnDemand = gzip ?? null;
+      if (affid || callback) {
+        let v: Variant | undefined;
+        if (path === SEARCH_PATH) {
+          v = renderVariant(body, affid, callback, false); // a search page is seldom asked for twice: not cached
+          const identity = v.identity;
+          gzipOnDemand = identity.length >= GZIP_FROM ? () => zlib.gzipSync(identity, { level: 1 }) : null;
+        } else {
+          const key = `${body.hash}\0${affid}\0${callback}`;
+          v = variants.get(key);
+          if (!v) variants.set(key, (v = renderVariant(body, affid, callback)));
+        }
+        rep = v;
+        contentType = v.contentType;
+      }
+      const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
+      result = sendRepresentation(req, res, rep, contentType, ttl, extra, gzipOnDemand);
     } catch (err) {
       result = sendProblem(req, res, toApiError(err), extra);
-    }
-    if (options.log) {
-      const ms = Math.round((performance.now() - started) * 1000) / 1000;
-      options.log({ time: new Date().toISOString(), method: req.method ?? "", path: redactPath(path), status: result[0], bytes: result[1], ms, ...(keyName ? { key: keyName } : {}) });
+    } finally {
+      if (options.log) {
+        const ms = Math.round((performance.now() - started) * 1000) / 1000;
+        options.log({ time: new Date().toISOString(), method: req.method ?? "", path: redactPath(path), status: result![0], bytes: result![1], ms, ...(keyName ? { key: keyName } : {}) });
+      }
     }
   }) as Handler;
 
@@ -153,7 +196,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     const keys = await loadKeyRing(options.keysFile);
     const snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot });
     const snapshotChanged = snapshot.id !== state.snapshot?.id;
-    state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, keys };
+    // New keys (a key may be revoked) or a new snapshot: nothing admitted under the old state is kept.
+    state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, keys, admitted: new Map() };
     return { snapshotChanged };
   };
   return handler;
@@ -162,7 +206,11 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
 /** How many Host field lines a request has (req.headers keeps only the first). */
 function hostLines(raw: readonly string[]): number {
   let n = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === "host") n++;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    // Compared letter by letter (ASCII case folded with | 0x20) rather than lowercased into a new string.
+    if (name.length === 4 && (name.charCodeAt(0) | 0x20) === 0x68 && (name.charCodeAt(1) | 0x20) === 0x6f && (name.charCodeAt(2) | 0x20) === 0x73 && (name.charCodeAt(3) | 0x20) === 0x74) n++;
+  }
   return n;
 }
 

@@ -34,10 +34,15 @@ export function createResources(snapshot: LoadedSnapshot) {
     return blob;
   };
 
-  /** The body of `path` at `now` and the instant it next changes; throws a 404 naming why there is none. */
-  return (path: string, now: number): { body: LoadedBlob; changesAt: number | null } => {
+  /** The states of `path`; throws a 404 naming why there are none. */
+  const statesOf = (path: string): readonly LoadedSegment[] => {
     const segments = snapshot.resources.get(path);
     if (!segments) throw notFound(describeMissing(path));
+    return segments;
+  };
+
+  /** The body of `path` (whose states are `segments`) at `now` and the instant it next changes; a 404 when there is none then. */
+  const at = (path: string, segments: readonly LoadedSegment[], now: number): { body: LoadedBlob; changesAt: number | null } => {
     const i = findSegmentIndex(segments, now);
     if (i < 0) throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
     const segment = segments[i]!;
@@ -48,6 +53,7 @@ export function createResources(snapshot: LoadedSnapshot) {
     if (next && "sales" in next.body && !composed.has(next)) setImmediate(() => compose(next));
     return { body, changesAt: segment.to };
   };
+  return { statesOf, at };
 }
 
 function describeMissing(path: string): string {
