@@ -17,6 +17,7 @@ import { fmtBytes, renderTable, renderVerdicts } from "./serve/report.ts";
 import type { CaseResult } from "./serve/report.ts";
 import { prepareSnapshot } from "./serve/snapshot.ts";
 import { runWrk } from "./serve/wrk.ts";
+import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
 
 const HOST = "127.0.0.1";
 /** Seconds of load each server gets once after starting, before the per-case warm-ups and measurements. */
@@ -71,7 +72,8 @@ async function main(): Promise<number> {
     const coreOf = (who: "server" | "wrk") => (pre.cores ? pre.cores[who] : null);
     const profileDir = join(workDir, "profile");
     if (opts.profile) await mkdir(profileDir);
-    const spawnOpts = { core: coreOf("server"), cwd: repoRoot, workDir };
+    // Every server runs with the node options `npm run serve` gives ours, so that all three run on the same VM settings.
+    const spawnOpts = { core: coreOf("server"), cwd: repoRoot, workDir, nodeArgs: [...SERVER_NODE_FLAGS] };
     log("starting the handler ...");
     const handler = await startServerChild("handler", { mode: "handler", host: HOST, port: handlerPort, dataDir: snap.dataDir, keysFile: snap.keysFile }, { ...spawnOpts, env: opts.profile ? { BENCH_CPU_PROFILE: join(profileDir, "handler.cpuprofile") } : {} });
     children.push(handler);
@@ -200,6 +202,7 @@ async function main(): Promise<number> {
     const lines = [
       "",
       `serve benchmark: wrk -t1 -c${connections} -d${duration}s --latency (after a ${warmup} s warm-up; each server warmed up once for ${STARTUP_WARMUP_SEC} s after starting); handler and bare: the median of ${rounds} interleaved rounds, GET with a valid apikey`,
+      `node options of every server: ${SERVER_NODE_FLAGS.join(" ") || "none"} (as npm run serve runs ours)`,
       `pinning: ${pre.cores ? `servers on core ${pre.cores.server}, wrk on core ${pre.cores.wrk} (taskset)` : "none"}; ${cpus().length} x ${cpu}; node ${process.version}`,
       `load at start: ${load}`,
       `load at end:   ${loadNote()}`,

@@ -1,5 +1,6 @@
 // Starting the benchmarked server (bench/search-http/server.ts) pinned to one core, and stopping it.
 import { join } from "node:path";
+import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
 import { spawnServer } from "../serve/children.ts";
 
 /** How long loading the snapshot and listening may take (100,000 products load in a few seconds). */
@@ -31,5 +32,5 @@ export interface ServerChildOptions {
 export async function startServerChild(options: ServerChildOptions): Promise<ServerChild> {
   const script = join(options.cwd, "bench", "search-http", "server.ts");
   const args = [options.dataDir, options.keysFile, String(options.nowMs), ...(options.profileFile ? [options.profileFile] : [])];
-  return spawnServer("search", script, args, { core: options.core, cwd: options.cwd, readyTimeoutMs: READY_TIMEOUT_MS, stopTimeoutMs: STOP_TIMEOUT_MS });
+  return spawnServer("search", script, args, { core: options.core, cwd: options.cwd, nodeArgs: [...SERVER_NODE_FLAGS], readyTimeoutMs: READY_TIMEOUT_MS, stopTimeoutMs: STOP_TIMEOUT_MS });
 }

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
 
 export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const HOST = "127.0.0.1";
@@ -86,7 +87,7 @@ export interface ServerChild {
 
 /** Starts `src/cli/serve.ts` under node (one process, so `pid` is the server's own) and waits until it listens. */
 export async function startServerChild(options: { dataDir: string; keysFile: string; port: number; env?: Record<string, string> }): Promise<ServerChild> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/serve.ts"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
     cwd: ROOT,
     env: { ...process.env, HOST, PORT: String(options.port), DATA_DIR: options.dataDir, KEYS_FILE: options.keysFile, LOG_REQUESTS: "0", ...options.env },
     stdio: ["ignore", "ignore", "pipe"],

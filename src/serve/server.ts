@@ -34,6 +34,16 @@ export const SERVER_DEFAULTS: Required<ServerOptions> = {
   maxHeaderSize: 16 * 1024,
 };
 
+/**
+ * Node options the server process runs with (`npm start` and `npm run serve` pass them; so does the serve benchmark,
+ * to every server it compares). `--no-memory-reducer`: V8's memory reducer, meant to shrink the heap of an idle
+ * program, ran a full collection about 100 s into serving under load; the maps it freed deoptimized node's http
+ * functions, which, reoptimized on mixed traffic, stayed slower for the rest of the process's life (a brotli sale
+ * list went from 19 to 23 us a request, measured with `npm run bench -- serve`). A server holding a snapshot has a
+ * heap that does not shrink anyway; collections triggered by allocation still run as usual.
+ */
+export const SERVER_NODE_FLAGS: readonly string[] = ["--no-memory-reducer"];
+
 /** Requests answered on a connection, kept on the socket itself (cheaper per request than a WeakMap). */
 const SERVED = Symbol("requestsServed");
 
