@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import zlib from "node:zlib";
 import { ApiError, notFound, toApiError } from "../errors.ts";
-import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
+import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
 import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
 import type { AdmissionOptions, Credential } from "./admission.ts";
@@ -11,7 +11,6 @@ import type { Variant } from "./bodies.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
-import type { LoadedSegment } from "../snapshot/load.ts";
 import { createResources } from "./resources.ts";
 import { sendJson, sendProblem, sendRepresentation } from "./respond.ts";
 import { GZIP_FROM, searchBody } from "./search.ts";
@@ -87,6 +86,9 @@ interface Admitted {
   states: readonly LoadedSegment[] | null;
 }
 
+/** The body for a /v1/ request, the instant it next changes, and for a search page how to gzip it. */
+type Found = { body: LoadedBlob; changesAt: number | null; gzip?: (() => Buffer) | null };
+
 /** Targets remembered per state (the set is emptied when full), and the longest one remembered. */
 const ADMITTED_MAX = 10_000;
 const ADMITTED_MAX_TARGET = 512;
@@ -139,6 +141,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       let a = s.admitted.get(url);
       if (a !== undefined) {
         path = a.path;
+        keyName = a.credential.name;
         admit(s.keys, req, a.query, nowMs, extra, a.credential);
       } else {
         const target = parseTarget(url, maxUrlLength);
@@ -152,12 +155,10 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         keyName = credential.name;
         a = remember(s, url, path, target.query, credential);
       }
-      keyName = a.credential.name;
       const { affid, callback } = a;
       const now = Math.floor(nowMs / 1000);
       // s.snapshot and s.resources exist: remember() checked (and a state without them remembers nothing).
-      const found: { body: LoadedBlob; changesAt: number | null; gzip?: (() => Buffer) | null } = a.states === null ? searchBody(s.snapshot!, a.query, now) : s.resources!.at(path, a.states, now);
-      const { body, changesAt, gzip } = found;
+      const { body, changesAt, gzip }: Found = a.states === null ? searchBody(s.snapshot!, a.query, now) : s.resources!.at(path, a.states, now);
       let rep: LoadedBlob = body;
       let contentType = JSON_TYPE;
       // A search page is made per request: it is gzipped only when it is sent to a client that accepts gzip.

@@ -99,8 +99,8 @@ export async function startServer(handler: Handler, host: string, port: number, 
     res.writeHead(417, { "Content-Length": "0" });
     res.end();
   });
-  // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
   server.on("connection", prepareSocket); // after node's own listener, before the first request is read
+  // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
   server.on("connect", (_req: IncomingMessage, socket: Socket) => {
     const p = renderProblem(new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }));
     const head = Object.entries(p.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
