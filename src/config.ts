@@ -1,7 +1,7 @@
 // One zod schema over environment and flags -> typed Config, parsed once by the CLI.
 import { resolve } from "node:path";
 import { z } from "zod";
-import { DEFAULT_MAX_AGE } from "./serve/handler.ts";
+import { DEFAULT_MAX_AGE } from "./serve/defaults.ts";
 
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = "127.0.0.1";

@@ -1,0 +1,132 @@
+// parseConfig as a table: each row an environment and the exact Config, or the exact error, it gives.
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Config } from "../src/config.ts";
+import { parseConfig } from "../src/config.ts";
+import { DEFAULT_MAX_AGE } from "../src/serve/defaults.ts";
+import { DEFAULT_MAX_AGE as HANDLER_DEFAULT_MAX_AGE } from "../src/serve/handler.ts";
+
+type Env = Record<string, string | undefined>;
+
+/** The Config of an empty environment (paths are resolved against the working directory). */
+const DEFAULTS: Config = {
+  dataDir: resolve("data"),
+  keysFile: resolve("data/keys.json"),
+  port: 8080,
+  host: "127.0.0.1",
+  baseUrl: "http://127.0.0.1:8080",
+  maxAge: 300,
+  logRequests: true,
+  waitForSnapshot: false,
+  trustProxy: false,
+};
+
+describe("parseConfig: valid environments", () => {
+  it.each<[Env, Partial<Config>]>([
+    [{}, {}],
+    [{ UNRELATED: "x", PATH: "/bin" }, {}],
+    // DATA_DIR, and KEYS_FILE's default inside it
+    [{ DATA_DIR: "/srv/fsa" }, { dataDir: "/srv/fsa", keysFile: "/srv/fsa/keys.json" }],
+    [{ DATA_DIR: "rel/dir" }, { dataDir: resolve("rel/dir"), keysFile: resolve("rel/dir/keys.json") }],
+    [{ DATA_DIR: "/srv/fsa/" }, { dataDir: "/srv/fsa", keysFile: "/srv/fsa/keys.json" }],
+    // KEYS_FILE
+    [{ KEYS_FILE: "/etc/fsa/keys.json" }, { keysFile: "/etc/fsa/keys.json" }],
+    [{ KEYS_FILE: "k.json", DATA_DIR: "/srv/fsa" }, { dataDir: "/srv/fsa", keysFile: resolve("k.json") }],
+    // PORT, and the default base URL that follows it
+    [{ PORT: "0" }, { port: 0, baseUrl: "http://127.0.0.1:0" }],
+    [{ PORT: "3000" }, { port: 3000, baseUrl: "http://127.0.0.1:3000" }],
+    [{ PORT: "65535" }, { port: 65535, baseUrl: "http://127.0.0.1:65535" }],
+    // HOST, bracketed in the default base URL when it is an IPv6 address
+    [{ HOST: "0.0.0.0" }, { host: "0.0.0.0", baseUrl: "http://0.0.0.0:8080" }],
+    [{ HOST: "::1" }, { host: "::1", baseUrl: "http://[::1]:8080" }],
+    [{ HOST: "::", PORT: "9000" }, { host: "::", port: 9000, baseUrl: "http://[::]:9000" }],
+    // BASE_URL, trailing slashes removed
+    [{ BASE_URL: "https://api.example.com" }, { baseUrl: "https://api.example.com" }],
+    [{ BASE_URL: "https://api.example.com/" }, { baseUrl: "https://api.example.com" }],
+    [{ BASE_URL: "https://api.example.com///" }, { baseUrl: "https://api.example.com" }],
+    [{ BASE_URL: "http://cdn.example.com/api/" }, { baseUrl: "http://cdn.example.com/api" }],
+    [{ BASE_URL: "https://api.example.com", PORT: "1", HOST: "::1" }, { port: 1, host: "::1", baseUrl: "https://api.example.com" }],
+    // MAX_AGE
+    [{ MAX_AGE: "0" }, { maxAge: 0 }],
+    [{ MAX_AGE: "60" }, { maxAge: 60 }],
+    [{ MAX_AGE: "86400" }, { maxAge: 86_400 }],
+    // the switches
+    [{ LOG_REQUESTS: "0" }, { logRequests: false }],
+    [{ LOG_REQUESTS: "1" }, { logRequests: true }],
+    [{ WAIT_FOR_SNAPSHOT: "1" }, { waitForSnapshot: true }],
+    [{ WAIT_FOR_SNAPSHOT: "0" }, { waitForSnapshot: false }],
+    [{ TRUST_PROXY: "1" }, { trustProxy: true }],
+    [{ TRUST_PROXY: "0" }, { trustProxy: false }],
+    // an empty value is the same as none
+    [{ DATA_DIR: "", KEYS_FILE: "", PORT: "", HOST: "", BASE_URL: "", MAX_AGE: "", LOG_REQUESTS: "", WAIT_FOR_SNAPSHOT: "", TRUST_PROXY: "" }, {}],
+  ])("%j", (env, expected) => {
+    expect(parseConfig(env)).toEqual({ ...DEFAULTS, ...expected });
+  });
+});
+
+describe("parseConfig: invalid values, each with its exact message", () => {
+  it.each<[Env, string]>([
+    [{ PORT: "http" }, "configuration: port: Invalid input: expected number, received NaN"],
+    [{ PORT: "-1" }, "configuration: port: Too small: expected number to be >=0"],
+    [{ PORT: "65536" }, "configuration: port: Too big: expected number to be <=65535"],
+    [{ PORT: "80.5" }, "configuration: port: Invalid input: expected int, received number"],
+    [{ PORT: "Infinity" }, "configuration: port: Invalid input: expected number, received Infinity"],
+    [{ BASE_URL: "api.example.com" }, "configuration: baseUrl: Invalid URL"],
+    [{ BASE_URL: "ftp://api.example.com" }, "configuration: baseUrl: Invalid URL"],
+    [{ BASE_URL: "https://" }, "configuration: baseUrl: Invalid URL"],
+    [{ MAX_AGE: "five" }, "configuration: maxAge: Invalid input: expected number, received NaN"],
+    [{ MAX_AGE: "-1" }, "configuration: maxAge: Too small: expected number to be >=0"],
+    [{ MAX_AGE: "86401" }, "configuration: maxAge: Too big: expected number to be <=86400"],
+    [{ MAX_AGE: "1.5" }, "configuration: maxAge: Invalid input: expected int, received number"],
+    [{ LOG_REQUESTS: "true" }, 'configuration: logRequests: Invalid option: expected one of "0"|"1"'],
+    [{ LOG_REQUESTS: "off" }, 'configuration: logRequests: Invalid option: expected one of "0"|"1"'],
+    [{ WAIT_FOR_SNAPSHOT: "yes" }, 'configuration: waitForSnapshot: Invalid option: expected one of "0"|"1"'],
+    [{ TRUST_PROXY: "2" }, 'configuration: trustProxy: Invalid option: expected one of "0"|"1"'],
+    // every problem at once, one a line, in the schema's order
+    [
+      { TRUST_PROXY: "x", PORT: "x", MAX_AGE: "x" },
+      [
+        "configuration: port: Invalid input: expected number, received NaN",
+        "configuration: maxAge: Invalid input: expected number, received NaN",
+        'configuration: trustProxy: Invalid option: expected one of "0"|"1"',
+      ].join("\n"),
+    ],
+  ])("%j", (env, message) => {
+    expect(() => parseConfig(env)).toThrow(new Error(message));
+  });
+});
+
+describe("parseConfig: overrides from flags", () => {
+  it.each<[Env, Parameters<typeof parseConfig>[1], Partial<Config>]>([
+    [{}, { dataDir: "/srv/flag" }, { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json" }],
+    [{ DATA_DIR: "/srv/env" }, { dataDir: "/srv/flag" }, { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json" }],
+    [{ DATA_DIR: "/srv/env" }, { dataDir: undefined }, { dataDir: "/srv/env", keysFile: "/srv/env/keys.json" }],
+    [{ BASE_URL: "https://env.example.com" }, { baseUrl: "https://flag.example.com/" }, { baseUrl: "https://flag.example.com" }],
+    [{ PORT: "1" }, { port: "2" }, { port: 2, baseUrl: "http://127.0.0.1:2" }],
+  ])("%j with %j", (env, overrides, expected) => {
+    expect(parseConfig(env, overrides)).toEqual({ ...DEFAULTS, ...expected });
+  });
+
+  it("an invalid override is reported like an invalid variable", () => {
+    expect(() => parseConfig({}, { baseUrl: "nope" })).toThrow(new Error("configuration: baseUrl: Invalid URL"));
+  });
+});
+
+describe("config.ts's imports", () => {
+  it("its default max-age is the handler's", () => {
+    expect(DEFAULT_MAX_AGE).toBe(HANDLER_DEFAULT_MAX_AGE);
+    expect(DEFAULTS.maxAge).toBe(DEFAULT_MAX_AGE);
+  });
+
+  it("loads neither the handler nor the search engine (`npm run keys` reads the config)", () => {
+    // A resolve hook prints every module of ours that importing src/config.ts loads.
+    const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/src/")) console.log(r.url); return r; }`;
+    const register = `import { register } from "node:module"; register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hook)}));`;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--import", `data:text/javascript,${encodeURIComponent(register)}`, "-e", "await import('./src/config.ts')"], { encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    const loaded = [...new Set(run.stdout.trim().split("\n").map((url) => url.slice(url.indexOf("/src/") + 1)))].sort();
+    expect(loaded).toEqual(["src/config.ts", "src/serve/defaults.ts"]);
+  });
+});
