@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
+import { createKey } from "../../src/keys/keys-file.ts";
 import { createHandler } from "../../src/serve/handler.ts";
 import { startServer } from "../../src/serve/server.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
@@ -28,6 +29,7 @@ describe("/healthz", () => {
     const root = await tempDir();
     const dataDir = join(root, "data");
     const keysFile = join(root, "keys.json");
+    const key = await createKey(keysFile, "test");
     await expect(createHandler({ dataDir, keysFile })).rejects.toBeInstanceOf(SnapshotError);
     const handler = await createHandler({ dataDir, keysFile, waitForSnapshot: true });
     const server = await startServer(handler, "127.0.0.1", 0);
@@ -36,8 +38,13 @@ describe("/healthz", () => {
       const down = await fetch(`${url}/healthz`);
       expect(down.status).toBe(503);
       expect(((await down.json()) as { status: string }).status).toBe("unavailable");
-      const api = await fetch(`${url}/v1/sales/active.json?apikey=${"A".repeat(32)}`);
-      expect([401, 503]).toContain(api.status);
+      // The key is checked before the snapshot: an unknown key is a 401 with or without one, a known key a 503.
+      const unknown = await fetch(`${url}/v1/sales/active.json?apikey=${"A".repeat(32)}`);
+      expect(unknown.status).toBe(401);
+      const known = await fetch(`${url}/v1/sales/active.json?apikey=${key}`);
+      expect(known.status).toBe(503);
+      expect(known.headers.get("retry-after")).toBe("5");
+      expect(((await known.json()) as { code: string }).code).toBe("service_unavailable");
       await buildSnapshot({ catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()), dataDir, baseUrl: BASE });
       await handler.reload();
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
