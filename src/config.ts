@@ -54,9 +54,9 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     logRequests: env.LOG_REQUESTS,
     waitForSnapshot: env.WAIT_FOR_SNAPSHOT,
     trustProxy: env.TRUST_PROXY,
-    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
+    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => isSet(v))),
   };
-  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== "")));
+  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => isSet(v))));
   if (!parsed.success) {
     throw new Error(parsed.error.issues.map((i) => `configuration: ${i.path.join(".")}: ${i.message}`).join("\n"));
   }
@@ -74,4 +74,12 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     waitForSnapshot: c.waitForSnapshot,
     trustProxy: c.trustProxy,
   };
+}
+
+/**
+ * A value that is absent, empty or only whitespace is unset: its default applies (and an empty flag leaves the
+ * variable in force). Whitespace must not reach the number fields, which would read it as 0 (PORT=" " a random port).
+ */
+function isSet(v: string | undefined): v is string {
+  return v !== undefined && v.trim() !== "";
 }

@@ -60,6 +60,8 @@ describe("parseConfig: valid environments", () => {
     [{ TRUST_PROXY: "0" }, { trustProxy: false }],
     // an empty value is the same as none
     [{ DATA_DIR: "", KEYS_FILE: "", PORT: "", HOST: "", BASE_URL: "", MAX_AGE: "", LOG_REQUESTS: "", WAIT_FOR_SNAPSHOT: "", TRUST_PROXY: "" }, {}],
+    // and so is one of only whitespace (which the number fields would otherwise read as 0)
+    [{ DATA_DIR: " ", KEYS_FILE: "\t", PORT: "  ", HOST: " ", BASE_URL: " ", MAX_AGE: " ", LOG_REQUESTS: " ", WAIT_FOR_SNAPSHOT: "\n", TRUST_PROXY: " " }, {}],
   ])("%j", (env, expected) => {
     expect(parseConfig(env)).toEqual({ ...DEFAULTS, ...expected });
   });
@@ -104,6 +106,9 @@ describe("parseConfig: overrides from flags", () => {
     [{ DATA_DIR: "/srv/env" }, { dataDir: undefined }, { dataDir: "/srv/env", keysFile: "/srv/env/keys.json" }],
     [{ BASE_URL: "https://env.example.com" }, { baseUrl: "https://flag.example.com/" }, { baseUrl: "https://flag.example.com" }],
     [{ PORT: "1" }, { port: "2" }, { port: 2, baseUrl: "http://127.0.0.1:2" }],
+    // an empty flag leaves the variable in force
+    [{ DATA_DIR: "/srv/env" }, { dataDir: "" }, { dataDir: "/srv/env", keysFile: "/srv/env/keys.json" }],
+    [{ BASE_URL: "https://env.example.com" }, { baseUrl: " " }, { baseUrl: "https://env.example.com" }],
   ])("%j with %j", (env, overrides, expected) => {
     expect(parseConfig(env, overrides)).toEqual({ ...DEFAULTS, ...expected });
   });
