@@ -1,12 +1,14 @@
-// Serve benchmark: pre-rendered GETs through our handler vs a bare node:http server (same bytes) vs serve-handler (same files).
-// Run: npm run bench -- serve [--duration 5] [--rounds 3] [--warmup 2] [--connections 64] [--products N] [--seed N] [--profile] [--keep]
+// Serve benchmark: pre-rendered GETs through our handler vs a bare node:http server (same bytes) vs serve-handler (same files),
+// and requests with a new affid each time vs the same resource without (our handler both times).
+// Run: npm run bench -- serve [--duration 5] [--rounds 3] [--warmup 2] [--connections 64] [--products N] [--seed N] [--cases a,b] [--profile] [--keep]
+// --cases: only the cases whose label contains one of the comma-separated words (case-insensitive), e.g. --cases affid.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { BareRoute, ServerMode } from "./serve/child-config.ts";
-import { CheckError, expect, expectBrotliOf, expectOk, expectSameBytes, httpGet, replayableHeaders, waitForBrotli } from "./serve/check.ts";
+import { CheckError, decodeBody, expect, expectBrotliOf, expectOk, expectSameBytes, httpGet, replayableHeaders, waitForBrotli } from "./serve/check.ts";
 import type { RawResponse } from "./serve/check.ts";
 import { freePort, startServerChild } from "./serve/children.ts";
 import { cpuSeconds } from "./serve/cpu.ts";
@@ -17,6 +19,9 @@ import { fmtBytes, renderTable, renderVerdicts } from "./serve/report.ts";
 import type { CaseResult } from "./serve/report.ts";
 import { prepareSnapshot } from "./serve/snapshot.ts";
 import { runWrk } from "./serve/wrk.ts";
+import { AFFID_LABELS, prepareAffidCases } from "./serve/affid.ts";
+import { affidRunSeconds, measureAffid } from "./serve/affid-measure.ts";
+import { renderAffidTable, renderAffidVerdicts } from "./serve/affid-report.ts";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
 
 const HOST = "127.0.0.1";
@@ -34,12 +39,19 @@ const { values: opts } = parseArgs({
     seed: { type: "string", default: "1" },
     profile: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    cases: { type: "string", default: "" },
   },
 });
 const duration = Number(opts.duration);
 const rounds = Math.max(1, Number(opts.rounds));
 const warmup = Number(opts.warmup);
 const connections = Number(opts.connections);
+const caseFilters = opts.cases.split(",").map((f) => f.trim().toLowerCase()).filter(Boolean);
+/** Whether --cases selects the case with this label (every case without --cases). */
+const wanted = (label: string) => caseFilters.length === 0 || caseFilters.some((f) => label.toLowerCase().includes(f));
+
+/** The cases measured against bare and serve-handler. */
+const LABELS = { productId: "product detail, identity", productBr: "product detail, br", listId: "sale list, identity", listBr: "sale list, br" } as const;
 
 /** One benchmarked request: a resource in one encoding, and the URL of each server that serves it. */
 interface BenchCase {
@@ -57,6 +69,9 @@ interface BenchCase {
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
 async function main(): Promise<number> {
+  const allLabels = [...Object.values(LABELS), ...AFFID_LABELS];
+  const selected = { plain: Object.values(LABELS).filter(wanted).length, affid: AFFID_LABELS.filter(wanted).length };
+  if (selected.plain + selected.affid === 0) throw new Error(`--cases ${opts.cases} selects no case; the cases are: ${allLabels.join("; ")}`);
   const pre = preflight(repoRoot);
   const load = loadNote();
   const workDir = await mkdtemp(join(tmpdir(), "fsa-bench-serve-"));
@@ -64,8 +79,9 @@ async function main(): Promise<number> {
   try {
     const handlerPort = await freePort();
     log("writing the catalog and building the snapshot ...");
-    // Ten measured runs with their warm-ups, plus start-up and checks.
-    const runSeconds = (8 * rounds + 2) * (warmup + duration) + 3 * STARTUP_WARMUP_SEC + 30;
+    // Two servers' measured runs with their warm-ups per case and round (serve-handler once in two cases), start-up
+    // and checks, and the affid cases.
+    const runSeconds = (2 * selected.plain * rounds + Math.min(selected.plain, 2)) * (warmup + duration) + 3 * STARTUP_WARMUP_SEC + 30 + affidRunSeconds(selected.affid, rounds, warmup, duration);
     const snap = await prepareSnapshot(workDir, { baseUrl: `http://${HOST}:${handlerPort}`, seed: Number(opts.seed), stableFor: runSeconds, log, ...(opts.products ? { products: Number(opts.products) } : {}) });
     log(`built in ${(snap.buildMs / 1000).toFixed(1)} s; ${snap.catalogNote}`);
 
@@ -120,16 +136,17 @@ async function main(): Promise<number> {
 
     const blobUrl = (file: string) => `http://${HOST}:${sh.port}/${file.slice(snap.product.staticDir.length + 1)}${q}`;
     const bareUrl = (path: string) => `http://${HOST}:${bare.port}${path}${q}`;
-    const cases: BenchCase[] = [
-      { label: "product detail, identity", encoding: "identity", headers: {}, expected: prodId, p99Target: true, urls: { handler: hurl(snap.product.path + q), bare: bareUrl(snap.product.path), "serve-handler": blobUrl(snap.product.file) } },
+    const allCases: BenchCase[] = [
+      { label: LABELS.productId, encoding: "identity", headers: {}, expected: prodId, p99Target: true, urls: { handler: hurl(snap.product.path + q), bare: bareUrl(snap.product.path), "serve-handler": blobUrl(snap.product.file) } },
       {
-        label: "product detail, br", encoding: "br", headers: BR, expected: prodBr, p99Target: true,
+        label: LABELS.productBr, encoding: "br", headers: BR, expected: prodBr, p99Target: true,
         urls: { handler: hurl(snap.product.path + q), bare: bareUrl(snap.product.path), ...(snap.product.brFile ? { "serve-handler": blobUrl(snap.product.brFile) } : {}) },
         note: "serve-handler does not negotiate encodings: it is asked for the blob's .json.br file (the same brotli bytes, without Content-Encoding)",
       },
-      { label: "sale list, identity", encoding: "identity", headers: {}, expected: listId, p99Target: false, urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) }, note: `${snap.list.sales} active sales, all stores; composed in memory by the handler (no file on disk), so handler vs bare only` },
-      { label: "sale list, br", encoding: "br", headers: BR, expected: listBr, p99Target: false, urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) }, note: "handler vs bare only, as above" },
+      { label: LABELS.listId, encoding: "identity", headers: {}, expected: listId, p99Target: false, urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) }, note: `${snap.list.sales} active sales, all stores; composed in memory by the handler (no file on disk), so handler vs bare only` },
+      { label: LABELS.listBr, encoding: "br", headers: BR, expected: listBr, p99Target: false, urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) }, note: "handler vs bare only, as above" },
     ];
+    const cases = allCases.filter((c) => wanted(c.label));
     for (const c of cases) {
       for (const mode of ["bare", "serve-handler"] as const) {
         const url = c.urls[mode];
@@ -141,6 +158,9 @@ async function main(): Promise<number> {
       }
     }
     log("checked: handler bodies match the snapshot's blobs (401 without a key), brotli decodes to identity, bare and serve-handler send byte-identical bodies");
+    const affidCases = await prepareAffidCases({ "sale list": snap.list.path, product: snap.product.path }, snap.key, (t, h) => httpGet(hurl(t), h), wanted);
+    for (const c of affidCases) log(`checked ${c.label}: ${c.checkNote}${c.problems.length ? `; PROBLEM: ${c.problems.join("; ")}` : ""}`);
+    if (affidCases.length) log("checked: with a new affid, 200s whose bodies (decoded per Content-Encoding) are the plain body's JSON with &affid=<value> in every page link and nothing else changed");
 
     // --- measurement: per case, the servers back to back, each warmed up first; the order of handler and
     // bare alternates from case to case, so that load drifting up or down does not always favour the same one ---
@@ -149,7 +169,7 @@ async function main(): Promise<number> {
     // Start-up warm-up: a freshly started process spends its first seconds compiling hot code and collecting what
     // loading left behind, on the same pinned core; every server gets this once, before its first measured case.
     for (const mode of ["handler", "bare", "serve-handler"] as const) {
-      const url = cases.find((c) => c.urls[mode])?.urls[mode];
+      const url = cases.find((c) => c.urls[mode])?.urls[mode] ?? (mode === "handler" && affidCases.length ? hurl(snap.product.path + q) : undefined);
       if (url) await runWrk(url, { core: coreOf("wrk"), connections, headers: {}, duration: STARTUP_WARMUP_SEC });
     }
     // Each case is measured in `rounds` interleaved rounds (handler and bare alternating which goes first), and
@@ -188,11 +208,20 @@ async function main(): Promise<number> {
       results.push(res);
     }
 
+    const affidResults = await measureAffid(affidCases, { pid: handler.pid, base: hurl(""), key: snap.key, core: coreOf("wrk"), connections, duration, warmup, rounds, dir: workDir, log });
+
     // The handler picks bodies by the clock: make sure no sale began or ended while we measured.
     for (const c of cases) {
       const again = await httpGet(c.urls.handler!, c.headers);
       if (!again.body.equals(c.expected.body)) {
         const r = results.find((x) => x.label === c.label)!;
+        r.note = `${r.note ? r.note + "; " : ""}WARNING: the handler's body changed during the run (a sale boundary passed): rerun`;
+      }
+    }
+    for (const c of affidCases) {
+      const again = decodeBody(await httpGet(hurl(`${c.path}${q}`), c.headers), `${c.label}: plain, after the run`).identity;
+      if (!again.equals(c.plainIdentity)) {
+        const r = affidResults.find((x) => x.label === c.label)!;
         r.note = `${r.note ? r.note + "; " : ""}WARNING: the handler's body changed during the run (a sale boundary passed): rerun`;
       }
     }
@@ -211,12 +240,14 @@ async function main(): Promise<number> {
       `servers: handler = createHandler + startServer (src/serve); bare = node:http writing the handler's bytes and headers from memory (a Map lookup on the URL, no auth); serve-handler ${await serveHandlerVersion()} on the product's body written out as <hash>.json and <hash>.json.br (the snapshot keeps bodies in packs)`,
       ...pre.notes.map((n) => `note: ${n}`),
       ...(opts.profile ? ["note: --profile: the handler ran under the sampling profiler, which slows it; judge the targets from a run without it"] : []),
-      "",
-      renderTable(results),
-      "",
     ];
-    const verdicts = renderVerdicts(results, connections);
-    lines.push(...verdicts.map((v) => v.line));
+    const verdicts = results.length ? renderVerdicts(results, connections) : [];
+    if (results.length) lines.push("", renderTable(results), "", ...verdicts.map((v) => v.line));
+    if (affidResults.length) {
+      const affidVerdicts = renderAffidVerdicts(affidResults);
+      lines.push("", renderAffidTable(affidResults), "", ...affidVerdicts.map((v) => v.line));
+      verdicts.push(...affidVerdicts);
+    }
     process.stdout.write(lines.join("\n") + "\n");
     if (opts.profile) process.stdout.write("\nhandler CPU profile (from listening to exit: checks, warm-ups and measurements):\n" + (await summarizeProfiles(profileDir, repoRoot)) + "\n");
     return verdicts.every((v) => v.pass) ? 0 : 2;

@@ -1,6 +1,6 @@
 // Fetching raw responses (no automatic decompression) and checking the benchmarked bodies before anything is measured.
 import { request } from "node:http";
-import { brotliDecompressSync } from "node:zlib";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 
 export interface RawResponse {
   status: number;
@@ -89,5 +89,16 @@ export async function waitForBrotli(get: () => Promise<RawResponse>, who: string
     if (res.status === 200 && res.header("content-encoding") === "br") return res;
     if (Date.now() > deadline) throw new CheckError(`${who}: still no brotli body after ${timeoutMs / 1000} s (status ${res.status}, Content-Encoding ${res.header("content-encoding") ?? "none"})`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The body as sent, decoded by its Content-Encoding (br, gzip or none), with the encoding it came in. */
+export function decodeBody(res: RawResponse, who: string): { encoding: "br" | "gzip" | "identity"; identity: Buffer } {
+  const ce = res.header("content-encoding") ?? "identity";
+  if (ce !== "br" && ce !== "gzip" && ce !== "identity") throw new CheckError(`${who}: unexpected Content-Encoding ${ce}`);
+  try {
+    return { encoding: ce, identity: ce === "br" ? brotliDecompressSync(res.body) : ce === "gzip" ? gunzipSync(res.body) : res.body };
+  } catch (err) {
+    throw new CheckError(`${who}: ${ce} body does not decode: ${(err as Error).message}`);
   }
 }

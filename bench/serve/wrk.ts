@@ -11,6 +11,8 @@ export interface WrkOptions {
   /** Seconds. */
   duration: number;
   headers: Record<string, string>;
+  /** A Lua script for wrk (`-s`), e.g. one that makes every request target distinct; none by default. */
+  script?: string;
 }
 
 export interface WrkResult {
@@ -68,6 +70,7 @@ export function parseWrk(raw: string): WrkResult {
 export async function runWrk(url: string, options: WrkOptions): Promise<WrkResult> {
   const args = ["-t1", `-c${options.connections}`, `-d${options.duration}s`, "--latency"];
   for (const [name, value] of Object.entries(options.headers)) args.push("-H", `${name}: ${value}`);
+  if (options.script !== undefined) args.push("-s", options.script);
   args.push(url);
   const [cmd, argv] = options.core === null ? ["wrk", args] : ["taskset", ["-c", String(options.core), "wrk", ...args]];
   const { stdout } = await run(cmd, argv, { maxBuffer: 1 << 20, timeout: (options.duration + 30) * 1000 });
