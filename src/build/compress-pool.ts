@@ -20,68 +20,95 @@ const { parentPort } = require("node:worker_threads");
 const zlib = require("node:zlib");
 const MIN = ${MIN_COMPRESS_SIZE};
 const quality = ${brotliQuality.toString()};
-// gzip in the spliceable layout of src/snapshot/gzip-members.ts (a test checks the two agree).
+// gzip in the spliceable layout of src/snapshot/gzip-members.ts, split at the page links (a test checks the two agree).
 const HEADER = Buffer.from(${JSON.stringify([...SPLICEABLE_HEADER])});
 const FINAL = Buffer.from(${JSON.stringify([...FINAL_EMPTY_BLOCK])});
-function gzipSpliceable(body) {
-  const raw = zlib.deflateRawSync(body, { level: 9, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+const FLUSHED = { level: 9, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+// Returns the member; pushes the compressed size of every piece but the last onto pieces.
+function gzipSplit(body, cuts, pieces) {
+  const raw = [HEADER];
+  let at = 0;
+  for (const cut of cuts) {
+    const piece = zlib.deflateRawSync(body.subarray(at, cut), FLUSHED);
+    raw.push(piece);
+    pieces.push(piece.length);
+    at = cut;
+  }
+  raw.push(zlib.deflateRawSync(body.subarray(at), FLUSHED), FINAL);
   const trailer = Buffer.allocUnsafe(8);
   trailer.writeUInt32LE(zlib.crc32(body) >>> 0, 0);
   trailer.writeUInt32LE(body.length >>> 0, 4);
-  return Buffer.concat([HEADER, raw, FINAL, trailer]);
+  raw.push(trailer);
+  return Buffer.concat(raw);
 }
-parentPort.on("message", ({ id, data, sizes }) => {
+parentPort.on("message", ({ id, data, sizes, links, linkCounts }) => {
   const input = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const parts = [];
   const gz = new Int32Array(sizes.length);
   const br = new Int32Array(sizes.length);
+  const pieces = [];
   let at = 0;
+  let link = 0;
   for (let i = 0; i < sizes.length; i++) {
     const body = input.subarray(at, at + sizes[i]);
+    const cuts = links.subarray(link, link + linkCounts[i]);
     at += sizes[i];
+    link += linkCounts[i];
     if (body.length < MIN) continue;
-    const g = gzipSpliceable(body);
+    const own = [];
+    const g = gzipSplit(body, cuts, own);
     const b = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality(body.length), [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
     // A variant is kept only where it saves at least a tenth.
-    if (g.length < body.length * 0.9) { parts.push(g); gz[i] = g.length; }
+    if (g.length < body.length * 0.9) { parts.push(g); gz[i] = g.length; pieces.push(...own); }
     if (b.length < body.length * 0.9) { parts.push(b); br[i] = b.length; }
   }
   const out = Buffer.concat(parts);
   const copy = new Uint8Array(out.length);
   copy.set(out);
-  parentPort.postMessage({ id, out: copy, gz, br }, [copy.buffer, gz.buffer, br.buffer]);
+  const pieceSizes = Int32Array.from(pieces);
+  parentPort.postMessage({ id, out: copy, gz, br, pieces: pieceSizes }, [copy.buffer, gz.buffer, br.buffer, pieceSizes.buffer]);
 });
 `;
 
 export interface Compressed {
   gzip: Buffer | null;
+  /** The compressed size of each gzip piece but the last (the pieces are split at the body's page links). */
+  gzipPieces: number[];
   br: Buffer | null;
+}
+
+/** A body to compress, and its page-link offsets (where its gzip is split). */
+export interface ToCompress {
+  bytes: Buffer;
+  links: readonly number[];
 }
 
 export interface CompressPool {
   /** Compresses a batch of bodies; the result is in the same order. */
-  compress(bodies: readonly Buffer[]): Promise<Compressed[]>;
+  compress(bodies: readonly ToCompress[]): Promise<Compressed[]>;
   close(): Promise<void>;
 }
 
 /** Starts `size` workers (default: one per core). */
 export function createCompressPool(size = Math.max(1, availableParallelism())): CompressPool {
   const workers = Array.from({ length: size }, () => new Worker(WORKER_SOURCE, { eval: true }));
-  const pending = new Map<number, { resolve: (r: Compressed[]) => void; reject: (e: unknown) => void; count: number }>();
+  const pending = new Map<number, { resolve: (r: Compressed[]) => void; reject: (e: unknown) => void; links: Int32Array }>();
   const idle: Worker[] = [...workers];
   const queue: (() => void)[] = [];
   let nextId = 0;
   for (const w of workers) {
-    w.on("message", ({ id, out, gz, br }: { id: number; out: Uint8Array; gz: Int32Array; br: Int32Array }) => {
+    w.on("message", ({ id, out, gz, br, pieces }: { id: number; out: Uint8Array; gz: Int32Array; br: Int32Array; pieces: Int32Array }) => {
       const job = pending.get(id)!;
       pending.delete(id);
       const buf = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       const result: Compressed[] = [];
       let at = 0;
-      for (let i = 0; i < job.count; i++) {
+      let piece = 0;
+      for (let i = 0; i < job.links.length; i++) {
         const g = gz[i]! ? buf.subarray(at, (at += gz[i]!)) : null;
         const b = br[i]! ? buf.subarray(at, (at += br[i]!)) : null;
-        result.push({ gzip: g, br: b });
+        const count = g ? job.links[i]! : 0;
+        result.push({ gzip: g, gzipPieces: Array.from(pieces.subarray(piece, (piece += count))), br: b });
       }
       job.resolve(result);
       idle.push(w);
@@ -101,11 +128,13 @@ export function createCompressPool(size = Math.max(1, availableParallelism())): 
     async compress(bodies) {
       const worker = await acquire();
       const id = nextId++;
-      const data = Buffer.concat(bodies as Buffer[]);
-      const sizes = Int32Array.from(bodies, (b) => b.length);
+      const data = Buffer.concat(bodies.map((b) => b.bytes));
+      const sizes = Int32Array.from(bodies, (b) => b.bytes.length);
+      const links = Int32Array.from(bodies.flatMap((b) => b.links));
+      const linkCounts = Int32Array.from(bodies, (b) => b.links.length);
       return new Promise<Compressed[]>((resolve, reject) => {
-        pending.set(id, { resolve, reject, count: bodies.length });
-        worker.postMessage({ id, data, sizes }, [sizes.buffer]);
+        pending.set(id, { resolve, reject, links: linkCounts.slice() });
+        worker.postMessage({ id, data, sizes, links, linkCounts }, [sizes.buffer, links.buffer, linkCounts.buffer]);
       });
     },
     async close() {

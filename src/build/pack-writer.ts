@@ -62,6 +62,7 @@ export async function writePack(
       entry[3] = old.entry[3];
       entry[5] = indexOf(old.pack, old.packSize);
       entry[6] = old.entry[6];
+      entry[7] = old.entry[7];
     } else fresh.push(i);
   }
   if (fresh.length === 0) return { packs, blobs: 0, files: 0, bytes: 0 };
@@ -89,14 +90,15 @@ export async function writePack(
     await Promise.all(
       batches.map((batch) =>
         limit(async () => {
-          const compressed = await pool.compress(batch.map((i) => bodies[i]!));
+          const compressed = await pool.compress(batch.map((i) => ({ bytes: bodies[i]!, links: entries[i]![4] })));
           writing = writing.then(async () => {
             for (let k = 0; k < batch.length; k++) {
               const entry = entries[batch[k]!]!;
-              const { gzip, br } = compressed[k]!;
+              const { gzip, gzipPieces, br } = compressed[k]!;
               entry[6] = offset;
               entry[2] = gzip?.length ?? 0;
               entry[3] = br?.length ?? 0;
+              entry[7] = gzipPieces;
               await append(bodies[batch[k]!]!);
               if (gzip) await append(gzip);
               if (br) await append(br);

@@ -65,7 +65,7 @@ class BlobTable {
     const existing = this.byHash.get(hash);
     if (existing !== undefined) return existing;
     const index = this.entries.length;
-    this.entries.push([hash, known[1], 0, 0, known[4], 0, 0]);
+    this.entries.push([hash, known[1], 0, 0, known[4], 0, 0, []]);
     this.bodies.push(EMPTY);
     this.byHash.set(hash, index);
     return index;
@@ -76,7 +76,7 @@ class BlobTable {
     const existing = this.byHash.get(hash);
     if (existing !== undefined) return existing;
     const index = this.entries.length;
-    this.entries.push([hash, rendered.bytes.length, 0, 0, rendered.links, 0, 0]);
+    this.entries.push([hash, rendered.bytes.length, 0, 0, rendered.links, 0, 0, []]);
     this.bodies.push(rendered.bytes);
     this.byHash.set(hash, index);
     return index;

@@ -1,26 +1,22 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import zlib from "node:zlib";
 import { ApiError, notFound, toApiError } from "../errors.ts";
 import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
 import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
 import type { AdmissionOptions, Credential } from "./admission.ts";
-import { ByteLru, JSON_TYPE, renderVariant } from "./bodies.ts";
-import type { Variant } from "./bodies.ts";
+import { createCompressor, createVariants, DEFAULT_VARIANT_CACHE_BYTES, JSON_TYPE } from "./bodies.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { createResources } from "./resources.ts";
 import { sendJson, sendProblem, sendRepresentation } from "./respond.ts";
-import { GZIP_FROM, searchBody } from "./search.ts";
+import { searchBody } from "./search.ts";
 
 export { findSegment } from "./resources.ts";
 
 /** Freshness of a response that does not change sooner, in seconds (product data may be this stale). */
 export const DEFAULT_MAX_AGE = 300;
-/** Memory for cached affid/JSONP variants. */
-export const DEFAULT_VARIANT_CACHE_BYTES = 64 * 1024 * 1024;
 export const HEALTH_PATH = "/healthz";
 const SEARCH_PATH = "/v1/products";
 
@@ -47,6 +43,10 @@ export interface HandlerOptions extends AdmissionOptions {
   maxAge?: number;
   /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
   maxUrlLength?: number;
+  /** Memory for cached affid/JSONP variants, bytes. Default DEFAULT_VARIANT_CACHE_BYTES (32 MB). */
+  variantCacheBytes?: number;
+  /** Bodies compressed with brotli in the background at once (sale lists, popular variants). Default DEFAULT_COMPRESS_SLOTS (2). */
+  compressSlots?: number;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
   /** Start without a published snapshot, answering 503 until one is loaded by `reload()`. Default false: fail at start-up. */
@@ -59,6 +59,18 @@ export interface Handler {
   snapshot(): LoadedSnapshot;
   /** Loads the published snapshot and the keys file again and swaps to them at once. */
   reload(): Promise<{ snapshotChanged: boolean }>;
+  /** The size of every structure that grows with traffic (each has a fixed bound). */
+  stats(): HandlerStats;
+}
+
+export interface HandlerStats {
+  /** Bytes and entries in the affid/JSONP variant cache (at most `variantCacheBytes`). */
+  variantBytes: number;
+  variants: number;
+  /** Request targets remembered (at most ADMITTED_MAX). */
+  admittedTargets: number;
+  /** Bodies being compressed in the background (at most `compressSlots`). */
+  compressing: number;
 }
 
 /** Everything one request reads, swapped as one object so a request never sees two snapshots. */
@@ -100,9 +112,10 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const clock = options.clock ?? Date.now;
   const maxAge = options.maxAge ?? DEFAULT_MAX_AGE;
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
-  const variants = new ByteLru<Variant>(DEFAULT_VARIANT_CACHE_BYTES);
+  const compressor = createCompressor(options.compressSlots);
+  const variants = createVariants(compressor, options.variantCacheBytes ?? DEFAULT_VARIANT_CACHE_BYTES);
   const admit = createAdmission(options);
-  const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => ({ snapshot, keys, resources: snapshot ? createResources(snapshot) : null, admitted: new Map() });
+  const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => ({ snapshot, keys, resources: snapshot ? createResources(snapshot, compressor) : null, admitted: new Map() });
 
   let initial: LoadedSnapshot | null = null;
   try {
@@ -164,18 +177,11 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       // A search page is made per request: it is gzipped only when it is sent to a client that accepts gzip.
       let gzipOnDemand = gzip ?? null;
       if (affid || callback) {
-        let v: Variant | undefined;
-        if (path === SEARCH_PATH) {
-          v = renderVariant(body, affid, callback, false); // a search page is seldom asked for twice: not cached
-          const identity = v.identity;
-          gzipOnDemand = identity.length >= GZIP_FROM ? () => zlib.gzipSync(identity, { level: 1 }) : null;
-        } else {
-          const key = `${body.hash}\0${affid}\0${callback}`;
-          v = variants.get(key);
-          if (!v) variants.set(key, (v = renderVariant(body, affid, callback)));
-        }
+        // A search page is made per request: its variants are not cached.
+        const v = variants.of(body, affid, callback, a.states !== null);
         rep = v;
         contentType = v.contentType;
+        gzipOnDemand = v.gzipOnDemand;
       }
       const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
       result = sendRepresentation(req, res, rep, contentType, ttl, extra, gzipOnDemand);
@@ -193,6 +199,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     if (!state.snapshot) throw new SnapshotError("no snapshot is loaded");
     return state.snapshot;
   };
+  handler.stats = () => ({ variantBytes: variants.cache.bytes, variants: variants.cache.size, admittedTargets: state.admitted.size, compressing: compressor.busy });
   handler.reload = async () => {
     const keys = await loadKeyRing(options.keysFile);
     const snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot });

@@ -3,6 +3,7 @@ import { STORES } from "../catalog/schema.ts";
 import { notFound } from "../errors.ts";
 import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
 import { composeList } from "./bodies.ts";
+import type { Compressor } from "./bodies.ts";
 
 /** Finds the segment in force at `t` (epoch seconds): segments are ascending and disjoint. */
 export function findSegment(segments: readonly LoadedSegment[], t: number): LoadedSegment | null {
@@ -24,13 +25,15 @@ function findSegmentIndex(segments: readonly LoadedSegment[], t: number): number
   return -1;
 }
 
-/** The resources of one snapshot, with the sale lists composed so far. */
-export function createResources(snapshot: LoadedSnapshot) {
+/** The resources of one snapshot, with the sale lists composed so far (brotli for them from `compressor`). */
+export function createResources(snapshot: LoadedSnapshot, compressor: Compressor) {
   const composed = new WeakMap<LoadedSegment, LoadedBlob>();
   const compose = (seg: LoadedSegment): LoadedBlob => {
     if (!("sales" in seg.body)) return seg.body;
     let blob = composed.get(seg);
-    if (!blob) composed.set(seg, (blob = composeList(seg.body.sales)));
+    if (!blob) composed.set(seg, (blob = composeList(seg.body.sales, compressor)));
+    // A list whose brotli could not start (every slot busy) asks again; the call costs nothing once it has one.
+    else if (blob.br === null) compressor.brotliLater(blob);
     return blob;
   };
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { z } from "zod";
 
 /** Bumped whenever the manifest or routes change incompatibly; the handler refuses any other version. */
-export const SNAPSHOT_FORMAT = 2;
+export const SNAPSHOT_FORMAT = 3;
 
 /**
  * Data directory layout:
@@ -38,12 +38,15 @@ const Seconds = z.number().int();
 const Count = z.number().int().nonnegative();
 
 /**
- * One blob: [hash, size, gzipSize, brotliSize, pageLinkOffsets, pack, offset]. Its bytes are at `offset` in pack
- * number `pack` (of `Routes.packs`): identity, then gzip, then brotli. A compressed size of 0 means that variant
- * was not worth storing. The link offsets are the byte positions of the closing quote of each page link (`url`,
- * `sale_url`), where `&affid=...` is spliced in.
+ * One blob: [hash, size, gzipSize, brotliSize, pageLinkOffsets, pack, offset, gzipPieces]. Its bytes are at
+ * `offset` in pack number `pack` (of `Routes.packs`): identity, then gzip, then brotli. A compressed size of 0 means
+ * that variant was not worth storing. The link offsets are the byte positions of the closing quote of each page
+ * link (`url`, `sale_url`), where `&affid=...` is spliced in. The gzip variant's deflate data is split at those
+ * offsets into pieces compressed on their own (src/snapshot/gzip-members.ts); `gzipPieces` are the compressed
+ * sizes of every piece but the last (empty without a gzip variant).
+ * Format 3 added `gzipPieces`.
  */
-export const BlobEntrySchema = z.tuple([Hash, Count, Count, Count, z.array(Count), Count, Count]);
+export const BlobEntrySchema = z.tuple([Hash, Count, Count, Count, z.array(Count), Count, Count, z.array(Count)]);
 export type BlobEntry = z.infer<typeof BlobEntrySchema>;
 
 /**

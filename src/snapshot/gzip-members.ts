@@ -1,8 +1,10 @@
 // The snapshot's gzip variants are "spliceable": the deflate data of each ends byte-aligned before an empty final
-// block, so the server can join several bodies' deflate data into one gzip stream without compressing again
-// (search pages are made of product bodies). Any gzip decoder reads them as ordinary gzip.
+// block, and is made of pieces compressed on their own, split at the body's page links. So the server joins several
+// bodies' deflate data into one gzip stream (sale lists, search pages), and puts `&affid=...` or a JSONP wrapper
+// between pieces, without compressing again. Any gzip decoder reads them as ordinary gzip.
 //
-//   header (10 bytes, OS byte 0xff marks the layout) | raw deflate, sync-flushed | 03 00 (empty final block) | CRC-32 | ISIZE
+//   header (10 bytes, OS byte 0xff marks the layout) | raw deflate pieces, each sync-flushed | 03 00 (empty final
+//   block) | CRC-32 | ISIZE
 import zlib from "node:zlib";
 
 /** The member header: deflate, no flags, no mtime, XFL 0, OS 255 ("unknown"), which zlib itself never writes here. */
@@ -14,13 +16,32 @@ const TRAILER = 8;
 /** Raw deflate options whose output ends byte-aligned without a final block. */
 export const SYNC_FLUSHED: zlib.ZlibOptions = { level: 9, finishFlush: zlib.constants.Z_SYNC_FLUSH };
 
-/** A gzip member of `body` in the spliceable layout. (The build's compression workers write the same bytes.) */
-export function gzipSpliceable(body: Uint8Array): Buffer {
-  const raw = zlib.deflateRawSync(body, SYNC_FLUSHED);
+/**
+ * A gzip member of `body` in the spliceable layout, its deflate data split at `cuts` (ascending byte offsets: the
+ * page links, where `&affid=` goes): each piece is compressed on its own, so that other bytes can be put between
+ * pieces without compressing anything again. Returns the member and the compressed size of every piece but the
+ * last (what the snapshot records). (The build's compression workers write the same bytes; a test checks it.)
+ */
+export function gzipSplit(body: Uint8Array, cuts: readonly number[] = []): { gzip: Buffer; pieces: number[] } {
+  const raw: Buffer[] = [];
+  const pieces: number[] = [];
+  let at = 0;
+  for (const cut of cuts) {
+    const piece = zlib.deflateRawSync(body.subarray(at, cut), SYNC_FLUSHED);
+    raw.push(piece);
+    pieces.push(piece.length);
+    at = cut;
+  }
+  raw.push(zlib.deflateRawSync(body.subarray(at), SYNC_FLUSHED));
   const trailer = Buffer.allocUnsafe(TRAILER);
   trailer.writeUInt32LE(zlib.crc32(body) >>> 0, 0);
   trailer.writeUInt32LE(body.length >>> 0, 4);
-  return Buffer.concat([SPLICEABLE_HEADER, raw, FINAL_EMPTY_BLOCK, trailer]);
+  return { gzip: Buffer.concat([SPLICEABLE_HEADER, ...raw, FINAL_EMPTY_BLOCK, trailer]), pieces };
+}
+
+/** A gzip member of `body` in the spliceable layout, in one piece. */
+export function gzipSpliceable(body: Uint8Array): Buffer {
+  return gzipSplit(body).gzip;
 }
 
 /**

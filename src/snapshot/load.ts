@@ -15,6 +15,8 @@ export interface LoadedBlob {
   br: Buffer | null;
   /** Byte offsets of the closing quotes of page links, where `&affid=` is spliced in. */
   links: number[];
+  /** The compressed sizes of the gzip variant's pieces but the last (split at `links`; see gzip-members.ts). */
+  gzipPieces: number[];
   /** The ETag header values for identity, gzip and br, made on first use (respond.ts). */
   etags: [string, string, string] | null;
 }
@@ -95,13 +97,13 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
   const previous = options.previous;
   const packs = new Map<string, Buffer>();
   for (const [name, size] of routes.packs) packs.set(name, previous?.packs.get(name) ?? (await readPack(dataDir, name, size)));
-  const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset]): LoadedBlob => {
+  const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset, gzipPieces]): LoadedBlob => {
     const known = previous?.blobs.get(hash);
     if (known) return known;
     const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
     checkInPack(routesPath, hash, offset + size + gzSize + brSize, pack?.length);
     const at = (from: number, n: number) => (n ? pack!.subarray(from, from + n) : null);
-    return { hash, identity: pack!.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links, etags: null };
+    return { hash, identity: pack!.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links, gzipPieces, etags: null };
   });
 
   const blobAt = (i: number) => {

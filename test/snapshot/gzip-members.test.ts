@@ -5,7 +5,7 @@ import { gunzipSync, gzipSync, inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
-import { deflateFragment, FINAL_EMPTY_BLOCK, gzipSpliceable } from "../../src/snapshot/gzip-members.ts";
+import { deflateFragment, FINAL_EMPTY_BLOCK, gzipSpliceable, gzipSplit } from "../../src/snapshot/gzip-members.ts";
 import type { LoadedSnapshot } from "../../src/snapshot/load.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { BASE, tempDir } from "../helpers/fixture.ts";
@@ -21,17 +21,34 @@ beforeAll(async () => {
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe("gzip variants written by the build", () => {
-  it("decode to the identity bytes, are byte for byte what gzipSpliceable makes, and yield their deflate data", () => {
+  it("decode to the identity bytes, are byte for byte what gzipSplit makes (split at the page links), and yield their deflate data", () => {
     let checked = 0;
+    let split = 0;
     for (const blob of snapshot.blobs.values()) {
       if (!blob.gzip) continue;
       expect(gunzipSync(blob.gzip).equals(blob.identity)).toBe(true);
-      expect(blob.gzip.equals(gzipSpliceable(blob.identity))).toBe(true);
+      const made = gzipSplit(blob.identity, blob.links);
+      expect(blob.gzip.equals(made.gzip)).toBe(true);
+      expect(blob.gzipPieces).toEqual(made.pieces);
+      expect(blob.gzipPieces).toHaveLength(blob.links.length);
+      if (blob.links.length > 0) split++;
       const fragment = deflateFragment(blob.gzip, blob.identity.length);
       expect(fragment).not.toBeNull();
       checked++;
     }
     expect(checked).toBeGreaterThan(300);
+    expect(split).toBeGreaterThan(300);
+  });
+
+  it("a piece boundary is a splice point: bytes put between the pieces inflate in place", () => {
+    const blob = [...snapshot.products.values()].find((b) => b.gzip && b.links.length === 1)!;
+    const data = deflateFragment(blob.gzip!, blob.identity.length)!;
+    const insert = Buffer.from("&affid=x");
+    const stored = Buffer.concat([Buffer.from([0, insert.length, 0, ~insert.length & 0xff, 0xff]), insert]);
+    const cut = blob.gzipPieces[0]!;
+    const joined = Buffer.concat([data.subarray(0, cut), stored, data.subarray(cut), FINAL_EMPTY_BLOCK]);
+    const at = blob.links[0]!;
+    expect(inflateRawSync(joined).equals(Buffer.concat([blob.identity.subarray(0, at), insert, blob.identity.subarray(at)]))).toBe(true);
   });
 
   it("splice: the deflate data of several bodies, closed by an empty final block, inflates to the bodies joined", () => {

@@ -1,0 +1,130 @@
+// Gzip streams assembled from precompressed pieces: a sale list, a search page, a body with `&affid=` in its page
+// links or wrapped in a JSONP call, each sent gzipped without compressing anything per request.
+import zlib from "node:zlib";
+import { deflateFragment, SPLICEABLE_HEADER, SYNC_FLUSHED } from "../snapshot/gzip-members.ts";
+import type { LoadedBlob } from "../snapshot/load.ts";
+import { crc32Combine, crc32Shift } from "./crc32.ts";
+
+/** Raw deflate data that starts and ends byte-aligned without a final block, with the CRC-32 and length of what it inflates to. */
+export interface Piece {
+  deflate: Buffer;
+  crc: number;
+  length: number;
+  /** crc32Shift(length): what appending this piece does to a CRC. */
+  shift: number;
+}
+
+/** The most bytes one stored block holds. */
+const STORED_MAX = 0xffff;
+
+/**
+ * `bytes` as stored (uncompressed) deflate blocks: 5 bytes of header per 64 KB. For the few bytes spliced in per
+ * request (`&affid=...`, a JSONP name, a page's `total_found`), storing costs less than compressing.
+ */
+export function literal(bytes: Buffer): Piece {
+  const blocks = Math.max(1, Math.ceil(bytes.length / STORED_MAX));
+  const deflate = Buffer.allocUnsafe(bytes.length + 5 * blocks);
+  let at = 0;
+  for (let from = 0; from < bytes.length || at === 0; from += STORED_MAX) {
+    const n = Math.min(STORED_MAX, bytes.length - from);
+    deflate[at] = 0x00; // BFINAL 0, BTYPE 00 (stored); we are byte-aligned, so the rest of the byte is padding
+    deflate.writeUInt16LE(n, at + 1);
+    deflate.writeUInt16LE(~n & 0xffff, at + 3);
+    bytes.copy(deflate, at + 5, from, from + n);
+    at += 5 + n;
+  }
+  return { deflate, crc: zlib.crc32(bytes) >>> 0, length: bytes.length, shift: crc32Shift(bytes.length) };
+}
+
+/** A piece of bytes compressed once (a constant, or a body without a usable gzip variant). */
+export function compressedPiece(bytes: Buffer): Piece {
+  const raw = zlib.deflateRawSync(bytes, SYNC_FLUSHED);
+  // A copy of its own: the sync call's output is a slice of a larger chunk that would otherwise stay alive.
+  const deflate = Buffer.allocUnsafeSlow(raw.length);
+  raw.copy(deflate);
+  return { deflate, crc: zlib.crc32(bytes) >>> 0, length: bytes.length, shift: crc32Shift(bytes.length) };
+}
+
+/** Each blob's pieces, worked out on first use: as many as the blobs of the snapshot, no more. */
+const piecesByBlob = new WeakMap<LoadedBlob, readonly Piece[]>();
+
+/**
+ * A body's pieces: `links.length + 1` of them, piece i ending where page link i's closing quote is, so that
+ * `&affid=` goes between pieces. They are slices of the snapshot's gzip variant (no copy), with CRCs worked out
+ * once; a body whose gzip variant is missing or not split so (small bodies have none) is compressed once here.
+ */
+export function piecesOf(blob: LoadedBlob): readonly Piece[] {
+  let pieces = piecesByBlob.get(blob);
+  if (!pieces) piecesByBlob.set(blob, (pieces = slicedPieces(blob) ?? compressedPieces(blob)));
+  return pieces;
+}
+
+/** The pieces as slices of the blob's gzip variant, or null where it has none split at its links. */
+function slicedPieces({ identity, links, gzip, gzipPieces }: LoadedBlob): Piece[] | null {
+  if (!gzip || gzipPieces.length !== links.length) return null;
+  const data = deflateFragment(gzip, identity.length);
+  if (!data) return null;
+  const pieces: Piece[] = [];
+  let from = 0;
+  let at = 0;
+  for (let i = 0; i <= links.length; i++) {
+    const to = i < links.length ? links[i]! : identity.length;
+    const size = i < links.length ? gzipPieces[i]! : data.length - at;
+    if (size < 0 || at + size > data.length || to < from) return null; // sizes that do not add up: a damaged entry
+    const bytes = identity.subarray(from, to);
+    pieces.push({ deflate: data.subarray(at, at + size), crc: zlib.crc32(bytes) >>> 0, length: bytes.length, shift: crc32Shift(bytes.length) });
+    from = to;
+    at += size;
+  }
+  return pieces;
+}
+
+/** The pieces compressed here, once. */
+function compressedPieces({ identity, links }: LoadedBlob): Piece[] {
+  let from = 0;
+  return [...links, identity.length].map((to) => {
+    const piece = compressedPiece(identity.subarray(from, to));
+    from = to;
+    return piece;
+  });
+}
+
+/** Collects pieces in order, then writes them out as one gzip member (header, pieces, empty final block, trailer). */
+export class GzipJoin {
+  #parts: Buffer[] = [];
+  #size = 0;
+  #crc = 0;
+  #length = 0;
+
+  add(piece: Piece): void {
+    this.#parts.push(piece.deflate);
+    this.#size += piece.deflate.length;
+    this.#crc = crc32Combine(this.#crc, piece.crc, piece.shift);
+    this.#length += piece.length;
+  }
+
+  /** A body's pieces, with `between` (if any) after each piece but the last: `&affid=` at every page link. */
+  addBody(blob: LoadedBlob, between: Piece | null): void {
+    const pieces = piecesOf(blob);
+    for (let i = 0; i < pieces.length; i++) {
+      if (i > 0 && between) this.add(between);
+      this.add(pieces[i]!);
+    }
+  }
+
+  /** The gzip member. */
+  finish(): Buffer {
+    const out = Buffer.allocUnsafe(SPLICEABLE_HEADER.length + this.#size + 2 + 8);
+    out.set(SPLICEABLE_HEADER, 0);
+    let at = SPLICEABLE_HEADER.length;
+    for (const part of this.#parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    out[at] = 0x03; // an empty final block with fixed codes
+    out[at + 1] = 0x00;
+    out.writeUInt32LE(this.#crc, at + 2);
+    out.writeUInt32LE(this.#length >>> 0, at + 6);
+    return out;
+  }
+}
