@@ -11,6 +11,7 @@ import { MANIFEST_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT, snapsho
 import { currentSnapshotId, loadManifest, SnapshotError } from "../snapshot/load.ts";
 import { writePack } from "./pack-writer.ts";
 import type { KnownBlob, KnownBlobs } from "./pack-writer.ts";
+import { codeDigest } from "./code-digest.ts";
 import { acquireBuildLock } from "./lock.ts";
 import { planSnapshot, renderKey } from "./plan.ts";
 import { cleanLeftovers, DEFAULT_KEEP, pruneSnapshots, verifyAndPublish, writeSnapshotFiles } from "./publish.ts";
@@ -48,6 +49,8 @@ export interface BuildResult {
   filesWritten: number;
   bytesWritten: number;
   searchIndexReused: boolean;
+  /** Product bodies taken from the previous snapshot without rendering (same line, same render key). */
+  productsReused: number;
   durationMs: number;
   warnings: ProblemList;
 }
@@ -68,7 +71,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const catalogDigest = await digestCatalog(options.catalogDir);
     if (previous && !options.force && previous.manifest.catalog_digest === catalogDigest && previous.manifest.options_digest === optionsDigest) {
       const m = previous.manifest;
-      return { id: previous.id, changed: false, sales: m.counts.sales, products: m.counts.products, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, durationMs: now() - started, warnings: new ProblemList() };
+      return { id: previous.id, changed: false, sales: m.counts.sales, products: m.counts.products, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, productsReused: m.counts.products, durationMs: now() - started, warnings: new ProblemList() };
     }
     const lines = options.force ? null : await previousLines(options.dataDir, previous);
     const catalog = await loadCatalog(options.catalogDir, { now: now(), digest: catalogDigest, ...(lines?.rules === CATALOG_RULES_VERSION ? { validLines: new Set(lines.products.keys()) } : {}) });
@@ -79,7 +82,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const key = renderKey(linkBase);
     let known = await previousBlobs(options.dataDir, previous);
     // Products whose line is unchanged keep the blob they rendered to last time, unrendered.
-    let plan = planSnapshot(catalog, linkBase, lines?.render === key ? { rendered: lines.products, known } : undefined);
+    let plan = planSnapshot(catalog, linkBase, key !== null && lines?.render === key ? { rendered: lines.products, known } : undefined);
     if (shouldRepack(plan.routes.blobs, known)) {
       known = new Map();
       // Every blob is written anew into one pack: the ones reused unrendered need their bytes.
@@ -94,9 +97,11 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
 
     // The search index depends only on the documents: reuse the previous one when they are the same.
     options.onProgress?.("index", 0, 1);
-    // The index holds stemmed terms: a new tokenizer or format (a new SEARCH_INDEX_VERSION) must not reuse an old one.
-    const docsDigest = sha256(`${SEARCH_INDEX_VERSION}\0${JSON.stringify(plan.searchDocs)}`);
-    const searchIndexReused = previous?.manifest.files["search-docs"] === docsDigest;
+    // The index is the documents run through the index builder's code (tokenizer, stemmer, format): a change to any
+    // of it (its digest, as for the render key) must not reuse an old index. No digest (no sources): no reuse.
+    const indexCode = codeDigest([new URL("../search/index-builder.ts", import.meta.url)]);
+    const docsDigest = sha256(`${SEARCH_INDEX_VERSION}\0${indexCode}\0${JSON.stringify(plan.searchDocs)}`);
+    const searchIndexReused = indexCode !== null && previous?.manifest.files["search-docs"] === docsDigest;
     const previousIndex = previous ? join(snapshotDir(options.dataDir, previous.id), SEARCH_INDEX_FILE) : "";
     const index = searchIndexReused ? await readFile(previousIndex) : buildSearchIndex(plan.searchDocs);
     const routesBytes = Buffer.from(JSON.stringify(routes));
@@ -139,6 +144,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       filesWritten: written.files + (searchIndexReused ? 3 : 4),
       bytesWritten: written.bytes + manifestBytes.length + routesBytes.length + linesBytes.length + (searchIndexReused ? 0 : index.length),
       searchIndexReused,
+      productsReused: plan.reused,
       durationMs: now() - started,
     };
   } finally {
@@ -154,12 +160,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
 export const LINES_FILE = "product-lines.json";
 interface LinesFile {
   rules: number;
-  render: string;
+  render: string | null;
   products: Record<string, string>;
 }
 
 /** The previous build's product lines, if it left a readable file whose digest its manifest records. */
-async function previousLines(dataDir: string, previous: Previous | null): Promise<{ rules: number; render: string; products: Map<string, string> } | null> {
+async function previousLines(dataDir: string, previous: Previous | null): Promise<{ rules: number; render: string | null; products: Map<string, string> } | null> {
   const expected = previous?.manifest.files[LINES_FILE];
   if (!previous || !expected) return null;
   try {

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import type { Catalog, CatalogSale } from "../catalog/load.ts";
 import type { ColorGroup, Product } from "../catalog/schema.ts";
+import { codeDigest } from "./code-digest.ts";
 import { STORES } from "../catalog/schema.ts";
 import type { BlobEntry, Body, Routes, Segment } from "../snapshot/format.ts";
 import { SNAPSHOT_FORMAT } from "../snapshot/format.ts";
@@ -32,20 +33,14 @@ export interface PlanReuse {
 }
 
 /**
- * What a product's rendered body depends on besides its own line: the links' bases and the render code, the
- * latter as the hash of a probe product rendered now (any change to the output for it changes the key).
+ * What a product's rendered body depends on besides its own line: the links' bases, and the code that parses the
+ * line and renders it, as the digest of those modules and everything they import (code-digest.ts). Any change to
+ * that code, however small or however rarely its branch is taken, re-renders every product on the next build.
+ * null when the code's sources cannot be read: nothing is reused then.
  */
-export function renderKey(base: LinkBase): string {
-  const probe: Product = {
-    id: 1, name: "Probe Boot", brand: "Probe", page_path: "/p/1", gender: "girl", categories: ["Boots", "Shoes"],
-    content: { description: "d", fit_notes: "f", material: "m", care_instructions: "c" },
-    images: [{ url: "https://cdn.example/1-91x121.jpg", width: 91, height: 121 }, { url: "https://cdn.example/1-300x400.jpg", width: 300, height: 400 }],
-    skus: [
-      { id: 11, inventory_status: "for sale", msrp_price: "10.00", sale_price: "5.00", shipping_surcharge: "1.00", color: "Navy", color_group: "blue", size: "8", size_group: "Women's Shoes", size_key: "WoSh:8", attributes: [{ name: "Width", value: "Wide" }] },
-      { id: 12, inventory_status: "sold out", msrp_price: "10.00", sale_price: "10.00" },
-    ],
-  };
-  return createHash("sha256").update(JSON.stringify(base)).update("\0").update(renderProduct(probe, base).bytes).digest("hex").slice(0, 32);
+export function renderKey(base: LinkBase): string | null {
+  const code = codeDigest([new URL("./render.ts", import.meta.url), new URL("../catalog/load.ts", import.meta.url)]);
+  return code === null ? null : createHash("sha256").update(JSON.stringify(base)).update("\0").update(code).digest("hex").slice(0, 32);
 }
 
 export function blobHash(bytes: Uint8Array): string {
