@@ -10,6 +10,7 @@ export type ProblemCode =
   | "rate_limited"
   | "uri_too_long"
   | "headers_too_large"
+  | "request_timeout"
   | "service_unavailable"
   | "internal_error";
 
@@ -23,6 +24,7 @@ const TITLES: Record<ProblemCode, string> = {
   rate_limited: "Too many requests",
   uri_too_long: "URI too long",
   headers_too_large: "Request header fields too large",
+  request_timeout: "Request timeout",
   service_unavailable: "Service unavailable",
   internal_error: "Internal server error",
 };
@@ -53,18 +55,36 @@ export const invalidParameter = (name: string, rule: string) =>
 
 export const notFound = (detail = "no such resource") => new ApiError(404, "not_found", detail);
 
+/** A log line's account of an error: its name, message and stack (never a request's query string or key). */
+export function describeError(err: unknown): { name: string; message: string; stack?: string } {
+  if (err instanceof Error) return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
+  return { name: typeof err, message: String(err) };
+}
+
 /** Anything that is not an ApiError becomes a 500 that says nothing of the internals. */
 export function toApiError(err: unknown): ApiError {
   return err instanceof ApiError ? err : new ApiError(500, "internal_error", "the server could not answer this request");
 }
 
-/** The status, headers and body of an error response. */
-export function renderProblem(error: ApiError): { status: number; headers: Record<string, string>; body: Buffer } {
-  const body = Buffer.from(JSON.stringify(error.toJSON()));
+/**
+ * An error sent to a JSONP client: a `<script>` cannot read a problem+json body, and a browser does not run a
+ * script answered with a 4xx at all, so the problem object is passed to the callback, and with `suppress` (the
+ * request's `suppress_response_codes=1`, as Twitter's JSONP API had it) the status is 200; the problem's own
+ * `status` still says the real one.
+ */
+export interface Jsonp {
+  callback: string;
+  suppress: boolean;
+}
+
+/** The status, headers and body of an error response; a JSONP call when `jsonp` is given. */
+export function renderProblem(error: ApiError, jsonp: Jsonp | null = null): { status: number; headers: Record<string, string>; body: Buffer } {
+  const json = JSON.stringify(error.toJSON());
+  const body = Buffer.from(jsonp ? `/**/${jsonp.callback}(${json});` : json);
   return {
-    status: error.status,
+    status: jsonp?.suppress ? 200 : error.status,
     headers: {
-      "Content-Type": "application/problem+json",
+      "Content-Type": jsonp ? "application/javascript; charset=utf-8" : "application/problem+json",
       "Content-Length": String(body.length),
       "Cache-Control": "no-store",
       "Access-Control-Allow-Origin": "*",

@@ -1,11 +1,21 @@
-// Starts the server for a Config: handler, hot reload, request logs on stdout, graceful shutdown on SIGTERM/SIGINT.
+// Starts the server for a Config: handler, hot reload, request logs on stdout, errors as JSON lines on stderr,
+// graceful shutdown on SIGTERM/SIGINT.
 import type { Config } from "../config.ts";
+import { describeError } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
+import type { ErrorLog } from "../serve/handler.ts";
 import { createReloader } from "../serve/reloader.ts";
 import { startServer } from "../serve/server.ts";
 import type { RunningServer } from "../serve/server.ts";
 
+/** One error, one JSON line on stderr. */
+export function logError(entry: ErrorLog): void {
+  process.stderr.write(JSON.stringify(entry) + "\n");
+}
+
 export async function runServer(config: Config): Promise<RunningServer> {
+  // An exception nothing caught is logged with its stack before node ends the process as it would anyway.
+  process.on("uncaughtExceptionMonitor", (err, origin) => logError({ time: new Date().toISOString(), level: "error", event: origin, error: describeError(err) }));
   const handler = await createHandler({
     dataDir: config.dataDir,
     keysFile: config.keysFile,
@@ -13,10 +23,11 @@ export async function runServer(config: Config): Promise<RunningServer> {
     waitForSnapshot: config.waitForSnapshot,
     trustProxy: config.trustProxy,
     log: config.logRequests ? (entry) => process.stdout.write(JSON.stringify(entry) + "\n") : undefined,
+    onError: logError,
   });
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {
     onReload: (id) => console.error(`serve: now serving snapshot ${id}`),
-    onError: (err) => console.error(`serve: reload failed, still serving the previous snapshot: ${(err as Error).message}`),
+    onError: (err) => logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),
   });
   const running = await startServer(handler, config.host, config.port);
   let stopping = false;

@@ -1,10 +1,18 @@
-// Admission: the API-key check and the rate limits, in the order that keeps guessing keys slow.
+// Admission: from a request target to what it asks for, or the error that answers it: the target parsed, the API
+// key checked, the rate limits applied in the order that keeps guessing keys slow, the parameters and path checked.
 import type { IncomingMessage } from "node:http";
-import { ApiError } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import type { KeyRecord } from "../keys/keys-file.ts";
+import type { LoadedSegment } from "../snapshot/load.ts";
 import type { KeyRing } from "./keys.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit } from "./rate-limit.ts";
+import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
+import { parseSearchParams } from "./search-params.ts";
+import type { SearchParams } from "./search-params.ts";
+
+export const HEALTH_PATH = "/healthz";
+export const SEARCH_PATH = "/v1/products";
 
 export interface AdmissionOptions {
   /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_LIMIT (50/s, burst 200). */
@@ -13,6 +21,8 @@ export interface AdmissionOptions {
   authFailureLimit?: Limit;
   /** Take the client address from the last X-Forwarded-For entry (behind a proxy or CDN you trust). Default false. */
   trustProxy?: boolean;
+  /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
+  maxUrlLength?: number;
 }
 
 /** A valid key and the rate it may be used at: what authenticating a request's key yields. */
@@ -21,14 +31,55 @@ export interface Credential {
   limit: Limit;
 }
 
+/** An admitted /v1/ request: who asks, for what, in which form. */
+export interface Admitted {
+  path: string;
+  query: Map<string, string[]>;
+  credential: Credential;
+  affid: string;
+  callback: string;
+  /** The path's states, for a resource; null for a search. */
+  states: readonly LoadedSegment[] | null;
+  /** The search's parameters (checked), for a search; null otherwise. */
+  search: SearchParams | null;
+}
+
+/** What the handler learns of a request as admission goes, for its log line and its error response. */
+export interface RequestInfo {
+  /** The decoded path, once parsed ("" before). */
+  path: string;
+  /** The key's name, once authenticated. */
+  key: string | undefined;
+  /** The query, once parsed: an error answers a valid `callback` as JSONP. */
+  query: Map<string, string[]> | null;
+}
+
+/** One snapshot's paths, as admission sees them (null while no snapshot is loaded). */
+export interface Paths {
+  /** The states of `path`; throws a 404 naming why there are none. */
+  statesOf(path: string): readonly LoadedSegment[];
+}
+
+/** Admits requests under one key ring and one snapshot; a reload makes a new gate, forgetting every target. */
+export interface Gate {
+  /** The request's /v1/ resource, or "health" for /healthz; throws the ApiError that answers it. RateLimit-* headers go onto `headers`. */
+  admit(req: IncomingMessage, nowMs: number, headers: string[], info: RequestInfo): Admitted | "health";
+  /** Targets remembered now. */
+  readonly remembered: number;
+}
+
+/** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
+export const ADMITTED_MAX = 10_000;
+const ADMITTED_MAX_TARGET = 512;
+
 /**
- * Returns admit(): the request's credential, or a thrown 401/429; the RateLimit-* headers are pushed onto `headers`.
- * Given `known` (this query string's key, authenticated earlier under the same key ring), the key is not looked up
- * again; the address's failure limit and the key's rate limit apply to every request all the same.
+ * Returns gate(keys, paths): admission under one key ring and snapshot. The rate limits (per key, and failed
+ * authentications per address) belong to the process and outlive gates; a gate's remembered targets do not.
  */
 export function createAdmission(options: AdmissionOptions) {
   const keyLimit = options.keyLimit ?? DEFAULT_KEY_LIMIT;
   const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
+  const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   const keyBuckets = new TokenBuckets();
   const failureBuckets = new TokenBuckets();
   // A key's own limit, made once per record (a reload makes new records).
@@ -49,32 +100,70 @@ export function createAdmission(options: AdmissionOptions) {
     return req.socket.remoteAddress ?? "";
   };
 
-  return (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number, headers: string[], known?: Credential): Credential => {
+  /** An address past its failure limit gets a 401 without its key being checked. */
+  const checkFailures = (req: IncomingMessage, hasKey: boolean, nowMs: number): void => {
     // An address that has never failed has no bucket: one size check instead of a lookup, on every request.
-    if (failureBuckets.size > 0) {
-      const address = clientAddress(req);
-      const wait = failureBuckets.waitFor(address, authFailureLimit, nowMs);
-      if (wait > 0 && query.has("apikey")) {
-        throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) });
-      }
+    if (failureBuckets.size === 0) return;
+    const wait = failureBuckets.waitFor(clientAddress(req), authFailureLimit, nowMs);
+    if (wait > 0 && hasKey) throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) });
+  };
+
+  const authenticate = (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential => {
+    try {
+      const name = keys.authenticate(query);
+      return { name, limit: limitOf(keys.record(name)) };
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
+      throw err;
     }
-    let credential = known;
-    if (!credential) {
-      let name: string;
-      try {
-        name = keys.authenticate(query);
-      } catch (err) {
-        if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
-        throw err;
-      }
-      credential = { name, limit: limitOf(keys.record(name)) };
-    }
-    const { limit } = credential;
-    const take = keyBuckets.take(credential.name, limit, nowMs);
+  };
+
+  const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): void => {
+    const take = keyBuckets.take(name, limit, nowMs);
     pushRateLimitHeaders(headers, limit, take);
-    if (!take.ok) {
-      throw new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) });
-    }
-    return credential;
+    if (!take.ok) throw new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) });
+  };
+
+  return function gate(keys: KeyRing, paths: Paths | null): Gate {
+    // Targets answered once, by the exact target: clients poll the same URLs (a sale list with their key) and a CDN
+    // revalidates them, so most requests skip parsing, the key lookup and the path lookup. Only targets with a
+    // valid key and valid parameters, on a path that exists, are kept; the address's failure limit, the key's
+    // rate limit and the clock still apply to every request.
+    const remembered = new Map<string, Admitted>();
+    return {
+      get remembered() {
+        return remembered.size;
+      },
+      admit(req, nowMs, headers, info) {
+        const url = req.url ?? "/";
+        const known = remembered.get(url);
+        if (known !== undefined) {
+          info.path = known.path;
+          info.key = known.credential.name;
+          info.query = known.query;
+          checkFailures(req, true, nowMs);
+          takeToken(known.credential, nowMs, headers);
+          return known;
+        }
+        const { path, query } = parseTarget(url, maxUrlLength);
+        info.path = path;
+        info.query = query;
+        if (path === HEALTH_PATH) return "health";
+        if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
+        checkFailures(req, query.has("apikey"), nowMs);
+        const credential = authenticate(keys, req, query, nowMs);
+        info.key = credential.name;
+        takeToken(credential, nowMs, headers);
+        const { affid, callback } = parseCommon(query);
+        if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
+        const search = path === SEARCH_PATH ? parseSearchParams(query) : null;
+        const admitted: Admitted = { path, query, credential, affid, callback, states: search ? null : paths.statesOf(path), search };
+        if (url.length <= ADMITTED_MAX_TARGET) {
+          if (remembered.size >= ADMITTED_MAX) remembered.clear();
+          remembered.set(url, admitted);
+        }
+        return admitted;
+      },
+    };
   };
 }

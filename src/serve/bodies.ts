@@ -209,6 +209,24 @@ export class Variant implements LoadedBlob {
 const JSONP_CLOSE = Buffer.from(");");
 const JSONP_CLOSE_PIECE = literal(JSONP_CLOSE);
 
+/** The body for a /v1/ request at an instant. */
+export interface Found {
+  body: LoadedBlob;
+  /** When the answer next changes (epoch seconds), or null. */
+  changesAt: number | null;
+  /** For a body without a gzip variant that can have one (a search page): makes it, when it is sent gzipped. */
+  gzip: (() => Buffer) | null;
+  /** Made for this request (a search page): its variants are not cached. */
+  perRequest: boolean;
+}
+
+/** What is sent: a body, its type, and how to gzip it if it has no gzip variant yet. */
+export interface Representation {
+  body: LoadedBlob;
+  contentType: string;
+  gzip: (() => Buffer) | null;
+}
+
 /** Memory for cached affid/JSONP variants, in bytes. */
 export const DEFAULT_VARIANT_CACHE_BYTES = 32 * 1024 * 1024;
 /** Variant keys remembered as seen once (a variant is cached only when asked for a second time). */
@@ -223,26 +241,32 @@ const SEEN_MAX = 10_000;
 export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIANT_CACHE_BYTES) {
   const cache = new ByteLru<Variant>(maxBytes);
   const seen = new Set<string>();
+  /** The variant of `body` for `affid` and `callback`; `cacheable: false` for a body made per request (a search page). */
+  const of = (body: LoadedBlob, affid: string, callback: string, cacheable: boolean): Variant => {
+    if (!cacheable) return new Variant(body, affid, callback);
+    const key = `${body.hash}\0${affid}\0${callback}`;
+    const cached = cache.get(key);
+    if (cached) {
+      if (!cached.br) compressor.brotliLater(cached, (br) => cache.grow(key, cached, br.length));
+      return cached;
+    }
+    const variant = new Variant(body, affid, callback);
+    if (seen.delete(key)) {
+      cache.set(key, variant, 0);
+      variant.onGrow = (bytes) => cache.grow(key, variant, bytes);
+    } else {
+      if (seen.size >= SEEN_MAX) seen.clear();
+      seen.add(key);
+    }
+    return variant;
+  };
   return {
     cache,
-    /** The variant of `body` for `affid` and `callback`; `cacheable: false` for a body made per request (a search page). */
-    of(body: LoadedBlob, affid: string, callback: string, cacheable: boolean): Variant {
-      if (!cacheable) return new Variant(body, affid, callback);
-      const key = `${body.hash}\0${affid}\0${callback}`;
-      const cached = cache.get(key);
-      if (cached) {
-        if (!cached.br) compressor.brotliLater(cached, (br) => cache.grow(key, cached, br.length));
-        return cached;
-      }
-      const variant = new Variant(body, affid, callback);
-      if (seen.delete(key)) {
-        cache.set(key, variant, 0);
-        variant.onGrow = (bytes) => cache.grow(key, variant, bytes);
-      } else {
-        if (seen.size >= SEEN_MAX) seen.clear();
-        seen.add(key);
-      }
-      return variant;
+    /** What to send for `found`: the body itself, or its variant when the request has `affid` or `callback`. */
+    represent(found: Found, affid: string, callback: string): Representation {
+      if (!affid && !callback) return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip };
+      const variant = of(found.body, affid, callback, !found.perRequest);
+      return { body: variant, contentType: variant.contentType, gzip: variant.gzipOnDemand };
     },
   };
 }

@@ -1,24 +1,20 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError, notFound, toApiError } from "../errors.ts";
-import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
+import { ApiError, describeError, toApiError } from "../errors.ts";
+import type { Jsonp } from "../errors.ts";
+import type { LoadedSnapshot } from "../snapshot/load.ts";
 import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
-import type { AdmissionOptions, Credential } from "./admission.ts";
-import { createCompressor, createVariants, DEFAULT_VARIANT_CACHE_BYTES, JSON_TYPE } from "./bodies.ts";
+import type { AdmissionOptions, Admitted, Gate, RequestInfo } from "./admission.ts";
+import { createCompressor, createVariants, DEFAULT_VARIANT_CACHE_BYTES } from "./bodies.ts";
+import type { Found } from "./bodies.ts";
+import { DEFAULT_MAX_AGE } from "./defaults.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
-import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
+import { CALLBACK_RE } from "./request.ts";
 import { createResources } from "./resources.ts";
 import { sendJson, sendProblem, sendRepresentation } from "./respond.ts";
 import { searchBody } from "./search.ts";
-
-export { findSegment } from "./resources.ts";
-
-/** Freshness of a response that does not change sooner, in seconds (product data may be this stale). */
-export const DEFAULT_MAX_AGE = 300;
-export const HEALTH_PATH = "/healthz";
-const SEARCH_PATH = "/v1/products";
 
 export interface RequestLog {
   time: string;
@@ -32,6 +28,16 @@ export interface RequestLog {
   key?: string;
 }
 
+/** An unexpected error, as one log line: never the query string (and so never a key). */
+export interface ErrorLog {
+  time: string;
+  level: "error";
+  event: string;
+  method?: string;
+  path?: string;
+  error: { name: string; message: string; stack?: string };
+}
+
 export interface HandlerOptions extends AdmissionOptions {
   /** Data directory with the published snapshot (`current`). */
   dataDir: string;
@@ -41,14 +47,14 @@ export interface HandlerOptions extends AdmissionOptions {
   clock?: () => number;
   /** `Cache-Control: max-age` for responses that do not change sooner. Default DEFAULT_MAX_AGE (300). */
   maxAge?: number;
-  /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
-  maxUrlLength?: number;
   /** Memory for cached affid/JSONP variants, bytes. Default DEFAULT_VARIANT_CACHE_BYTES (32 MB). */
   variantCacheBytes?: number;
   /** Bodies compressed with brotli in the background at once (sale lists, popular variants). Default DEFAULT_COMPRESS_SLOTS (2). */
   compressSlots?: number;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
+  /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */
+  onError?: (entry: ErrorLog) => void;
   /** Start without a published snapshot, answering 503 until one is loaded by `reload()`. Default false: fail at start-up. */
   waitForSnapshot?: boolean;
 }
@@ -76,34 +82,10 @@ export interface HandlerStats {
 /** Everything one request reads, swapped as one object so a request never sees two snapshots. */
 interface State {
   snapshot: LoadedSnapshot | null;
-  keys: KeyRing;
   resources: ReturnType<typeof createResources> | null;
-  /** Request targets already parsed and authenticated under this snapshot and key ring (see `Admitted`). */
-  admitted: Map<string, Admitted>;
+  /** Admission under this state's keys and paths (and the request targets it remembers). */
+  gate: Gate;
 }
-
-/**
- * What a request target that was answered once comes to, remembered by the exact target: clients poll the same
- * URLs (a sale list with their key), and a CDN revalidates them, so most requests skip parsing the target, looking
- * up the key and the path. Only targets with a valid key and valid parameters, on a path that exists, are kept;
- * the address's failure limit, the key's rate limit and the clock are still applied to every request.
- */
-interface Admitted {
-  path: string;
-  query: Map<string, string[]>;
-  credential: Credential;
-  affid: string;
-  callback: string;
-  /** The path's states; null for a search. */
-  states: readonly LoadedSegment[] | null;
-}
-
-/** The body for a /v1/ request, the instant it next changes, and for a search page how to gzip it. */
-type Found = { body: LoadedBlob; changesAt: number | null; gzip?: (() => Buffer) | null };
-
-/** Targets remembered per state (the set is emptied when full), and the longest one remembered. */
-const ADMITTED_MAX = 10_000;
-const ADMITTED_MAX_TARGET = 512;
 
 const ALLOW = "GET, HEAD";
 
@@ -111,11 +93,13 @@ const ALLOW = "GET, HEAD";
 export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const clock = options.clock ?? Date.now;
   const maxAge = options.maxAge ?? DEFAULT_MAX_AGE;
-  const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   const compressor = createCompressor(options.compressSlots);
   const variants = createVariants(compressor, options.variantCacheBytes ?? DEFAULT_VARIANT_CACHE_BYTES);
-  const admit = createAdmission(options);
-  const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => ({ snapshot, keys, resources: snapshot ? createResources(snapshot, compressor) : null, admitted: new Map() });
+  const gate = createAdmission(options);
+  const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => {
+    const resources = snapshot ? createResources(snapshot, compressor) : null;
+    return { snapshot, resources, gate: gate(keys, resources) };
+  };
 
   let initial: LoadedSnapshot | null = null;
   try {
@@ -125,72 +109,36 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
 
-  /** Checks the parameters and resolves the path of an authenticated /v1/ request target, and remembers it. */
-  const remember = (s: State, target: string, path: string, query: Map<string, string[]>, credential: Credential): Admitted => {
-    const { affid, callback } = parseCommon(query);
-    if (!s.snapshot || !s.resources) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
-    const admitted: Admitted = { path, query, credential, affid, callback, states: path === SEARCH_PATH ? null : s.resources.statesOf(path) };
-    if (target.length <= ADMITTED_MAX_TARGET) {
-      if (s.admitted.size >= ADMITTED_MAX) s.admitted.clear();
-      s.admitted.set(target, admitted);
-    }
-    return admitted;
-  };
+  /** The body of an admitted request at `now`. */
+  const find = (s: State, a: Admitted, now: number): Found =>
+    // An admitted request has a snapshot: the gate of a state without one admits nothing.
+    a.search ? searchBody(s.snapshot!, a.search, now) : s.resources!.at(a.path, a.states!, now);
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
     const started = options.log ? performance.now() : 0;
     const s = state; // one snapshot for the whole request, even if a reload swaps state meanwhile
-    let keyName: string | undefined;
-    let path = "";
+    const info: RequestInfo = { path: "", key: undefined, query: null };
+    const headers: string[] = [];
     let result: [number, number];
-    const extra: string[] = [];
     try {
-      const method = req.method ?? "GET";
-      if (method !== "GET" && method !== "HEAD") throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
-      // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
-      if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
-      const url = req.url ?? "/";
+      checkRequest(req);
       const nowMs = clock();
-      let a = s.admitted.get(url);
-      if (a !== undefined) {
-        path = a.path;
-        keyName = a.credential.name;
-        admit(s.keys, req, a.query, nowMs, extra, a.credential);
-      } else {
-        const target = parseTarget(url, maxUrlLength);
-        path = target.path;
-        if (path === HEALTH_PATH) {
-          result = sendJson(req, res, s.snapshot ? 200 : 503, health(s.snapshot, nowMs));
-          return;
-        }
-        if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
-        const credential = admit(s.keys, req, target.query, nowMs, extra);
-        keyName = credential.name;
-        a = remember(s, url, path, target.query, credential);
+      const a = s.gate.admit(req, nowMs, headers, info);
+      if (a === "health") {
+        result = sendJson(req, res, s.snapshot ? 200 : 503, health(s.snapshot, nowMs));
+        return;
       }
-      const { affid, callback } = a;
-      const now = Math.floor(nowMs / 1000);
-      // s.snapshot and s.resources exist: remember() checked (and a state without them remembers nothing).
-      const { body, changesAt, gzip }: Found = a.states === null ? searchBody(s.snapshot!, a.query, now) : s.resources!.at(path, a.states, now);
-      let rep: LoadedBlob = body;
-      let contentType = JSON_TYPE;
-      // A search page is made per request: it is gzipped only when it is sent to a client that accepts gzip.
-      let gzipOnDemand = gzip ?? null;
-      if (affid || callback) {
-        // A search page is made per request: its variants are not cached.
-        const v = variants.of(body, affid, callback, a.states !== null);
-        rep = v;
-        contentType = v.contentType;
-        gzipOnDemand = v.gzipOnDemand;
-      }
+      const { body, changesAt, gzip, perRequest } = find(s, a, Math.floor(nowMs / 1000));
       const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
-      result = sendRepresentation(req, res, rep, contentType, ttl, extra, gzipOnDemand);
+      result = sendRepresentation(req, res, variants.represent({ body, changesAt, gzip, perRequest }, a.affid, a.callback), { ttl, headers });
     } catch (err) {
-      result = sendProblem(req, res, toApiError(err), extra);
+      const error = toApiError(err);
+      if (error.status >= 500 && !(err instanceof ApiError)) options.onError?.({ time: new Date().toISOString(), level: "error", event: "request_failed", method: req.method ?? "", path: redactPath(info.path || pathOf(req.url)), error: describeError(err) });
+      result = sendProblem(req, res, error, headers, jsonpOf(info.query));
     } finally {
       if (options.log) {
         const ms = Math.round((performance.now() - started) * 1000) / 1000;
-        options.log({ time: new Date().toISOString(), method: req.method ?? "", path: redactPath(path), status: result![0], bytes: result![1], ms, ...(keyName ? { key: keyName } : {}) });
+        options.log({ time: new Date().toISOString(), method: req.method ?? "", path: redactPath(info.path), status: result![0], bytes: result![1], ms, ...(info.key ? { key: info.key } : {}) });
       }
     }
   }) as Handler;
@@ -199,16 +147,37 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     if (!state.snapshot) throw new SnapshotError("no snapshot is loaded");
     return state.snapshot;
   };
-  handler.stats = () => ({ variantBytes: variants.cache.bytes, variants: variants.cache.size, admittedTargets: state.admitted.size, compressing: compressor.busy });
+  handler.stats = () => ({ variantBytes: variants.cache.bytes, variants: variants.cache.size, admittedTargets: state.gate.remembered, compressing: compressor.busy });
   handler.reload = async () => {
     const keys = await loadKeyRing(options.keysFile);
     const snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot });
     const snapshotChanged = snapshot.id !== state.snapshot?.id;
-    // New keys (a key may be revoked) or a new snapshot: nothing admitted under the old state is kept.
-    state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, keys, admitted: new Map() };
+    // New keys (a key may be revoked) or a new snapshot: a new gate, so nothing admitted under the old state is kept.
+    state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, gate: gate(keys, state.resources) };
     return { snapshotChanged };
   };
   return handler;
+}
+
+/** The method and the Host lines, checked before anything is parsed. */
+function checkRequest(req: IncomingMessage): void {
+  const method = req.method ?? "GET";
+  if (method !== "GET" && method !== "HEAD") throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
+  // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
+  if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
+}
+
+/** An error for a request with a valid `callback` is sent as a JSONP call (see Jsonp in errors.ts). */
+function jsonpOf(query: Map<string, string[]> | null): Jsonp | null {
+  const callback = query?.get("callback");
+  if (callback?.length !== 1 || !CALLBACK_RE.test(callback[0]!)) return null;
+  return { callback: callback[0]!, suppress: query!.get("suppress_response_codes")?.[0] === "1" };
+}
+
+/** The path of a raw request target, for the log line of a request that failed before it was parsed. */
+function pathOf(url: string | undefined): string {
+  const path = (url ?? "").split("?")[0]!;
+  return path.length > 256 ? `${path.slice(0, 256)}...` : path;
 }
 
 /** How many Host field lines a request has (req.headers keeps only the first). */

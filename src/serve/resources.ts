@@ -3,15 +3,9 @@ import { STORES } from "../catalog/schema.ts";
 import { notFound } from "../errors.ts";
 import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
 import { composeList } from "./bodies.ts";
-import type { Compressor } from "./bodies.ts";
+import type { Compressor, Found } from "./bodies.ts";
 
-/** Finds the segment in force at `t` (epoch seconds): segments are ascending and disjoint. */
-export function findSegment(segments: readonly LoadedSegment[], t: number): LoadedSegment | null {
-  const i = findSegmentIndex(segments, t);
-  return i < 0 ? null : segments[i]!;
-}
-
-/** The index of the segment in force at `t`, or -1. */
+/** The index of the segment in force at `t` (epoch seconds), or -1: segments are ascending and disjoint. */
 function findSegmentIndex(segments: readonly LoadedSegment[], t: number): number {
   let lo = 0;
   let hi = segments.length - 1;
@@ -45,16 +39,16 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
   };
 
   /** The body of `path` (whose states are `segments`) at `now` and the instant it next changes; a 404 when there is none then. */
-  const at = (path: string, segments: readonly LoadedSegment[], now: number): { body: LoadedBlob; changesAt: number | null } => {
+  const at = (path: string, segments: readonly LoadedSegment[], now: number): Found => {
     const i = findSegmentIndex(segments, now);
     if (i < 0) throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
     const segment = segments[i]!;
-    if (!("sales" in segment.body)) return { body: segment.body, changesAt: segment.to };
+    if (!("sales" in segment.body)) return { body: segment.body, changesAt: segment.to, gzip: null, perRequest: false };
     const body = compose(segment);
     // Compose the next state ahead of time, so the first request after a boundary costs no more than any other.
     const next = segments[i + 1];
     if (next && "sales" in next.body && !composed.has(next)) setImmediate(() => compose(next));
-    return { body, changesAt: segment.to };
+    return { body, changesAt: segment.to, gzip: null, perRequest: false };
   };
   return { statesOf, at };
 }

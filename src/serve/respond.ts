@@ -1,17 +1,25 @@
 // Writing responses: a representation with ETag, caching and content negotiation; a problem for every error.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ApiError } from "../errors.ts";
+import type { ApiError, Jsonp } from "../errors.ts";
 import { renderProblem } from "../errors.ts";
-import type { LoadedBlob } from "../snapshot/load.ts";
 import { JSON_TYPE } from "./bodies.ts";
+import type { Representation } from "./bodies.ts";
 import { negotiateEncoding } from "./encoding.ts";
+
+/** How a representation is sent. */
+export interface SendOptions {
+  /** Seconds it stays fresh (`Cache-Control: public, max-age`). */
+  ttl: number;
+  /** More header names and values (RateLimit-*), flat. */
+  headers: readonly string[];
+}
 
 /**
  * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].
- * With `gzipOnDemand`, a body without a gzip variant gets one (made by that function) only when it is about to be
- * sent to a client that accepts it: never for a 304 or a client (or CDN) asking for identity.
+ * A body without a gzip variant that can have one (`rep.gzip`) gets it only when it is about to be sent to a
+ * client that accepts it: never for a 304 or a client (or CDN) asking for identity.
  */
-export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: LoadedBlob, contentType: string, ttl: number, extra: readonly string[], gzipOnDemand: (() => Buffer) | null = null): [number, number] {
+export function sendRepresentation(req: IncomingMessage, res: ServerResponse, { body: rep, contentType, gzip: gzipOnDemand }: Representation, { ttl, headers: extra }: SendOptions): [number, number] {
   const canGzip = rep.gzip !== null || gzipOnDemand !== null;
   const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, canGzip);
   const etags = (rep.etags ??= [`"${rep.hash}"`, `"${rep.hash}-gz"`, `"${rep.hash}-br"`]);
@@ -62,9 +70,9 @@ export function etagMatches(header: string, hash: string): boolean {
   return false;
 }
 
-/** Writes the problem response of an error; returns [status, bytes]. */
-export function sendProblem(req: IncomingMessage, res: ServerResponse, error: ApiError, extra: readonly string[]): [number, number] {
-  const problem = renderProblem(error);
+/** Writes the problem response of an error (as a JSONP call when `jsonp` is given); returns [status, bytes]. */
+export function sendProblem(req: IncomingMessage, res: ServerResponse, error: ApiError, extra: readonly string[], jsonp: Jsonp | null): [number, number] {
+  const problem = renderProblem(error, jsonp);
   res.writeHead(problem.status, [...Object.entries(problem.headers).flat(), ...extra]);
   if (req.method === "HEAD") {
     res.end();

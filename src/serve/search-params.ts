@@ -36,8 +36,11 @@ function list<T extends string>(query: Map<string, string[]>, name: string, chec
 
 const oneOf = <T extends string>(allowed: readonly T[]) => (v: string): T | null => ((allowed as readonly string[]).includes(v) ? (v as T) : null);
 
-/** Turns the query string into a search query at `now` (epoch seconds); throws ApiError 400 naming the bad parameter. */
-export function parseSearchParams(query: Map<string, string[]>, now: number): SearchQuery {
+/** A search query but for its instant: what the query string says, checked once per request target. */
+export type SearchParams = Omit<SearchQuery, "now">;
+
+/** Turns the query string into search parameters; throws ApiError 400 naming the bad parameter. */
+export function parseSearchParams(query: Map<string, string[]>): SearchParams {
   const q = (single(query, "q") ?? "").trim();
   if (!query.has("q")) throw invalidParameter("q", "is required");
   if (q === "") throw invalidParameter("q", "must not be empty");
@@ -49,5 +52,5 @@ export function parseSearchParams(query: Map<string, string[]>, now: number): Se
   const brands = list(query, "brand", (v) => (v.trim() !== "" && v.length <= MAX_TEXT_LENGTH ? v.trim() : null), `must be non-empty text of at most ${MAX_TEXT_LENGTH} characters`);
   const rows = integer(query, "rows", 1, MAX_ROWS, DEFAULT_ROWS);
   const start = integer(query, "start", 0, MAX_START, 0);
-  return { q, brands, stores: [...new Set(stores)], colors, genders, sizes, start, rows, now };
+  return { q, brands, stores: [...new Set(stores)], colors, genders, sizes, start, rows };
 }

@@ -2,21 +2,14 @@
 // clients that accept gzip, a gzip stream assembled from the products' precompressed pieces instead.
 import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
 import { assembleGzip, joinBodies, registerComposite } from "./bodies.ts";
+import type { Found } from "./bodies.ts";
 import { literal } from "./gzip-splice.ts";
-import { parseSearchParams } from "./search-params.ts";
+import type { SearchParams } from "./search-params.ts";
 
 const OPEN = Buffer.from('{"products":[');
 const OPEN_PIECE = literal(OPEN);
 /** Search pages at least this large are gzipped for clients that accept gzip. */
 export const GZIP_FROM = 1024;
-
-export interface SearchPage {
-  body: LoadedBlob;
-  /** When the answer next changes (epoch seconds), or null. */
-  changesAt: number | null;
-  /** The page gzipped from the products' pieces (a fraction of the cost of compressing the page); null when small. */
-  gzip: (() => Buffer) | null;
-}
 
 /**
  * A search page as a body: its ETag is known at once, its bytes (with the page-link offsets `affid` needs) are
@@ -52,8 +45,8 @@ class PageBlob implements LoadedBlob {
 }
 
 /** The search result for the request's parameters at `now`. */
-export function searchBody(snapshot: LoadedSnapshot, query: Map<string, string[]>, now: number): SearchPage {
-  const result = snapshot.search.search(parseSearchParams(query, now));
+export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: number): Found {
+  const result = snapshot.search.search({ ...params, now });
   const products: LoadedBlob[] = new Array(result.ids.length);
   let size = OPEN.length;
   // The ETag: a 64-bit order-sensitive mix of the products' content hashes (each changes with its bytes) and
@@ -74,7 +67,8 @@ export function searchBody(snapshot: LoadedSnapshot, query: Map<string, string[]
   size += tail.length;
   const hash = `${hex8(fmix(h1 ^ h2))}${hex8(fmix((h2 + h1) | 0))}`;
   const body = new PageBlob(hash, products, tail, size);
-  return { body, changesAt: result.nextChange, gzip: size >= GZIP_FROM ? () => assembleGzip(body) : null };
+  // The page gzipped from the products' pieces (a fraction of the cost of compressing it), when it is sent so.
+  return { body, changesAt: result.nextChange, gzip: size >= GZIP_FROM ? () => assembleGzip(body) : null, perRequest: true };
 }
 
 const rotl = (x: number, r: number) => (x << r) | (x >>> (32 - r));

@@ -1,5 +1,5 @@
 // The HTTP server around a handler: timeouts and limits for slow or broken clients, and a graceful close.
-import { createServer } from "node:http";
+import { createServer, STATUS_CODES } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError, renderProblem } from "../errors.ts";
@@ -60,6 +60,20 @@ function prepareSocket(socket: Socket & { [SERVED]?: number }): void {
   void socket.remoteAddress;
 }
 
+/** The error for a request node's parser refused (llhttp's error code) or that timed out. */
+function protocolError(code: string | undefined): ApiError {
+  if (code === "HPE_HEADER_OVERFLOW") return new ApiError(431, "headers_too_large", "the request's header fields are too large");
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return new ApiError(408, "request_timeout", "the request was not received in time");
+  return new ApiError(400, "invalid_request", "the request is not valid HTTP/1.1");
+}
+
+/** A whole HTTP/1.1 response with a problem body, for a socket written to directly; the connection is closed after it. */
+function rawProblem(error: ApiError): Buffer {
+  const p = renderProblem(error);
+  const head = Object.entries(p.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  return Buffer.concat([Buffer.from(`HTTP/1.1 ${p.status} ${STATUS_CODES[p.status] ?? ""}\r\n${head}Connection: close\r\n\r\n`), p.body]);
+}
+
 export interface RunningServer {
   server: Server;
   /** Port actually bound (useful with port 0). */
@@ -102,15 +116,13 @@ export async function startServer(handler: Handler, host: string, port: number, 
   server.on("connection", prepareSocket); // after node's own listener, before the first request is read
   // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
   server.on("connect", (_req: IncomingMessage, socket: Socket) => {
-    const p = renderProblem(new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }));
-    const head = Object.entries(p.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
-    socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 405 Method Not Allowed\r\n${head}Connection: close\r\n\r\n`), p.body]));
+    socket.end(rawProblem(new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" })));
   });
   server.maxConnections = o.maxConnections;
+  // A request node could not parse (or that came too slowly) is answered like every other error: a problem body.
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return socket.destroy();
-    const status = err.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
-    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    socket.end(rawProblem(protocolError(err.code)));
   });
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject);
