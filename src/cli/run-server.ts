@@ -4,6 +4,7 @@ import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog } from "../serve/handler.ts";
+import { createLogBuffer } from "./log-buffer.ts";
 import { createReloader } from "../serve/reloader.ts";
 import { startServer } from "../serve/server.ts";
 import type { RunningServer } from "../serve/server.ts";
@@ -16,13 +17,14 @@ export function logError(entry: ErrorLog): void {
 export async function runServer(config: Config): Promise<RunningServer> {
   // An exception nothing caught is logged with its stack before node ends the process as it would anyway.
   process.on("uncaughtExceptionMonitor", (err, origin) => logError({ time: new Date().toISOString(), level: "error", event: origin, error: describeError(err) }));
+  const logs = config.logRequests ? createLogBuffer(process.stdout) : null;
   const handler = await createHandler({
     dataDir: config.dataDir,
     keysFile: config.keysFile,
     maxAge: config.maxAge,
     waitForSnapshot: config.waitForSnapshot,
     trustProxy: config.trustProxy,
-    log: config.logRequests ? (entry) => process.stdout.write(JSON.stringify(entry) + "\n") : undefined,
+    log: logs ? (entry) => logs.write(JSON.stringify(entry) + "\n") : undefined,
     onError: logError,
   });
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {
@@ -36,8 +38,10 @@ export async function runServer(config: Config): Promise<RunningServer> {
     stopping = true;
     console.error(`serve: ${signal}: finishing in-flight requests`);
     reloader.stop();
-    void running.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 10_000).unref();
+    // Every request answered has its log line written before the process exits.
+    const exit = () => void (logs?.close() ?? Promise.resolve()).then(() => process.exit(0));
+    void running.close().then(exit);
+    setTimeout(exit, 10_000).unref();
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));

@@ -1,0 +1,60 @@
+// The server as operators run it (`src/cli/serve.ts`, stdout to a file): request logs are buffered, and a graceful
+// shutdown writes every line before the process exits.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { open, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { buildSnapshot } from "../../src/build/index.ts";
+import { createKey } from "../../src/keys/keys-file.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { BASE, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+
+describe("npm run serve: request logs", () => {
+  it("SIGTERM after 600 requests: 600 lines in the file, none with the key", async () => {
+    const root = await tempDir();
+    try {
+      const dataDir = join(root, "data");
+      const keysFile = join(root, "keys.json");
+      await buildSnapshot({ catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()), dataDir, baseUrl: BASE });
+      const key = await createKey(keysFile, "logs", new Date(), { rate: 1e9, burst: 1e9 });
+      const logFile = join(root, "requests.log");
+      const out = await open(logFile, "w");
+      const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
+        cwd: REPO,
+        env: { ...process.env, DATA_DIR: dataDir, KEYS_FILE: keysFile, PORT: "0", HOST: "127.0.0.1", BASE_URL: BASE },
+        stdio: ["ignore", out.fd, "pipe"],
+      });
+      let stderr = "";
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stderr.on("data", (c: Buffer) => {
+          stderr += c.toString();
+          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
+          if (m) resolve(Number(m[1]));
+        });
+        child.once("exit", (code) => reject(new Error(`server exited (${code}): ${stderr}`)));
+      });
+      const paths = ["/v1/sales/active.json", "/v1/products/1/detail.json", "/v1/products/999/detail.json", "/v1/products?q=boot"];
+      for (let i = 0; i < 600; i += 20) {
+        await Promise.all(
+          Array.from({ length: 20 }, (_, j) => fetch(`http://127.0.0.1:${port}${paths[(i + j) % paths.length]}${(i + j) % 5 === 4 ? "" : `${paths[(i + j) % paths.length]!.includes("?") ? "&" : "?"}apikey=${key}`}`).then((r) => r.arrayBuffer())),
+        );
+      }
+      child.kill("SIGTERM");
+      const [code] = (await once(child, "exit")) as [number | null];
+      await out.close();
+      expect(code).toBe(0);
+      const text = await readFile(logFile, "utf8");
+      const lines = text.split("\n").filter(Boolean);
+      expect(lines).toHaveLength(600);
+      expect(text).not.toContain(key);
+      const statuses = lines.map((l) => (JSON.parse(l) as { status: number }).status);
+      expect(new Set(statuses)).toEqual(new Set([200, 401, 404]));
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
