@@ -150,7 +150,14 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   handler.stats = () => ({ variantBytes: variants.cache.bytes, variants: variants.cache.size, admittedTargets: state.gate.remembered, compressing: compressor.busy });
   handler.reload = async () => {
     const keys = await loadKeyRing(options.keysFile);
-    const snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot });
+    let snapshot: LoadedSnapshot;
+    try {
+      snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot });
+    } catch (err) {
+      // The new keys hold even when the snapshot is refused: a key revoked as a broken snapshot is published is revoked.
+      state = { ...state, gate: gate(keys, state.resources) };
+      throw err;
+    }
     const snapshotChanged = snapshot.id !== state.snapshot?.id;
     // New keys (a key may be revoked) or a new snapshot: a new gate, so nothing admitted under the old state is kept.
     state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, gate: gate(keys, state.resources) };

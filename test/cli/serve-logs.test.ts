@@ -30,7 +30,7 @@ describe("npm run serve: request logs", () => {
       });
       let stderr = "";
       const port = await new Promise<number>((resolve, reject) => {
-        child.stderr.on("data", (c: Buffer) => {
+        child.stderr!.on("data", (c: Buffer) => {
           stderr += c.toString();
           const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
           if (m) resolve(Number(m[1]));
