@@ -20,17 +20,25 @@ const BAD_ESCAPE = /%(2f|5c)/i;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 // What makes a query string need decoding or checking pair by pair.
 const NEEDS_DECODING = /[%+\u0000-\u001f\u007f]/;
+// A run of two or more slashes in the raw path, merged into one before routing (nginx's `merge_slashes on`).
+const SLASH_RUN = /\/{2,}/g;
 
-function decode(text: string, what: string): string {
-  if (!text.includes("%") && !text.includes("+")) return text;
+/** Percent-decodes `text`; `+` is a space only in a query (form encoding), and a literal `+` in a path. */
+function decode(text: string, what: string, plusIsSpace: boolean): string {
+  const plus = plusIsSpace && text.includes("+");
+  if (!plus && !text.includes("%")) return text;
   try {
-    return decodeURIComponent(text.replace(/\+/g, " "));
+    return decodeURIComponent(plus ? text.replace(/\+/g, " ") : text);
   } catch {
     throw new ApiError(400, "invalid_request", `${what} has invalid percent-encoding or is not UTF-8`);
   }
 }
 
-/** Splits and decodes a request target (origin-form, or absolute-form as RFC 9112 requires servers to accept). */
+/**
+ * Splits and decodes a request target (origin-form, or absolute-form as RFC 9112 requires servers to accept).
+ * Runs of `/` in the raw path are merged into one (`/v1//sales` is `/v1/sales`); encoded slashes (`%2F`) are
+ * refused before decoding and dot segments are left as they are, so neither is merged or normalised.
+ */
 export function parseTarget(target: string, maxLength = DEFAULT_MAX_URL_LENGTH): ParsedTarget {
   if (target.length > maxLength) throw new ApiError(414, "uri_too_long", `the request target is longer than ${maxLength} bytes`);
   let rest = target;
@@ -42,12 +50,13 @@ export function parseTarget(target: string, maxLength = DEFAULT_MAX_URL_LENGTH):
   const hash = rest.indexOf("#");
   if (hash >= 0) rest = rest.slice(0, hash);
   const q = rest.indexOf("?");
-  const rawPath = q >= 0 ? rest.slice(0, q) : rest;
+  let rawPath = q >= 0 ? rest.slice(0, q) : rest;
+  if (rawPath.includes("//")) rawPath = rawPath.replace(SLASH_RUN, "/");
   const escaped = rawPath.includes("%");
   if (escaped && BAD_ESCAPE.test(rawPath)) throw new ApiError(404, "not_found", "no such resource");
-  const path = escaped ? decode(rawPath, "the path") : rawPath;
+  const path = escaped ? decode(rawPath, "the path", false) : rawPath;
   if (BAD_PATH.test(path)) throw new ApiError(400, "invalid_request", "the path contains control characters or backslashes");
-  return { path, query: q >= 0 ? parseQuery(rest.slice(q + 1)) : new Map() };
+  return { path, query: q >= 0 ? parseQuery(rest.slice(q + 1)) : new Map<string, string[]>() };
 }
 
 /** Parses `a=1&b=2&a=3` into `{a: [1, 3], b: [2]}`, decoding each name and value. */
@@ -68,8 +77,8 @@ export function parseQuery(query: string): Map<string, string[]> {
     let name = eq >= 0 && eq < end ? query.slice(from, eq) : query.slice(from, end);
     let value = eq >= 0 && eq < end ? query.slice(eq + 1, end) : "";
     if (!plain) {
-      name = decode(name, "the query string");
-      value = decode(value, "the query string");
+      name = decode(name, "the query string", true);
+      value = decode(value, "the query string", true);
     }
     if (!plain && (CONTROL.test(value) || CONTROL.test(name))) {
       throw new ApiError(400, "invalid_request", "the query string contains control characters");

@@ -52,8 +52,31 @@ const CASES: HostileCase[] = [
   { name: "%2E%2E upper-case, out of /v1/", target: `/v1/%2E%2E/%2E%2E/etc/passwd?${K}`, status: 404, code: "not_found" },
   { name: "%2e%2e out of the root", target: `/%2e%2e/%2e%2e/etc/passwd?${K}`, status: 404, code: "not_found" },
   { name: ".%2e mixed", target: `/v1/sales/.%2e/.%2e/.%2e/keys.json?${K}`, status: 404, code: "not_found" },
-  { name: "double slash", target: `/v1//sales/active.json?${K}`, status: 404, code: "not_found" },
-  { name: "protocol-relative //host/", target: `//evil.example/v1/sales/active.json?${K}`, status: 404, code: "not_found" },
+  { name: "protocol-relative //host/ (merged: /evil.example/v1/...)", target: `//evil.example/v1/sales/active.json?${K}`, status: 404, code: "not_found" },
+
+  // -- runs of slashes: merged in the raw path (nginx's merge_slashes), and nothing else loosens with them --
+  { name: "double slash after /v1 is merged", target: `/v1//sales/active.json?${K}`, status: 200 },
+  { name: "leading and triple slashes are merged", target: `//v1///products/1/detail.json?${K}`, status: 200 },
+  { name: "a run of 4000 slashes is merged", target: `/${"/".repeat(4000)}v1/sales/active.json?${K}`, status: 200 },
+  { name: "a run of slashes counts against the target cap before it is merged", target: `/${"/".repeat(4100)}v1/sales/active.json?${K}`, status: 414, code: "uri_too_long" },
+  { name: "merged, then a .. segment: not normalised", target: `/v1//../v1/sales/active.json?${K}`, status: 404, code: "not_found" },
+  { name: "merged, then %2e%2e out of /v1/", target: `//v1//%2e%2e//%2e%2e//keys.json?${K}`, status: 404, code: "not_found" },
+  { name: "merged, then . segment", target: `/v1//.//sales/active.json?${K}`, status: 404, code: "not_found" },
+  { name: "encoded slashes are not merged: /v1/%2F%2Fsales", target: `/v1/%2F%2Fsales/active.json?${K}`, status: 404, code: "not_found" },
+  { name: "an encoded slash among raw ones: /v1//%2f//sales", target: `/v1//%2f//sales/active.json?${K}`, status: 404, code: "not_found" },
+  { name: "raw slash then encoded slash: /v1/sales/%2factive.json", target: `/v1/sales/%2factive.json?${K}`, status: 404, code: "not_found" },
+  { name: "merged, then an encoded backslash", target: `/v1//sales%5c%5cactive.json?${K}`, status: 404, code: "not_found" },
+  { name: "merged, then a raw backslash", target: `/v1//sales\\active.json?${K}`, status: 400, code: "invalid_request" },
+  { name: "merged, then %00", target: `//v1//sales//active.json%00?${K}`, status: 400, code: "invalid_request" },
+  { name: "merged, then %zz", target: `/v1//sales//%zzactive.json?${K}`, status: 400, code: "invalid_request" },
+  { name: "trailing double slash: a trailing slash once merged", target: `/v1/sales/active.json//?${K}`, status: 404, code: "not_found" },
+  { name: "// alone is the root", target: `//?${K}`, status: 404, code: "not_found" },
+  { name: "/v1// is the prefix itself", target: `/v1//?${K}`, status: 404, code: "not_found" },
+  { name: "//keys.json", target: `//keys.json?${K}`, status: 404, code: "not_found" },
+  { name: "//current//manifest.json", target: `//current//manifest.json?${K}`, status: 404, code: "not_found" },
+  { name: "merged path, no key", target: "//v1//sales/active.json", status: 401, code: "api_key_missing" },
+  { name: "merged path, bad rows", target: `/v1//products?q=boot&rows=0&${K}`, status: 400, code: "invalid_parameter", param: "rows" },
+  { name: "absolute-form with a run of slashes", target: `http://127.0.0.1//v1//sales/active.json?${K}`, status: 200 },
   { name: "trailing slash", target: `/v1/sales/active.json/?${K}`, status: 404, code: "not_found" },
   { name: "upper-case version prefix", target: `/V1/sales/active.json?${K}`, status: 404, code: "not_found" },
   { name: "path parameter", target: `/v1/sales/active.json;jsessionid=1?${K}`, status: 404, code: "not_found" },
@@ -264,6 +287,47 @@ describe("hostile requests get the exact status", () => {
   });
 });
 
+describe("merged slashes answer exactly as the single-slash form", () => {
+  /** [the target with runs of slashes, its single-slash form]; `{key}` = the valid key. */
+  const PAIRS: Array<[string, string]> = [
+    [`/v1//sales/active.json?${K}`, `/v1/sales/active.json?${K}`],
+    [`//v1///products/1/detail.json?${K}`, `/v1/products/1/detail.json?${K}`],
+    [`/v1/sales//women/active.json?${K}`, `/v1/sales/women/active.json?${K}`],
+    [`/v1/sales/women//boots//detail.json?${K}`, `/v1/sales/women/boots/detail.json?${K}`],
+    [`///v1//products//categories.json?${K}&affid=A1`, `/v1/products/categories.json?${K}&affid=A1`],
+    [`/v1//products?q=boot&${K}&callback=cb`, `/v1/products?q=boot&${K}&callback=cb`],
+    [`/${"/".repeat(4000)}v1/sales/active.json?${K}`, `/v1/sales/active.json?${K}`],
+    [`http://127.0.0.1//v1//sales/upcoming.json?${K}`, `/v1/sales/upcoming.json?${K}`],
+    [`//healthz`, `/healthz`],
+    [`/v1//sales//shoes/active.json?${K}`, `/v1/sales/shoes/active.json?${K}`],
+    [`/v1//products//999//detail.json?${K}`, `/v1/products/999/detail.json?${K}`],
+    ["//v1//sales/active.json", "/v1/sales/active.json"],
+  ];
+
+  /** GET at a fixed instant (unlike send(), which moves the clock), so that both forms see the same state. */
+  const get = (target: string) => rawRequest(api.server.port, buildRequest("GET", fill(target), [["Host", "127.0.0.1"], ["Connection", "close"]]));
+
+  it.each(PAIRS)("%s == %s", async (merged, single) => {
+    api.clock.now = T0 + 60;
+    const [a, b] = [await get(merged), await get(single)];
+    expect(a.status).toBe(b.status);
+    expect(a.headers["etag"]).toBe(b.headers["etag"]);
+    expect(a.headers["content-type"]).toBe(b.headers["content-type"]);
+    expect(a.body.toString("utf8")).toBe(b.body.toString("utf8"));
+  });
+
+  it("the 200s among them carry an ETag", async () => {
+    api.clock.now = T0 + 60;
+    const ok = [];
+    for (const [merged] of PAIRS) {
+      const res = await get(merged);
+      if (res.status === 200 && !merged.includes("healthz")) ok.push(res.headers["etag"]);
+    }
+    expect(ok).toHaveLength(8);
+    for (const etag of ok) expect(etag).toMatch(/^"[0-9a-f-]+"$/);
+  });
+});
+
 describe("a keep-alive connection after a request with an Upgrade header", () => {
   // Without an 'upgrade' listener node answers such a request normally, but llhttp keeps the message's upgrade
   // flag, and node then swallows the parse error of the next message on the connection: no 400, the client
@@ -328,7 +392,7 @@ describe("files of the data directory", () => {
     const sample = files.filter((f, i) => !/^blobs\//.test(f) || i % 25 === 0).concat(viaCurrent, relKeys, "keys.json");
     for (const f of sample) {
       const enc = f.split("/").map((seg) => (seg === ".." ? "%2e%2e" : encodeURIComponent(seg))).join("/");
-      for (const target of [`/${f}`, `/v1/${f}`, `/v1/../${f}`, `/v1/%2e%2e/${enc}`, `/v1/sales/../../${f}`, `http://127.0.0.1/${f}`]) {
+      for (const target of [`/${f}`, `//${f}`, `/v1/${f}`, `/v1//${f}`, `/v1/../${f}`, `/v1/%2e%2e/${enc}`, `/v1/sales/../../${f}`, `http://127.0.0.1/${f}`]) {
         const res = await send({ name: target, target: `${target}?${K}`, status: 404 });
         asked++;
         if (res.status !== 404) served.push(`${target} -> ${res.status}`);

@@ -196,6 +196,52 @@ describe("errors", () => {
   });
 });
 
+describe("runs of slashes (contract section 8)", () => {
+  it.each([
+    "/v1/sales/active.json",
+    "/v1/sales/women/active.json",
+    "/v1/sales/upcoming.json",
+    "/v1/sales/home/upcoming.json",
+    "/v1/sales/women/boots/detail.json",
+    "/v1/products/1/detail.json",
+    "/v1/products/categories.json",
+    "/v1/products/sizes.json",
+    "/v1/products?q=boot",
+  ])("%s with // after /v1 answers 200 with the same ETag and body", async (path) => {
+    api.clock.now = T0;
+    const single = await api.get(withKey(api, path));
+    const merged = await api.get(withKey(api, path.replace("/v1/", "/v1//")));
+    expect(single.status).toBe(200);
+    expect(merged.status).toBe(200);
+    expect(merged.headers.get("etag")).toBeTruthy();
+    expect(merged.headers.get("etag")).toBe(single.headers.get("etag"));
+    expect(await merged.text()).toBe(await single.text());
+  });
+
+  it("merges every run, anywhere in the path, /healthz too", async () => {
+    api.clock.now = T0;
+    const single = await api.get(withKey(api, "/v1/sales/women/boots/detail.json"));
+    const merged = await api.get(withKey(api, "//v1///sales//women////boots//detail.json"));
+    expect(merged.status).toBe(200);
+    expect(merged.headers.get("etag")).toBe(single.headers.get("etag"));
+    for (const path of ["//healthz", "///healthz"]) {
+      const res = await api.get(path);
+      expect(res.status, path).toBe(200);
+      expect(((await res.json()) as any).status).toBe("ok");
+    }
+  });
+
+  // Dot segments are sent byte for byte by test/security/hostile-input.test.ts: fetch would resolve them first.
+  it("does not merge encoded slashes", async () => {
+    api.clock.now = T0;
+    for (const path of ["/v1/%2F%2Fsales/active.json", "/v1//sales%2factive.json", "/v1/%2f/sales/active.json"]) {
+      const res = await api.get(withKey(api, path));
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as any).code).toBe("not_found");
+    }
+  });
+});
+
 describe("HTTP caching and encodings", () => {
   it("ETag and If-None-Match give 304 with no body", async () => {
     api.clock.now = T0;
