@@ -179,6 +179,20 @@ describe("writeSampleCatalog: content follows the catalog schema and rules", () 
     }
   });
 
+  it("images: every sale in the sizes clients of the original API read, every product picture in the three product sizes", () => {
+    const sizes = (images: readonly { width: number; height: number }[]) => [...new Set(images.map((i) => `${i.width}x${i.height}`))].sort();
+    const saleSizes = ["744x281", "636x400", "455x172", "370x345", "300x280", "300x184", "140x130", "100x93"].sort();
+    expect(sales.length).toBeGreaterThan(0);
+    for (const sale of sales) {
+      expect(sizes(sale.images), sale.key).toEqual(saleSizes);
+      expect(sale.images, sale.key).toHaveLength(saleSizes.length);
+    }
+    for (const product of products) {
+      expect(sizes(product.images), `product ${product.id}`).toEqual(["300x400", "420x560", "91x121"]);
+      expect(product.images.length % 3, `product ${product.id}`).toBe(0);
+    }
+  });
+
   it("text is clean: no control characters, page paths carry the ID and a slug", () => {
     for (const product of products) {
       const text = [product.name, product.brand, ...Object.values(product.content), ...product.categories].join(" ");

@@ -11,11 +11,19 @@ export const PRODUCT_IMAGE_SIZES: readonly (readonly [number, number])[] = [
   [420, 560],
 ];
 
-/** Sale banner sizes (2:1). */
+/**
+ * Sale image sizes, width x height: the sizes clients of the original API read from a sale's `image_urls`
+ * (banners, tiles and thumbnails, so not one aspect ratio). The catalog format itself accepts any size.
+ */
 export const SALE_IMAGE_SIZES: readonly (readonly [number, number])[] = [
-  [320, 160],
-  [640, 320],
-  [1280, 640],
+  [744, 281],
+  [636, 400],
+  [455, 172],
+  [370, 345],
+  [300, 280],
+  [300, 184],
+  [140, 130],
+  [100, 93],
 ];
 
 /** `pictures` pictures of a product, each at every product size. */
@@ -29,7 +37,7 @@ export function productImages(productId: number, pictures: number): Image[] {
   return images;
 }
 
-/** A sale's banner at every sale size. */
+/** A sale's image at every sale size. */
 export function saleImages(saleKey: string): Image[] {
   return SALE_IMAGE_SIZES.map(([width, height]) => ({ url: `${CDN_BASE}/sales/${saleKey}/banner-${width}x${height}.jpg`, width, height }));
 }
