@@ -11,6 +11,7 @@ export type ProblemCode =
   | "uri_too_long"
   | "headers_too_large"
   | "request_timeout"
+  | "unauthorized"
   | "service_unavailable"
   | "internal_error";
 
@@ -25,6 +26,7 @@ const TITLES: Record<ProblemCode, string> = {
   uri_too_long: "URI too long",
   headers_too_large: "Request header fields too large",
   request_timeout: "Request timeout",
+  unauthorized: "Unauthorized",
   service_unavailable: "Service unavailable",
   internal_error: "Internal server error",
 };
@@ -35,14 +37,17 @@ export class ApiError extends Error {
   readonly code: ProblemCode;
   readonly detail: string;
   readonly headers: Record<string, string>;
+  /** Why, when the code alone does not say (metrics count 401s by it): "address_locked_out". Default the code. */
+  readonly reason: string;
 
-  constructor(status: number, code: ProblemCode, detail: string, headers: Record<string, string> = {}) {
+  constructor(status: number, code: ProblemCode, detail: string, headers: Record<string, string> = {}, reason: string = code) {
     super(detail);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
     this.detail = detail;
     this.headers = headers;
+    this.reason = reason;
   }
 
   toJSON(): { type: string; title: string; status: number; detail: string; code: ProblemCode } {

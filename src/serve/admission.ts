@@ -5,6 +5,8 @@ import { ApiError, notFound } from "../errors.ts";
 import type { KeyRecord } from "../keys/keys-file.ts";
 import type { LoadedSegment } from "../snapshot/load.ts";
 import type { KeyRing } from "./keys.ts";
+import { routeOf } from "./metrics.ts";
+import type { Route } from "./metrics.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit } from "./rate-limit.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
@@ -12,6 +14,7 @@ import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
 
 export const HEALTH_PATH = "/healthz";
+export const METRICS_PATH = "/metrics";
 export const SEARCH_PATH = "/v1/products";
 
 export interface AdmissionOptions {
@@ -34,6 +37,8 @@ export interface Credential {
 /** An admitted /v1/ request: who asks, for what, in which form. */
 export interface Admitted {
   path: string;
+  /** Its route class, for metrics. */
+  route: Route;
   query: Map<string, string[]>;
   credential: Credential;
   affid: string;
@@ -48,6 +53,8 @@ export interface Admitted {
 export interface RequestInfo {
   /** The decoded path, once parsed ("" before). */
   path: string;
+  /** Its route class, once parsed ("other" before). */
+  route: Route;
   /** The key's name, once authenticated. */
   key: string | undefined;
   /** The query, once parsed: an error answers a valid `callback` as JSONP. */
@@ -62,8 +69,8 @@ export interface Paths {
 
 /** Admits requests under one key ring and one snapshot; a reload makes a new gate, forgetting every target. */
 export interface Gate {
-  /** The request's /v1/ resource, or "health" for /healthz; throws the ApiError that answers it. RateLimit-* headers go onto `headers`. */
-  admit(req: IncomingMessage, nowMs: number, headers: string[], info: RequestInfo): Admitted | "health";
+  /** The request's /v1/ resource, or "health" or "metrics" for those paths; throws the ApiError that answers it. RateLimit-* headers go onto `headers`. */
+  admit(req: IncomingMessage, nowMs: number, headers: string[], info: RequestInfo): Admitted | "health" | "metrics";
   /** Targets remembered now. */
   readonly remembered: number;
 }
@@ -105,7 +112,7 @@ export function createAdmission(options: AdmissionOptions) {
     // An address that has never failed has no bucket: one size check instead of a lookup, on every request.
     if (failureBuckets.size === 0) return;
     const wait = failureBuckets.waitFor(clientAddress(req), authFailureLimit, nowMs);
-    if (wait > 0 && hasKey) throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) });
+    if (wait > 0 && hasKey) throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) }, "address_locked_out");
   };
 
   const authenticate = (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential => {
@@ -139,6 +146,7 @@ export function createAdmission(options: AdmissionOptions) {
         const known = remembered.get(url);
         if (known !== undefined) {
           info.path = known.path;
+          info.route = known.route;
           info.key = known.credential.name;
           info.query = known.query;
           checkFailures(req, true, nowMs);
@@ -147,8 +155,10 @@ export function createAdmission(options: AdmissionOptions) {
         }
         const { path, query } = parseTarget(url, maxUrlLength);
         info.path = path;
+        info.route = routeOf(path);
         info.query = query;
         if (path === HEALTH_PATH) return "health";
+        if (path === METRICS_PATH) return "metrics";
         if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
         checkFailures(req, query.has("apikey"), nowMs);
         const credential = authenticate(keys, req, query, nowMs);
@@ -157,7 +167,7 @@ export function createAdmission(options: AdmissionOptions) {
         const { affid, callback } = parseCommon(query);
         if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
         const search = path === SEARCH_PATH ? parseSearchParams(query) : null;
-        const admitted: Admitted = { path, query, credential, affid, callback, states: search ? null : paths.statesOf(path), search };
+        const admitted: Admitted = { path, route: info.route, query, credential, affid, callback, states: search ? null : paths.statesOf(path), search };
         if (url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);

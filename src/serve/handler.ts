@@ -1,6 +1,7 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError, describeError, toApiError } from "../errors.ts";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { ApiError, describeError, notFound, toApiError } from "../errors.ts";
 import type { Jsonp } from "../errors.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
@@ -13,7 +14,9 @@ import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { CALLBACK_RE } from "./request.ts";
 import { createResources } from "./resources.ts";
-import { sendJson, sendProblem, sendRepresentation } from "./respond.ts";
+import { createMetrics, routeOf } from "./metrics.ts";
+import type { Metrics } from "./metrics.ts";
+import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
 import { searchBody } from "./search.ts";
 
 export interface RequestLog {
@@ -53,6 +56,11 @@ export interface HandlerOptions extends AdmissionOptions {
   compressSlots?: number;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
+  /**
+   * Turns metrics on: `GET /metrics` answers the Prometheus exposition to a request with `Authorization: Bearer
+   * <metricsToken>`, and a 401 to any other. Default: off (no counting; /metrics is a 404).
+   */
+  metricsToken?: string;
   /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */
   onError?: (entry: ErrorLog) => void;
   /** Start without a published snapshot, answering 503 until one is loaded by `reload()`. Default false: fail at start-up. */
@@ -67,6 +75,8 @@ export interface Handler {
   reload(): Promise<{ snapshotChanged: boolean }>;
   /** The size of every structure that grows with traffic (each has a fixed bound). */
   stats(): HandlerStats;
+  /** The metrics, when `metricsToken` turned them on (the server adds its connections with `watch`). */
+  readonly metrics: Metrics | null;
 }
 
 export interface HandlerStats {
@@ -108,16 +118,39 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     if (!(options.waitForSnapshot && err instanceof SnapshotError)) throw err;
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
+  const metrics = options.metricsToken
+    ? createMetrics({ snapshot: () => (state.snapshot ? { id: state.snapshot.id, builtAtMs: Date.parse(state.snapshot.manifest.built_at) } : null), now: clock })
+    : null;
+  const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;
 
   /** The body of an admitted request at `now`. */
-  const find = (s: State, a: Admitted, now: number): Found =>
+  const find = (s: State, a: Admitted, now: number): Found => {
     // An admitted request has a snapshot: the gate of a state without one admits nothing.
-    a.search ? searchBody(s.snapshot!, a.search, now) : s.resources!.at(a.path, a.states!, now);
+    if (!a.search) return s.resources!.at(a.path, a.states!, now);
+    if (!metrics) return searchBody(s.snapshot!, a.search, now);
+    const started = performance.now();
+    const found = searchBody(s.snapshot!, a.search, now);
+    metrics.search((performance.now() - started) / 1000);
+    return found;
+  };
+
+  /** GET /metrics: the exposition to the holder of the token (answered after it is rendered). */
+  const sendMetrics = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!metrics || !metricsAuth) throw notFound();
+    if (!metricsAuth(req.headers.authorization)) throw new ApiError(401, "unauthorized", "metrics need Authorization: Bearer <the metrics token>", { "WWW-Authenticate": 'Bearer realm="metrics"' });
+    void metrics.render().then(
+      ({ contentType, body }) => sendText(req, res, 200, contentType, body),
+      (err: unknown) => {
+        options.onError?.({ time: new Date().toISOString(), level: "error", event: "metrics_failed", error: describeError(err) });
+        sendProblem(req, res, toApiError(err), [], null);
+      },
+    );
+  };
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
-    const started = options.log ? performance.now() : 0;
+    const started = options.log || metrics ? performance.now() : 0;
     const s = state; // one snapshot for the whole request, even if a reload swaps state meanwhile
-    const info: RequestInfo = { path: "", key: undefined, query: null };
+    const info: RequestInfo = { path: "", route: OTHER_ROUTE, key: undefined, query: null };
     const headers: string[] = [];
     let result: [number, number];
     try {
@@ -128,14 +161,21 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         result = sendJson(req, res, s.snapshot ? 200 : 503, health(s.snapshot, nowMs));
         return;
       }
+      if (a === "metrics") {
+        sendMetrics(req, res);
+        result = [200, 0]; // the exposition is sent once rendered; its size is not known here
+        return;
+      }
       const { body, changesAt, gzip, perRequest } = find(s, a, Math.floor(nowMs / 1000));
       const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
       result = sendRepresentation(req, res, variants.represent({ body, changesAt, gzip, perRequest }, a.affid, a.callback), { ttl, headers });
     } catch (err) {
       const error = toApiError(err);
+      if (metrics && (error.status === 401 || error.status === 429)) metrics.rejection(error.status === 429 ? "rate_limited" : error.reason === "address_locked_out" ? "address_locked_out" : error.code === "api_key_missing" ? "api_key_missing" : "api_key_invalid");
       if (error.status >= 500 && !(err instanceof ApiError)) options.onError?.({ time: new Date().toISOString(), level: "error", event: "request_failed", method: req.method ?? "", path: redactPath(info.path || pathOf(req.url)), error: describeError(err) });
       result = sendProblem(req, res, error, headers, jsonpOf(info.query));
     } finally {
+      if (metrics) metrics.request(info.route, result![0], result![1], (performance.now() - started) / 1000);
       if (options.log) {
         const ms = Math.round((performance.now() - started) * 1000) / 1000;
         options.log({ time: new Date().toISOString(), method: req.method ?? "", path: redactPath(info.path), status: result![0], bytes: result![1], ms, ...(info.key ? { key: info.key } : {}) });
@@ -148,7 +188,18 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return state.snapshot;
   };
   handler.stats = () => ({ variantBytes: variants.cache.bytes, variants: variants.cache.size, admittedTargets: state.gate.remembered, compressing: compressor.busy });
+  (handler as { metrics: Metrics | null }).metrics = metrics;
   handler.reload = async () => {
+    try {
+      const changed = await reload();
+      metrics?.reload(true);
+      return changed;
+    } catch (err) {
+      metrics?.reload(false);
+      throw err;
+    }
+  };
+  const reload = async () => {
     const keys = await loadKeyRing(options.keysFile);
     let snapshot: LoadedSnapshot;
     try {
@@ -172,6 +223,14 @@ function checkRequest(req: IncomingMessage): void {
   if (method !== "GET" && method !== "HEAD") throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
   // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
   if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
+}
+
+const OTHER_ROUTE = routeOf("");
+
+/** Checks an Authorization header against `Bearer <token>` in constant time. */
+function bearerCheck(token: string): (header: string | undefined) => boolean {
+  const expected = createHash("sha256").update(`Bearer ${token}`).digest();
+  return (header) => header !== undefined && timingSafeEqual(createHash("sha256").update(header).digest(), expected);
 }
 
 /** An error for a request with a valid `callback` is sent as a JSONP call (see Jsonp in errors.ts). */

@@ -82,10 +82,15 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Ap
   return [problem.status, problem.body.length];
 }
 
-/** A small JSON response that is never cached (health checks). */
-export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): [number, number] {
-  const body = Buffer.from(JSON.stringify(value));
-  res.writeHead(status, ["Content-Type", JSON_TYPE, "Content-Length", String(body.length), "Cache-Control", "no-store"]);
+/** A text response that is never cached (the metrics exposition). */
+export function sendText(req: IncomingMessage, res: ServerResponse, status: number, contentType: string, text: string): [number, number] {
+  const body = Buffer.from(text);
+  res.writeHead(status, ["Content-Type", contentType, "Content-Length", String(body.length), "Cache-Control", "no-store"]);
   res.end(req.method === "HEAD" ? undefined : body);
   return [status, req.method === "HEAD" ? 0 : body.length];
+}
+
+/** A small JSON response that is never cached (health checks). */
+export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): [number, number] {
+  return sendText(req, res, status, JSON_TYPE, JSON.stringify(value));
 }
