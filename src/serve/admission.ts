@@ -47,6 +47,8 @@ export interface Admitted {
   states: readonly LoadedSegment[] | null;
   /** The search's parameters (checked), for a search; null otherwise. */
   search: SearchParams | null;
+  /** The 404 of a path that does not exist (remembered like any other answer); null otherwise. */
+  missing: ApiError | null;
 }
 
 /** What the handler learns of a request as admission goes, for its log line and its error response. */
@@ -151,6 +153,7 @@ export function createAdmission(options: AdmissionOptions) {
           info.query = known.query;
           checkFailures(req, true, nowMs);
           takeToken(known.credential, nowMs, headers);
+          if (known.missing) throw known.missing;
           return known;
         }
         const { path, query } = parseTarget(url, maxUrlLength);
@@ -167,11 +170,22 @@ export function createAdmission(options: AdmissionOptions) {
         const { affid, callback } = parseCommon(query);
         if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
         const search = path === SEARCH_PATH ? parseSearchParams(query) : null;
-        const admitted: Admitted = { path, route: info.route, query, credential, affid, callback, states: search ? null : paths.statesOf(path), search };
+        let states: readonly LoadedSegment[] | null = null;
+        let missing: ApiError | null = null;
+        if (!search) {
+          try {
+            states = paths.statesOf(path);
+          } catch (err) {
+            if (!(err instanceof ApiError)) throw err;
+            missing = err;
+          }
+        }
+        const admitted: Admitted = { path, route: info.route, query, credential, affid, callback, states, search, missing };
         if (url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);
         }
+        if (missing) throw missing;
         return admitted;
       },
     };

@@ -70,10 +70,39 @@ export function etagMatches(header: string, hash: string): boolean {
   return false;
 }
 
+/** A rendered problem, ready to send: its status, flat header list and body. */
+interface RenderedProblem {
+  status: number;
+  headers: string[];
+  body: Buffer;
+}
+
+/**
+ * Problems rendered so far, by everything that decides their bytes. Rejections repeat (the same 401 to a client
+ * without a key, the same 429 with the same Retry-After), and serialising each anew cost more than sending it. A
+ * detail may hold a client's text (an unknown store's name), so the map is emptied when full.
+ */
+const rendered = new Map<string, RenderedProblem>();
+const RENDERED_MAX = 1_000;
+
+function problemOf(error: ApiError, jsonp: Jsonp | null): RenderedProblem {
+  let key = `${error.status}\0${error.code}\0${error.detail}\0${jsonp ? `${jsonp.callback}\0${jsonp.suppress}` : ""}`;
+  for (const name in error.headers) key += `\0${name}\0${error.headers[name]}`;
+  let problem = rendered.get(key);
+  if (!problem) {
+    const p = renderProblem(error, jsonp);
+    problem = { status: p.status, headers: Object.entries(p.headers).flat(), body: p.body };
+    if (rendered.size >= RENDERED_MAX) rendered.clear();
+    rendered.set(key, problem);
+  }
+  return problem;
+}
+
 /** Writes the problem response of an error (as a JSONP call when `jsonp` is given); returns [status, bytes]. */
 export function sendProblem(req: IncomingMessage, res: ServerResponse, error: ApiError, extra: readonly string[], jsonp: Jsonp | null): [number, number] {
-  const problem = renderProblem(error, jsonp);
-  res.writeHead(problem.status, [...Object.entries(problem.headers).flat(), ...extra]);
+  const problem = problemOf(error, jsonp);
+  const headers = extra.length === 0 ? problem.headers : problem.headers.concat(extra);
+  res.writeHead(problem.status, headers);
   if (req.method === "HEAD") {
     res.end();
     return [problem.status, 0];
