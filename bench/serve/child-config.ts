@@ -15,7 +15,15 @@ export interface BareRoute {
 }
 
 export type ChildConfig =
-  | { mode: "handler"; host: string; port: number; dataDir: string; keysFile: string }
+  | {
+      mode: "handler";
+      host: string;
+      port: number;
+      dataDir: string;
+      keysFile: string;
+      /** createHandler's failed-authentication limit per address; its default when absent. */
+      authFailureLimit?: { rate: number; burst: number };
+    }
   | { mode: "bare"; host: string; port: number; routes: BareRoute[] }
   | { mode: "serve-handler"; host: string; port: number; publicDir: string };
 

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     // Imported here so that the bare and serve-handler processes do not load our code at all.
     const { createHandler } = await import("../../src/serve/handler.ts");
     const { startServer } = await import("../../src/serve/server.ts");
-    const handler = await createHandler({ dataDir: config.dataDir, keysFile: config.keysFile });
+    const handler = await createHandler({ dataDir: config.dataDir, keysFile: config.keysFile, ...(config.authFailureLimit ? { authFailureLimit: config.authFailureLimit } : {}) });
     const running = await startServer(handler, config.host, config.port);
     port = running.port;
     close = async () => {
