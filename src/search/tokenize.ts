@@ -23,7 +23,7 @@ const EXTRA_FOLD_RE = new RegExp(`[${Object.keys(EXTRA_FOLDS).join("")}]`, "g");
  * Apostrophes are dropped (`levi's` -> `levis`); a hyphenated word is a compound (see {@link tokenize}).
  */
 const WORD_RE = /[\p{L}\p{N}]+(?:['’‘ʼ\-‐‑][\p{L}\p{N}]+)*/gu;
-const HYPHEN_RE = /[\-‐‑]/;
+const HYPHEN_RE = /[-‐‑]/;
 const APOSTROPHE_RE = /['’‘ʼ]/g;
 const ASCII_WORD_RE = /^[a-z]+$/;
 

@@ -47,7 +47,7 @@ class PageBlob implements LoadedBlob {
 /** The search result for the request's parameters at `now`. */
 export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: number): Found {
   const result = snapshot.search.search({ ...params, now });
-  const products: LoadedBlob[] = new Array(result.ids.length);
+  const products = new Array<LoadedBlob>(result.ids.length);
   let size = OPEN.length;
   // The ETag: a 64-bit order-sensitive mix of the products' content hashes (each changes with its bytes) and
   // total_found. It only has to tell apart the versions of one URL's page; sha1 over the hashes cost 5% of a search.

@@ -64,7 +64,7 @@ export async function writeSampleCatalog(dir: string, options: SampleCatalogOpti
   await mkdir(dir, { recursive: true });
   const plan = planSales(seed, productCount, now);
   const products = createLineWriter(join(dir, "products.ndjson"));
-  let skus = 0;
+  let skus: number;
   let bytes = 0;
   try {
     skus = await writeProducts(products, plan, seed);

@@ -110,7 +110,7 @@ export function zipfPick<T>(rng: Random, items: readonly T[], exponent = 1): T {
   let picker = byExponent.get(exponent) as Picker<T> | undefined;
   if (!picker) {
     picker = createZipf(items, exponent);
-    byExponent.set(exponent, picker as Picker<unknown>);
+    byExponent.set(exponent, picker);
   }
   return picker(rng);
 }

@@ -24,7 +24,7 @@ export interface LineWriter {
 export function createLineWriter(path: string): LineWriter {
   const temp = join(dirname(path), `.${basename(path)}.tmp`);
   const stream: WriteStream = createWriteStream(temp, { encoding: "utf8" });
-  let failure: unknown = null;
+  let failure: Error | null = null;
   stream.on("error", (err) => {
     failure ??= err;
   });
