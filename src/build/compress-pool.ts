@@ -2,10 +2,8 @@
 // the sync ones (measured: 24,000 product bodies, 6.2 s vs 3.4 s), so workers run the sync calls on whole batches.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { FINAL_EMPTY_BLOCK, SPLICEABLE_HEADER } from "../snapshot/gzip-members.ts";
+import { FINAL_EMPTY_BLOCK, MIN_COMPRESS_SIZE, SPLICEABLE_HEADER } from "../snapshot/gzip-members.ts";
 
-/** Bodies smaller than this are not worth compressing. */
-export const MIN_COMPRESS_SIZE = 256;
 
 /** Brotli's quality 11 costs ~7 ms for a 3 KB product, so the highest qualities are kept for the few large bodies. */
 export function brotliQuality(size: number): number {

@@ -3,6 +3,7 @@
 // made off the event loop for the few bodies asked for again and again, by a compressor with a fixed number of slots.
 import { createHash } from "node:crypto";
 import zlib from "node:zlib";
+import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { GzipJoin, literal } from "./gzip-splice.ts";
 import type { Piece } from "./gzip-splice.ts";
@@ -10,8 +11,6 @@ import type { Piece } from "./gzip-splice.ts";
 const LIST_OPEN = Buffer.from('{"sales":[');
 const LIST_CLOSE = Buffer.from("]}");
 const COMMA = literal(Buffer.from(","));
-/** Bodies smaller than this are sent uncompressed. */
-const MIN_COMPRESS_SIZE = 256;
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 export const JS_TYPE = "application/javascript; charset=utf-8";

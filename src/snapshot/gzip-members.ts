@@ -7,6 +7,9 @@
 //   block) | CRC-32 | ISIZE
 import zlib from "node:zlib";
 
+/** Bodies smaller than this are not compressed: by the build, nor by the server (a variant of a small body). */
+export const MIN_COMPRESS_SIZE = 256;
+
 /** The member header: deflate, no flags, no mtime, XFL 0, OS 255 ("unknown"), which zlib itself never writes here. */
 export const SPLICEABLE_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 /** An empty final block with fixed codes: BFINAL 1, BTYPE 01, end-of-block. */
