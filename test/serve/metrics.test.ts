@@ -28,7 +28,8 @@ async function scrape(): Promise<Map<string, number>> {
 
 describe("/metrics", () => {
   it("refuses a request without the token, or with another, and never counts a label a client chose", async () => {
-    for (const headers of [{}, { Authorization: "Bearer nope" }, { Authorization: `Basic ${TOKEN}` }, { Authorization: `Bearer ${TOKEN}x` }]) {
+    const attempts: Record<string, string>[] = [{}, { Authorization: "Bearer nope" }, { Authorization: `Basic ${TOKEN}` }, { Authorization: `Bearer ${TOKEN}x` }];
+    for (const headers of attempts) {
       const res = await api.get("/metrics", { headers });
       expect(res.status).toBe(401);
       expect(((await res.json()) as { code: string }).code).toBe("unauthorized");
