@@ -11,8 +11,8 @@ export interface Limit {
 export const DEFAULT_KEY_LIMIT: Limit = { rate: 50, burst: 200 };
 /** Failed authentications per client address: ten at once, then one a second. */
 export const DEFAULT_AUTH_FAILURE_LIMIT: Limit = { rate: 1, burst: 10 };
-/** Buckets kept before full (idle) ones are swept: bounds memory under a flood of addresses. */
-const SWEEP_AT = 100_000;
+/** Most buckets kept: at this many, full (idle) ones are swept, then the oldest, to bound memory under a flood of addresses. */
+export const MAX_BUCKETS = 100_000;
 
 export interface Take {
   ok: boolean;
@@ -33,11 +33,17 @@ interface Bucket {
 
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
+  private readonly max: number;
+
+  /** At most `max` buckets (default MAX_BUCKETS). */
+  constructor(max = MAX_BUCKETS) {
+    this.max = max;
+  }
 
   private refill(id: string, limit: Limit, nowMs: number): Bucket {
     let b = this.buckets.get(id);
     if (!b) {
-      if (this.buckets.size >= SWEEP_AT) this.sweep(nowMs);
+      if (this.buckets.size >= this.max) this.sweep(nowMs);
       b = { tokens: limit.burst, at: nowMs, limit };
       this.buckets.set(id, b);
     } else {
@@ -74,10 +80,20 @@ export class TokenBuckets {
     return b.tokens >= 1 ? 0 : this.state(b, limit, false).retryAfter;
   }
 
-  /** Forgets buckets that have refilled completely: they are the same as new ones. */
+  /**
+   * Forgets buckets that have refilled completely (they are the same as new ones); if that leaves more than 90% of
+   * `max`, forgets the oldest until it does not (an address that failed long ago may then try again sooner: the
+   * price of a bound when more addresses fail at once than it holds). Each sweep frees a tenth of `max` at least,
+   * so its cost is spread over that many new buckets rather than paid by each.
+   */
   private sweep(nowMs: number): void {
     for (const [id, b] of this.buckets) {
       if (b.tokens + ((nowMs - b.at) / 1000) * b.limit.rate >= b.limit.burst) this.buckets.delete(id);
+    }
+    const keep = Math.floor(this.max * 0.9);
+    for (const id of this.buckets.keys()) {
+      if (this.buckets.size <= keep) break;
+      this.buckets.delete(id);
     }
   }
 

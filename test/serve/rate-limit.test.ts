@@ -72,3 +72,27 @@ describe("token buckets", () => {
     expect(buckets.waitFor("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 1000)).toBe(0);
   });
 });
+
+describe("TokenBuckets under a flood of addresses", () => {
+  it("holds at most its bound when more addresses fail at once than it holds, and keeps the newest", () => {
+    const buckets = new TokenBuckets(1_000);
+    const limit = { rate: 1, burst: 10 };
+    // 5,000 addresses each fail once in the same second: no bucket is full again, so none is idle.
+    for (let i = 0; i < 5_000; i++) {
+      buckets.take(`10.0.${i >> 8}.${i & 255}`, limit, 1_000_000);
+      expect(buckets.size).toBeLessThanOrEqual(1_000);
+    }
+    expect(buckets.waitFor("10.0.19.135", limit, 1_000_000)).toBe(0); // 4,999's bucket is held, with 9 tokens left
+    expect(buckets.take("10.0.19.135", limit, 1_000_000).remaining).toBe(8);
+  });
+
+  it("sweeps full buckets first: addresses that failed long ago go before ones failing now", () => {
+    const buckets = new TokenBuckets(100);
+    const limit = { rate: 1, burst: 10 };
+    for (let i = 0; i < 50; i++) buckets.take(`old${i}`, limit, 0);
+    for (let i = 0; i < 50; i++) for (let k = 0; k < 10; k++) buckets.take(`new${i}`, limit, 60_000);
+    buckets.take("one-more", limit, 60_000);
+    expect(buckets.size).toBe(51);
+    expect(buckets.waitFor("new0", limit, 60_000)).toBe(1);
+  });
+});
