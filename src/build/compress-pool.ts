@@ -2,7 +2,7 @@
 // the sync ones (measured: 24,000 product bodies, 6.2 s vs 3.4 s), so workers run the sync calls on whole batches.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { FINAL_EMPTY_BLOCK, MIN_COMPRESS_SIZE, SPLICEABLE_HEADER } from "../snapshot/gzip-members.ts";
+import { FINAL_EMPTY_BLOCK, gzipMember, MIN_COMPRESS_SIZE, SPLICEABLE_HEADER } from "../snapshot/gzip-members.ts";
 
 
 /** Brotli's quality 11 costs ~7 ms for a 3 KB product, so the highest qualities are kept for the few large bodies. */
@@ -18,27 +18,10 @@ const { parentPort } = require("node:worker_threads");
 const zlib = require("node:zlib");
 const MIN = ${MIN_COMPRESS_SIZE};
 const quality = ${brotliQuality.toString()};
-// gzip in the spliceable layout of src/snapshot/gzip-members.ts, split at the page links (a test checks the two agree).
+// gzip in the spliceable layout of src/snapshot/gzip-members.ts, split at the page links: gzipMember's own source.
 const HEADER = Buffer.from(${JSON.stringify([...SPLICEABLE_HEADER])});
 const FINAL = Buffer.from(${JSON.stringify([...FINAL_EMPTY_BLOCK])});
-const FLUSHED = { level: 9, finishFlush: zlib.constants.Z_SYNC_FLUSH };
-// Returns the member; pushes the compressed size of every piece but the last onto pieces.
-function gzipSplit(body, cuts, pieces) {
-  const raw = [HEADER];
-  let at = 0;
-  for (const cut of cuts) {
-    const piece = zlib.deflateRawSync(body.subarray(at, cut), FLUSHED);
-    raw.push(piece);
-    pieces.push(piece.length);
-    at = cut;
-  }
-  raw.push(zlib.deflateRawSync(body.subarray(at), FLUSHED), FINAL);
-  const trailer = Buffer.allocUnsafe(8);
-  trailer.writeUInt32LE(zlib.crc32(body) >>> 0, 0);
-  trailer.writeUInt32LE(body.length >>> 0, 4);
-  raw.push(trailer);
-  return Buffer.concat(raw);
-}
+const gzipMember = ${gzipMember.toString()};
 parentPort.on("message", ({ id, data, sizes, links, linkCounts }) => {
   const input = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const parts = [];
@@ -54,7 +37,7 @@ parentPort.on("message", ({ id, data, sizes, links, linkCounts }) => {
     link += linkCounts[i];
     if (body.length < MIN) continue;
     const own = [];
-    const g = gzipSplit(body, cuts, own);
+    const g = gzipMember(zlib, HEADER, FINAL, body, cuts, own);
     const b = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality(body.length), [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
     // A variant is kept only where it saves at least a tenth.
     if (g.length < body.length * 0.9) { parts.push(g); gz[i] = g.length; pieces.push(...own); }

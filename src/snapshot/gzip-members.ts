@@ -26,20 +26,30 @@ export const SYNC_FLUSHED: zlib.ZlibOptions = { level: 9, finishFlush: zlib.cons
  * last (what the snapshot records). (The build's compression workers write the same bytes; a test checks it.)
  */
 export function gzipSplit(body: Uint8Array, cuts: readonly number[] = []): { gzip: Buffer; pieces: number[] } {
-  const raw: Buffer[] = [];
   const pieces: number[] = [];
+  const gzip = gzipMember(zlib, SPLICEABLE_HEADER, FINAL_EMPTY_BLOCK, body, cuts, pieces);
+  return { gzip, pieces };
+}
+
+/**
+ * The member itself, with every dependency a parameter: the build's compression workers run this function's own
+ * source text (compress-pool.ts), so what they write cannot drift from what the server expects.
+ */
+export function gzipMember(z: typeof zlib, header: Uint8Array, final: Uint8Array, body: Uint8Array, cuts: ArrayLike<number>, pieces: number[]): Buffer {
+  const flushed = { level: 9, finishFlush: z.constants.Z_SYNC_FLUSH };
+  const parts: Uint8Array[] = [header];
   let at = 0;
-  for (const cut of cuts) {
-    const piece = zlib.deflateRawSync(body.subarray(at, cut), SYNC_FLUSHED);
-    raw.push(piece);
+  for (let i = 0; i < cuts.length; i++) {
+    const piece = z.deflateRawSync(body.subarray(at, cuts[i]), flushed);
+    parts.push(piece);
     pieces.push(piece.length);
-    at = cut;
+    at = cuts[i]!;
   }
-  raw.push(zlib.deflateRawSync(body.subarray(at), SYNC_FLUSHED));
-  const trailer = Buffer.allocUnsafe(TRAILER);
-  trailer.writeUInt32LE(zlib.crc32(body) >>> 0, 0);
+  const trailer = Buffer.allocUnsafe(8);
+  trailer.writeUInt32LE(z.crc32(body) >>> 0, 0);
   trailer.writeUInt32LE(body.length >>> 0, 4);
-  return { gzip: Buffer.concat([SPLICEABLE_HEADER, ...raw, FINAL_EMPTY_BLOCK, trailer]), pieces };
+  parts.push(z.deflateRawSync(body.subarray(at), flushed), final, trailer);
+  return Buffer.concat(parts);
 }
 
 /** A gzip member of `body` in the spliceable layout, in one piece. */
