@@ -3,7 +3,7 @@ import { createRandom, deriveSeed } from "../../src/catalog/sample/random.ts";
 import type { Random } from "../../src/catalog/sample/random.ts";
 import { buildRequest } from "./raw-http.ts";
 
-export type FuzzKind = "valid" | "mutated-url" | "bad-key" | "method" | "headers" | "raw-bytes" | "framing";
+export type FuzzKind = "valid" | "new-variant" | "mutated-url" | "bad-key" | "method" | "headers" | "raw-bytes" | "framing";
 
 export interface FuzzRequest {
   kind: FuzzKind;
@@ -23,11 +23,17 @@ export interface FuzzMaterial {
   /** ETags seen for some resources (any encoding), for If-None-Match. */
   etags: readonly string[];
   /**
-   * The only paths that get a valid affid or callback. Each (body, affid, callback) is a cached variant, so a
-   * bounded set keeps the variant cache's working set bounded: the run pre-warms it (see `variantWarmUp`), and
-   * memory growth after that is a leak, not a cache filling up.
+   * The paths that get one of the fixed affids or callbacks (AFFIDS, CALLBACKS). Each (body, affid, callback) is a
+   * cached variant, so a bounded set keeps that working set bounded: the run pre-warms it (see `variantWarmUp`).
+   * `new-variant` requests (see `listPaths`) add variants without end, which only a bounded cache keeps level.
    */
   variantPaths: readonly string[];
+  /**
+   * Sale lists (all-store and per store): the largest bodies a variant is made of. `new-variant` requests ask for
+   * them with an affid or callback no earlier request had, as thousands of affiliates do: each one is a variant
+   * the server has not seen, which must not cost memory that outlives the variant cache's bound.
+   */
+  listPaths: readonly string[];
 }
 
 export const AFFIDS = ["partner1", "p_2", "a.b-c", "X", "affiliate_0123456789", "z".repeat(64)];
@@ -47,7 +53,7 @@ export function variantWarmUp(m: FuzzMaterial): string[] {
   return out;
 }
 
-const KINDS: Array<[FuzzKind, number]> = [["valid", 30], ["mutated-url", 26], ["bad-key", 8], ["method", 6], ["headers", 16], ["raw-bytes", 10], ["framing", 4]];
+const KINDS: Array<[FuzzKind, number]> = [["valid", 30], ["new-variant", 24], ["mutated-url", 26], ["bad-key", 8], ["method", 6], ["headers", 16], ["raw-bytes", 10], ["framing", 4]];
 const STORES = ["women", "men", "kids", "home", "children"];
 const COLORS = ["black", "grey", "white", "brown", "beige", "green", "blue", "purple", "red", "pink", "yellow", "orange", "miscellaneous"];
 const GENDERS = ["boy", "girl", "unisex"];
@@ -95,6 +101,29 @@ function validUrl(rng: Random, m: FuzzMaterial): { path: string; params: Array<[
   }
   params.splice(rng.int(0, params.length), 0, ["apikey", m.key]);
   if (rng.chance(0.05)) params.push([rng.pick(["utm_source", "x", "_", "v"]), String(rng.int(0, 1e6))]);
+  return { path, params };
+}
+
+const ALL_STORE_LIST = /^\/v1\/sales\/(active|upcoming)\.json$/;
+
+/**
+ * A valid target with an affid and/or callback made from `i`, so new to the server (request i is asked for once):
+ * mostly a sale list (most of them all-store, the largest bodies), sometimes a search or any resource.
+ */
+function newVariantUrl(rng: Random, m: FuzzMaterial, i: number): { path: string; params: Array<[string, string]> } {
+  const r = rng.next();
+  const params: Array<[string, string]> = [["apikey", m.key]];
+  let path: string;
+  if (r < 0.6) path = rng.pick(m.listPaths.filter((p) => ALL_STORE_LIST.test(p)));
+  else if (r < 0.9) path = rng.pick(m.listPaths.filter((p) => !ALL_STORE_LIST.test(p)));
+  else if (r < 0.95) {
+    path = "/v1/products";
+    params.push(["q", enc(rng.pick(m.words))]);
+  } else path = rng.pick(m.paths);
+  const name = i.toString(36);
+  const which = rng.next();
+  if (which < 0.8) params.push(["affid", rng.chance(0.5) ? `aff-${name}` : `partner.${name}_x`]);
+  if (which >= 0.65) params.push(["callback", rng.chance(0.5) ? `cb_${name}` : `jQuery${name}.done`]);
   return { path, params };
 }
 
@@ -205,7 +234,7 @@ const FRAMING = [
 export function fuzzRequest(seed: number, i: number, m: FuzzMaterial): FuzzRequest {
   const rng = createRandom(deriveSeed(seed, i));
   const kind = weighted(rng, KINDS);
-  const url = validUrl(rng, m);
+  let url = validUrl(rng, m);
   let method = rng.chance(0.15) ? "HEAD" : "GET";
   let clean = true;
   let headers: Array<[string, string]> = [["Host", "127.0.0.1"]];
@@ -214,6 +243,10 @@ export function fuzzRequest(seed: number, i: number, m: FuzzMaterial): FuzzReque
     case "valid":
       if (rng.chance(0.4)) headers.push(["Accept-Encoding", rng.pick(["gzip, deflate, br", "gzip", "br"])]);
       if (rng.chance(0.1) && m.etags.length) headers.push(["If-None-Match", rng.pick(m.etags)]);
+      break;
+    case "new-variant":
+      url = newVariantUrl(rng, m, i);
+      if (rng.chance(0.7)) headers.push(["Accept-Encoding", rng.pick(["br, gzip", "gzip"])]);
       break;
     case "mutated-url":
       for (let n = rng.int(1, 3); n > 0; n--) {
