@@ -100,6 +100,17 @@ export function createAdmission(options: AdmissionOptions) {
     return limit;
   };
 
+  // Rejections repeat: one error object per distinct answer (its rendering is then made once, in respond.ts).
+  const rejections = new Map<string, ApiError>();
+  const rejection = (key: string, make: () => ApiError): ApiError => {
+    let error = rejections.get(key);
+    if (!error) {
+      if (rejections.size >= 1_000) rejections.clear();
+      rejections.set(key, (error = make()));
+    }
+    return error;
+  };
+
   const clientAddress = (req: IncomingMessage): string => {
     if (options.trustProxy) {
       const xff = req.headers["x-forwarded-for"];
@@ -114,7 +125,9 @@ export function createAdmission(options: AdmissionOptions) {
     // An address that has never failed has no bucket: one size check instead of a lookup, on every request.
     if (failureBuckets.size === 0) return;
     const wait = failureBuckets.waitFor(clientAddress(req), authFailureLimit, nowMs);
-    if (wait > 0 && hasKey) throw new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) }, "address_locked_out");
+    if (wait > 0 && hasKey) {
+      throw rejection(`locked ${wait}`, () => new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) }, "address_locked_out"));
+    }
   };
 
   const authenticate = (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential => {
@@ -130,7 +143,9 @@ export function createAdmission(options: AdmissionOptions) {
   const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): void => {
     const take = keyBuckets.take(name, limit, nowMs);
     pushRateLimitHeaders(headers, limit, take);
-    if (!take.ok) throw new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) });
+    if (!take.ok) {
+      throw rejection(`429 ${limit.rate} ${limit.burst} ${take.retryAfter}`, () => new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) }));
+    }
   };
 
   return function gate(keys: KeyRing, paths: Paths | null): Gate {

@@ -84,8 +84,19 @@ interface RenderedProblem {
  */
 const rendered = new Map<string, RenderedProblem>();
 const RENDERED_MAX = 1_000;
+/** The plain (not JSONP) rendering of an error object reused for every such rejection (a 404 remembered, a 429). */
+const renderedOf = new WeakMap<ApiError, RenderedProblem>();
 
 function problemOf(error: ApiError, jsonp: Jsonp | null): RenderedProblem {
+  if (!jsonp) {
+    let problem = renderedOf.get(error);
+    if (!problem) renderedOf.set(error, (problem = renderedBy(error, null)));
+    return problem;
+  }
+  return renderedBy(error, jsonp);
+}
+
+function renderedBy(error: ApiError, jsonp: Jsonp | null): RenderedProblem {
   let key = `${error.status}\0${error.code}\0${error.detail}\0${jsonp ? `${jsonp.callback}\0${jsonp.suppress}` : ""}`;
   for (const name in error.headers) key += `\0${name}\0${error.headers[name]}`;
   let problem = rendered.get(key);
