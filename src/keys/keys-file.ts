@@ -1,26 +1,47 @@
-// The API keys file: a name, a hash and dates per key, never the key itself.
+// The API keys file: a name, a hash and dates per key, never the key itself; every change made under a lock.
 import { createHash, randomInt } from "node:crypto";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
 import { z } from "zod";
+import { acquireKeysLock } from "./keys-lock.ts";
 
-export const KEYS_FORMAT = 1;
+/** The format written. 2 added `rotated` and `previous` (a replaced key's hash and the end of its grace period). */
+export const KEYS_FORMAT = 2;
+/** Formats read: a file written by the code before rotation (format 1) still loads. */
+const READS: readonly number[] = [1, 2];
 export const KEY_RE = /^[A-Za-z0-9]{32}$/;
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const HASH = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+/** A key replaced by `rotate`, valid until its grace period ends. */
+export const PreviousKeySchema = z.strictObject({ hash: HASH, until: z.iso.datetime() });
+export type PreviousKey = z.infer<typeof PreviousKeySchema>;
 
 export const KeyRecordSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, _ . -"),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, _ . - (starting with a letter or digit)"),
   /** `sha256:<hex>` of the key. Keys are 190 random bits, so a fast hash is enough: there is nothing to brute-force. */
-  hash: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  hash: HASH,
   created: z.string(),
   revoked: z.string().optional(),
+  /** When the key was last replaced by `rotate`. */
+  rotated: z.string().optional(),
+  /** Keys replaced by `rotate` whose grace period had not ended when the file was last written. */
+  previous: z.array(PreviousKeySchema).optional(),
   /** Requests a second this key may make on average, and in a burst; the server's defaults when absent. */
   rate: z.number().positive().optional(),
   burst: z.number().int().positive().optional(),
 });
 export type KeyRecord = z.infer<typeof KeyRecordSchema>;
 
-export const KeysFileSchema = z.strictObject({ format: z.literal(KEYS_FORMAT), keys: z.array(KeyRecordSchema) });
+export const KeysFileSchema = z.strictObject({ format: z.literal([1, 2]), keys: z.array(KeyRecordSchema) });
 export type KeysFile = z.infer<typeof KeysFileSchema>;
+
+export interface Limits {
+  /** Requests a second on average: a positive number. */
+  rate?: number;
+  /** Requests at once: an integer of at least 1; only with a rate of the key's own. */
+  burst?: number;
+}
 
 export function hashKey(key: string): string {
   return "sha256:" + createHash("sha256").update(key).digest("hex");
@@ -33,10 +54,19 @@ export function generateKey(): string {
   return key;
 }
 
+/** The keys file cannot be read, parsed, locked or written. */
 export class KeysFileError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "KeysFileError";
+  }
+}
+
+/** A change asked for that cannot be made: an unknown or duplicate name, a bad limit. The file is left as it was. */
+export class KeyInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "KeyInputError";
   }
 }
 
@@ -55,6 +85,10 @@ export async function loadKeysFile(path: string): Promise<KeysFile> {
   } catch {
     throw new KeysFileError(`${path}: keys file is not valid JSON`);
   }
+  const format = (value as { format?: unknown } | null)?.format;
+  if (typeof format === "number" && !READS.includes(format)) {
+    throw new KeysFileError(`${path}: keys file format ${format} is not one this code reads (${READS.join(", ")})${format > KEYS_FORMAT ? ": it was written by newer code" : ""}`);
+  }
   const parsed = KeysFileSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -63,31 +97,125 @@ export async function loadKeysFile(path: string): Promise<KeysFile> {
   return parsed.data;
 }
 
-/** Writes the keys file atomically (temporary file, then rename), readable by its owner only. */
+/** Writes the keys file atomically (temporary file, flushed, then renamed), readable by its owner only. */
 export async function writeKeysFile(path: string, file: KeysFile): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
-  await rename(tmp, path);
+  const handle = await open(tmp, "w", 0o600);
+  try {
+    await handle.writeFile(JSON.stringify({ ...file, format: KEYS_FORMAT }, null, 2) + "\n");
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, path).catch(async (err: unknown) => {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  });
+}
+
+/**
+ * Reads the keys file, applies `change` and writes the result, holding the writers' lock throughout, so that
+ * concurrent changes are applied one after another and none is lost. Grace periods ended by `now` are dropped.
+ */
+export async function updateKeysFile<T>(path: string, now: Date, change: (file: KeysFile) => T): Promise<T> {
+  const release = await mkdir(dirname(path), { recursive: true })
+    .then(() => acquireKeysLock(path))
+    .catch((err: unknown) => {
+      throw errno(err) ? new KeysFileError(`${path}: cannot lock keys file: ${errno(err)}`) : err;
+    });
+  try {
+    const file = await loadKeysFile(path);
+    const result = change(file);
+    for (const record of file.keys) {
+      const live = record.previous?.filter((p) => Date.parse(p.until) > now.getTime());
+      if (live?.length) record.previous = live;
+      else delete record.previous;
+    }
+    await writeKeysFile(path, file).catch((err: unknown) => {
+      throw errno(err) ? new KeysFileError(`${path}: cannot write keys file: ${errno(err)}`) : err;
+    });
+    return result;
+  } finally {
+    await release();
+  }
+}
+
+/** The code of a file-system error (EACCES, ENOSPC...), if `err` is one. */
+function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+function find(file: KeysFile, name: string, live: boolean): KeyRecord {
+  const record = file.keys.find((k) => k.name === name);
+  if (!record) throw new KeyInputError(`no key named "${name}"`);
+  if (live && record.revoked) throw new KeyInputError(`key "${name}" was revoked on ${record.revoked}`);
+  return record;
+}
+
+function checkLimits(limits: Limits, ownRate: boolean): void {
+  if (limits.rate !== undefined && !(Number.isFinite(limits.rate) && limits.rate > 0)) throw new KeyInputError(`rate must be a positive number of requests a second, not ${limits.rate}`);
+  if (limits.burst !== undefined && !(Number.isSafeInteger(limits.burst) && limits.burst >= 1)) throw new KeyInputError(`burst must be a whole number of at least 1, not ${limits.burst}`);
+  if (limits.burst !== undefined && !ownRate) throw new KeyInputError("a burst needs a rate of the key's own: give the rate too");
 }
 
 /** Adds a key named `name` and returns the key (the only time it is ever seen). */
-export async function createKey(path: string, name: string, now = new Date(), limits: { rate?: number; burst?: number } = {}): Promise<string> {
-  const file = await loadKeysFile(path);
-  if (file.keys.some((k) => k.name === name)) throw new KeysFileError(`a key named "${name}" already exists`);
+export async function createKey(path: string, name: string, now = new Date(), limits: Limits = {}): Promise<string> {
   const key = generateKey();
+  checkLimits(limits, limits.rate !== undefined);
   const record = KeyRecordSchema.safeParse({ name, hash: hashKey(key), created: now.toISOString(), ...limits });
-  if (!record.success) throw new KeysFileError(`name "${name}" ${record.error.issues[0]?.message}`);
-  file.keys.push(record.data);
-  await writeKeysFile(path, file);
+  if (!record.success) throw new KeyInputError(`name "${name}" ${record.error.issues[0]?.message}`);
+  await updateKeysFile(path, now, (file) => {
+    if (file.keys.some((k) => k.name === name)) throw new KeyInputError(`a key named "${name}" already exists`);
+    file.keys.push(record.data);
+  });
   return key;
 }
 
-/** Marks the key named `name` revoked. */
+/** Sets the rate and/or burst of the key named `name` ("default": the server's defaults again). */
+export async function setKeyLimits(path: string, name: string, limits: Limits | "default", now = new Date()): Promise<KeyRecord> {
+  return updateKeysFile(path, now, (file) => {
+    const record = find(file, name, true);
+    if (limits === "default") {
+      delete record.rate;
+      delete record.burst;
+    } else {
+      checkLimits(limits, (limits.rate ?? record.rate) !== undefined);
+      if (limits.rate !== undefined) record.rate = limits.rate;
+      if (limits.burst !== undefined) record.burst = limits.burst;
+    }
+    return { ...record };
+  });
+}
+
+/**
+ * Replaces the key named `name` by a new one, which it returns. The old key stays valid for `graceMs` from `now`
+ * (0: refused at once); keys replaced earlier keep their own grace periods.
+ */
+export async function rotateKey(path: string, name: string, graceMs: number, now = new Date()): Promise<string> {
+  const until = new Date(now.getTime() + graceMs);
+  if (!(graceMs >= 0) || Number.isNaN(until.getTime())) throw new KeyInputError(`grace period out of range: ${graceMs} ms`);
+  const key = generateKey();
+  await updateKeysFile(path, now, (file) => {
+    const record = find(file, name, true);
+    if (graceMs > 0) record.previous = [...(record.previous ?? []), { hash: record.hash, until: until.toISOString() }];
+    record.hash = hashKey(key);
+    record.rotated = now.toISOString();
+  });
+  return key;
+}
+
+/** Marks the key named `name` revoked: it and any key it replaced are refused at once. */
 export async function revokeKey(path: string, name: string, now = new Date()): Promise<void> {
-  const file = await loadKeysFile(path);
-  const record = file.keys.find((k) => k.name === name);
-  if (!record) throw new KeysFileError(`no key named "${name}"`);
-  if (record.revoked) throw new KeysFileError(`key "${name}" was already revoked on ${record.revoked}`);
-  record.revoked = now.toISOString();
-  await writeKeysFile(path, file);
+  await updateKeysFile(path, now, (file) => {
+    const record = find(file, name, true);
+    record.revoked = now.toISOString();
+    delete record.previous;
+  });
+}
+
+/** The end of the latest grace period of a key replaced by `rotate`, if one is still running at `nowMs`. */
+export function graceUntil(record: KeyRecord, nowMs: number): string | null {
+  if (record.revoked) return null;
+  const ends = (record.previous ?? []).map((p) => p.until).filter((u) => Date.parse(u) > nowMs);
+  return ends.length ? ends.sort().at(-1)! : null;
 }

@@ -32,6 +32,8 @@ export interface AdmissionOptions {
 export interface Credential {
   name: string;
   limit: Limit;
+  /** Epoch ms from which the key is refused (a key replaced by `rotate`, in its grace period); Infinity otherwise. */
+  until: number;
 }
 
 /** An admitted /v1/ request: who asks, for what, in which form. */
@@ -132,8 +134,8 @@ export function createAdmission(options: AdmissionOptions) {
 
   const authenticate = (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential => {
     try {
-      const name = keys.authenticate(query);
-      return { name, limit: limitOf(keys.record(name)) };
+      const { name, until } = keys.authenticate(query, nowMs);
+      return { name, limit: limitOf(keys.record(name)), until };
     } catch (err) {
       if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
       throw err;
@@ -161,7 +163,8 @@ export function createAdmission(options: AdmissionOptions) {
       admit(req, nowMs, headers, info) {
         const url = req.url ?? "/";
         const known = remembered.get(url);
-        if (known !== undefined) {
+        // A remembered key whose grace period has ended goes the slow way, where authentication refuses it.
+        if (known !== undefined && nowMs < known.credential.until) {
           info.path = known.path;
           info.route = known.route;
           info.key = known.credential.name;
