@@ -114,7 +114,7 @@ function searchUrl(params: Params, apikey = key): string {
   for (const [name, value] of Object.entries(params)) {
     for (const v of Array.isArray(value) ? value : [value]) sp.append(name, String(v));
   }
-  return `${url}/v1/products?${sp}`;
+  return `${url}/v1/products?${sp.toString()}`;
 }
 
 /** A GET whose body is returned as sent (fetch would decode it). */
@@ -498,7 +498,7 @@ describe("only products on sale now", () => {
       const s = await startServer(await createHandler({ dataDir, keysFile: join(root, "keys.json"), clock: () => t * 1000 }), "127.0.0.1", 0);
       try {
         const sp = new URLSearchParams({ apikey: key, q: name, brand, rows: "100" });
-        const body = (await (await fetch(`http://127.0.0.1:${s.port}/v1/products?${sp}`)).json()) as Page;
+        const body = (await (await fetch(`http://127.0.0.1:${s.port}/v1/products?${sp.toString()}`)).json()) as Page;
         return body.products.map((p) => p.id);
       } finally {
         await s.close();
@@ -632,7 +632,7 @@ describe("response freshness and JSONP", () => {
     const t = next - 100;
     const s = await startServer(await createHandler({ dataDir: join(root, "data"), keysFile: join(root, "keys.json"), clock: () => t * 1000 }), "127.0.0.1", 0);
     try {
-      const res = await fetch(`http://127.0.0.1:${s.port}/v1/products?${new URLSearchParams({ apikey: key, q: "dress" })}`);
+      const res = await fetch(`http://127.0.0.1:${s.port}/v1/products?${new URLSearchParams({ apikey: key, q: "dress" }).toString()}`);
       expect(res.status).toBe(200);
       const maxAge = Number(/max-age=(\d+)/.exec(res.headers.get("cache-control") ?? "")?.[1]);
       expect(maxAge).toBeGreaterThanOrEqual(0);

@@ -2,8 +2,8 @@
 
 /** A deterministic source of random choices. Never backed by Math.random. */
 export interface Random {
-  /** A float in [0, 1). */
-  next(): number;
+  /** A float in [0, 1); a function property, so that it can be passed on alone (`createRandom(seed).next`). */
+  next: () => number;
   /** An integer in [min, max], both inclusive. */
   int(min: number, max: number): number;
   /** A float in [min, max). */
