@@ -18,7 +18,7 @@ export const ConfigSchema = z.object({
   port: Port.default(DEFAULT_PORT),
   /** Env HOST. Default 127.0.0.1. */
   host: z.string().min(1).default(DEFAULT_HOST),
-  /** API base URL written into `sale`/`product` links. Env BASE_URL. Default http://HOST:PORT. */
+  /** API base URL written into `sale`/`product` links. Env BASE_URL. Default http://HOST:PORT (https:// with TLS). */
   baseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** Freshness in seconds for responses that do not change sooner. Env MAX_AGE. Default 300. */
   maxAge: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_MAX_AGE),
@@ -28,6 +28,14 @@ export const ConfigSchema = z.object({
   waitForSnapshot: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
   /** Client address from X-Forwarded-For (behind a trusted proxy/CDN), for the failed-authentication limit. Env TRUST_PROXY ("1"). Default off. */
   trustProxy: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
+  /** PEM certificate (chain) file: the server speaks HTTPS; set with tlsKey. Env TLS_CERT. Default none: plain HTTP. */
+  tlsCert: z.string().optional(),
+  /** PEM private key file of tlsCert. Env TLS_KEY. */
+  tlsKey: z.string().optional(),
+}).superRefine((c, ctx) => {
+  if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) {
+    ctx.addIssue({ code: "custom", path: [c.tlsCert === undefined ? "tlsCert" : "tlsKey"], message: "TLS_CERT and TLS_KEY must both be set, or neither" });
+  }
 });
 
 export interface Config {
@@ -40,6 +48,8 @@ export interface Config {
   logRequests: boolean;
   waitForSnapshot: boolean;
   trustProxy: boolean;
+  /** Certificate and key files (absolute), or null for plain HTTP. */
+  tls: { cert: string; key: string } | null;
 }
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */
@@ -54,6 +64,8 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     logRequests: env.LOG_REQUESTS,
     waitForSnapshot: env.WAIT_FOR_SNAPSHOT,
     trustProxy: env.TRUST_PROXY,
+    tlsCert: env.TLS_CERT,
+    tlsKey: env.TLS_KEY,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => isSet(v))),
   };
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => isSet(v))));
@@ -63,16 +75,18 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
   const c = parsed.data;
   const dataDir = resolve(c.dataDir);
   const hostForUrl = c.host.includes(":") ? `[${c.host}]` : c.host;
+  const tls = c.tlsCert !== undefined && c.tlsKey !== undefined ? { cert: resolve(c.tlsCert), key: resolve(c.tlsKey) } : null;
   return {
     dataDir,
     keysFile: resolve(c.keysFile ?? `${dataDir}/keys.json`),
     port: c.port,
     host: c.host,
-    baseUrl: (c.baseUrl ?? `http://${hostForUrl}:${c.port}`).replace(/\/+$/, ""),
+    baseUrl: (c.baseUrl ?? `${tls ? "https" : "http"}://${hostForUrl}:${c.port}`).replace(/\/+$/, ""),
     maxAge: c.maxAge,
     logRequests: c.logRequests,
     waitForSnapshot: c.waitForSnapshot,
     trustProxy: c.trustProxy,
+    tls,
   };
 }
 

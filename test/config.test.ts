@@ -19,6 +19,7 @@ const DEFAULTS: Config = {
   logRequests: true,
   waitForSnapshot: false,
   trustProxy: false,
+  tls: null,
 };
 
 describe("parseConfig: valid environments", () => {
@@ -57,10 +58,17 @@ describe("parseConfig: valid environments", () => {
     [{ WAIT_FOR_SNAPSHOT: "0" }, { waitForSnapshot: false }],
     [{ TRUST_PROXY: "1" }, { trustProxy: true }],
     [{ TRUST_PROXY: "0" }, { trustProxy: false }],
+    // TLS_CERT and TLS_KEY: paths resolved, and the default base URL becomes https
+    [{ TLS_CERT: "/etc/tls/api.crt", TLS_KEY: "/etc/tls/api.key" }, { tls: { cert: "/etc/tls/api.crt", key: "/etc/tls/api.key" }, baseUrl: "https://127.0.0.1:8080" }],
+    [{ TLS_CERT: "api.crt", TLS_KEY: "api.key", PORT: "8443" }, { tls: { cert: resolve("api.crt"), key: resolve("api.key") }, port: 8443, baseUrl: "https://127.0.0.1:8443" }],
+    [{ TLS_CERT: "/c", TLS_KEY: "/k", HOST: "::" }, { tls: { cert: "/c", key: "/k" }, host: "::", baseUrl: "https://[::]:8080" }],
+    // an explicit BASE_URL wins either way (TLS at a proxy: https without TLS_*; TLS here behind a name)
+    [{ TLS_CERT: "/c", TLS_KEY: "/k", BASE_URL: "https://api.example.com/" }, { tls: { cert: "/c", key: "/k" }, baseUrl: "https://api.example.com" }],
+    [{ TRUST_PROXY: "1", BASE_URL: "https://api.example.com" }, { trustProxy: true, baseUrl: "https://api.example.com" }],
     // an empty value is the same as none
-    [{ DATA_DIR: "", KEYS_FILE: "", PORT: "", HOST: "", BASE_URL: "", MAX_AGE: "", LOG_REQUESTS: "", WAIT_FOR_SNAPSHOT: "", TRUST_PROXY: "" }, {}],
+    [{ DATA_DIR: "", KEYS_FILE: "", PORT: "", HOST: "", BASE_URL: "", MAX_AGE: "", LOG_REQUESTS: "", WAIT_FOR_SNAPSHOT: "", TRUST_PROXY: "", TLS_CERT: "", TLS_KEY: "" }, {}],
     // and so is one of only whitespace (which the number fields would otherwise read as 0)
-    [{ DATA_DIR: " ", KEYS_FILE: "\t", PORT: "  ", HOST: " ", BASE_URL: " ", MAX_AGE: " ", LOG_REQUESTS: " ", WAIT_FOR_SNAPSHOT: "\n", TRUST_PROXY: " " }, {}],
+    [{ DATA_DIR: " ", KEYS_FILE: "\t", PORT: "  ", HOST: " ", BASE_URL: " ", MAX_AGE: " ", LOG_REQUESTS: " ", WAIT_FOR_SNAPSHOT: "\n", TRUST_PROXY: " ", TLS_CERT: " ", TLS_KEY: " " }, {}],
   ])("%j", (env, expected) => {
     expect(parseConfig(env)).toEqual({ ...DEFAULTS, ...expected });
   });
@@ -84,6 +92,9 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     [{ LOG_REQUESTS: "off" }, 'configuration: logRequests: Invalid option: expected one of "0"|"1"'],
     [{ WAIT_FOR_SNAPSHOT: "yes" }, 'configuration: waitForSnapshot: Invalid option: expected one of "0"|"1"'],
     [{ TRUST_PROXY: "2" }, 'configuration: trustProxy: Invalid option: expected one of "0"|"1"'],
+    [{ TLS_CERT: "/c" }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],
+    [{ TLS_KEY: "/k" }, "configuration: tlsCert: TLS_CERT and TLS_KEY must both be set, or neither"],
+    [{ TLS_CERT: "/c", TLS_KEY: " " }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],
     // every problem at once, one a line, in the schema's order
     [
       { TRUST_PROXY: "x", PORT: "x", MAX_AGE: "x" },

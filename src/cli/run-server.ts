@@ -1,5 +1,5 @@
-// Starts the server for a Config: handler, hot reload, request logs on stdout, errors as JSON lines on stderr,
-// graceful shutdown on SIGTERM/SIGINT.
+// Starts the server for a Config: handler, hot reload, TLS (with renewed certificates picked up), request logs on
+// stdout, errors as JSON lines on stderr, graceful shutdown on SIGTERM/SIGINT.
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
@@ -8,6 +8,8 @@ import { createLogBuffer } from "./log-buffer.ts";
 import { createReloader } from "../serve/reloader.ts";
 import { startServer } from "../serve/server.ts";
 import type { RunningServer } from "../serve/server.ts";
+import { createTlsWatcher, describeCertificate, loadTlsPair } from "../serve/tls.ts";
+import type { CertificateInfo } from "../serve/tls.ts";
 
 /** One error, one JSON line on stderr. */
 export function logError(entry: ErrorLog): void {
@@ -31,13 +33,24 @@ export async function runServer(config: Config): Promise<RunningServer> {
     onReload: (id) => console.error(`serve: now serving snapshot ${id}`),
     onError: (err) => logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),
   });
-  const running = await startServer(handler, config.host, config.port);
+  const tls = config.tls ? await loadTlsPair(config.tls) : null;
+  const running = await startServer(handler, config.host, config.port, tls ? { tls } : {});
+  const certificate = (c: CertificateInfo) => `${c.subject.replace(/\n/g, ", ")}, serial ${c.serialNumber}, valid to ${c.validTo}`;
+  if (tls) console.error(`serve: TLS certificate ${certificate(describeCertificate(tls))}`);
+  const tlsWatcher =
+    config.tls && tls && "setSecureContext" in running.server
+      ? createTlsWatcher(config.tls, tls, running.server, {
+          onReload: (c) => console.error(`serve: now using TLS certificate ${certificate(c)}`),
+          onError: (err) => logError({ time: new Date().toISOString(), level: "error", event: "tls_reload_failed", error: describeError(err) }),
+        })
+      : null;
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.error(`serve: ${signal}: finishing in-flight requests`);
     reloader.stop();
+    tlsWatcher?.stop();
     // Every request answered has its log line written before the process exits.
     const exit = () => void (logs?.close() ?? Promise.resolve()).then(() => process.exit(0));
     void running.close().then(exit);

@@ -1,9 +1,12 @@
-// The HTTP server around a handler: timeouts and limits for slow or broken clients, and a graceful close.
+// The HTTP(S) server around a handler: timeouts and limits for slow or broken clients, and a graceful close.
 import { createServer, STATUS_CODES } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { ApiError, renderProblem } from "../errors.ts";
 import type { Handler } from "./handler.ts";
+import type { TlsPair } from "./tls.ts";
 
 export interface ServerOptions {
   /** Time a client has to send its request headers, ms. Default 10 000. */
@@ -23,9 +26,17 @@ export interface ServerOptions {
   maxConnections?: number;
   /** Largest request header block, bytes (larger is a 431). Default 16 384. */
   maxHeaderSize?: number;
+  /**
+   * Certificate and key (PEM): the server speaks HTTPS (HTTP/1.1 only) and every response carries
+   * `Strict-Transport-Security`. Renewals go to `server.setSecureContext` (see tls.ts). Default none: plain HTTP.
+   */
+  tls?: Pick<TlsPair, "cert" | "key">;
 }
 
-export const SERVER_DEFAULTS: Required<ServerOptions> = {
+/** `Strict-Transport-Security` of every HTTPS response: a year, as the API is HTTPS-only (not on plain HTTP, RFC 6797). */
+export const HSTS = "max-age=31536000";
+
+export const SERVER_DEFAULTS: Required<Omit<ServerOptions, "tls">> = {
   headersTimeout: 10_000,
   requestTimeout: 15_000,
   keepAliveTimeout: 5_000,
@@ -68,21 +79,22 @@ function protocolError(code: string | undefined): ApiError {
 }
 
 /** A whole HTTP/1.1 response with a problem body, for a socket written to directly; the connection is closed after it. */
-function rawProblem(error: ApiError): Buffer {
+function rawProblem(error: ApiError, secure: boolean): Buffer {
   const p = renderProblem(error);
-  const head = Object.entries(p.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const head = Object.entries(secure ? { ...p.headers, "Strict-Transport-Security": HSTS } : p.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
   return Buffer.concat([Buffer.from(`HTTP/1.1 ${p.status} ${STATUS_CODES[p.status] ?? ""}\r\n${head}Connection: close\r\n\r\n`), p.body]);
 }
 
 export interface RunningServer {
-  server: Server;
+  /** An https.Server when started with `tls`. */
+  server: Server | HttpsServer;
   /** Port actually bound (useful with port 0). */
   port: number;
   /** Stops accepting, lets in-flight requests finish, closes idle connections; resolves when all are closed. */
   close(): Promise<void>;
 }
 
-/** Starts an HTTP server for `handler` on host:port. */
+/** Starts an HTTP server for `handler` on host:port (HTTPS with `options.tls`). */
 export async function startServer(handler: Handler, host: string, port: number, options: ServerOptions = {}): Promise<RunningServer> {
   const o = { ...SERVER_DEFAULTS, ...options };
   // Keep-alive is decided here rather than by node:
@@ -101,28 +113,42 @@ export async function startServer(handler: Handler, host: string, port: number, 
     if (n === o.maxRequestsPerSocket || req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
     return false;
   };
+  const secure = o.tls !== undefined;
   // connectionsCheckingInterval: how often headersTimeout/requestTimeout are enforced (node's default, 30 s, lets
   // a slow client hold a connection for up to 40 s instead of 10).
-  const server = createServer({ maxHeaderSize: o.maxHeaderSize, requestTimeout: o.requestTimeout, headersTimeout: o.headersTimeout, keepAliveTimeout: o.keepAliveTimeout, connectionsCheckingInterval: 1_000 }, (req, res) => {
+  const httpOptions = { maxHeaderSize: o.maxHeaderSize, requestTimeout: o.requestTimeout, headersTimeout: o.headersTimeout, keepAliveTimeout: o.keepAliveTimeout, connectionsCheckingInterval: 1_000 };
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (closeAfter(req, res)) return; // pipelined after our `Connection: close`: never answered, closed with the connection
+    if (secure) res.setHeader("Strict-Transport-Security", HSTS); // merged by node into whatever writeHead is given
     handler(req, res);
-  });
+  };
+  // HTTPS: the same options and listeners on node's https.Server (a tls.Server whose decrypted connections go to
+  // the same http code). headersTimeout only starts once the handshake is done, so the handshake gets as long
+  // (node's default handshakeTimeout is 120 s, which a client that never finishes one could hold a connection for).
+  const server = o.tls
+    ? createHttpsServer({ ...httpOptions, cert: o.tls.cert, key: o.tls.key, handshakeTimeout: o.headersTimeout }, listener)
+    : createServer(httpOptions, listener);
   // Expect other than 100-continue: the 417 node would send, through the same keep-alive rule.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     if (closeAfter(req, res)) return;
-    res.writeHead(417, { "Content-Length": "0" });
+    res.writeHead(417, secure ? { "Content-Length": "0", "Strict-Transport-Security": HSTS } : { "Content-Length": "0" });
     res.end();
   });
-  server.on("connection", prepareSocket); // after node's own listener, before the first request is read
+  // After node's own listener, before the first request is read; with TLS, on the socket requests arrive on.
+  server.on(secure ? "secureConnection" : "connection", prepareSocket);
   // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
   server.on("connect", (_req: IncomingMessage, socket: Socket) => {
-    socket.end(rawProblem(new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" })));
+    socket.end(rawProblem(new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }), secure));
   });
+  // A failed TLS handshake (plain HTTP on this port, a handshake not finished within handshakeTimeout) leaves no
+  // channel to answer on: the connection is closed. node's https.Server passes the error on to 'clientError' below,
+  // whose answer, written to a socket that never became secure, would otherwise keep the connection open forever.
+  if (secure) server.prependListener("tlsClientError", (_err: Error, socket: Socket) => socket.destroy());
   server.maxConnections = o.maxConnections;
   // A request node could not parse (or that came too slowly) is answered like every other error: a problem body.
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return socket.destroy();
-    socket.end(rawProblem(protocolError(err.code)));
+    socket.end(rawProblem(protocolError(err.code), secure));
   });
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject);
