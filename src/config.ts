@@ -32,6 +32,12 @@ export const ConfigSchema = z.object({
   tlsCert: z.string().optional(),
   /** PEM private key file of tlsCert. Env TLS_KEY. */
   tlsKey: z.string().optional(),
+  /** Memory for cached affid/JSONP variants, MB. Env VARIANT_CACHE_MB. Default 32. */
+  variantCacheMb: z.coerce.number().int().min(0).max(4096).default(32),
+  /** Bodies brotli-compressed in the background at once (sale lists, popular variants). Env COMPRESS_SLOTS. Default 2. */
+  compressSlots: z.coerce.number().int().min(0).max(64).default(2),
+  /** Turns metrics on: GET /metrics for `Authorization: Bearer <token>` only. Env METRICS_TOKEN (16+ characters). Default off. */
+  metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
 }).superRefine((c, ctx) => {
   if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) {
     ctx.addIssue({ code: "custom", path: [c.tlsCert === undefined ? "tlsCert" : "tlsKey"], message: "TLS_CERT and TLS_KEY must both be set, or neither" });
@@ -50,6 +56,9 @@ export interface Config {
   trustProxy: boolean;
   /** Certificate and key files (absolute), or null for plain HTTP. */
   tls: { cert: string; key: string } | null;
+  metricsToken: string | undefined;
+  variantCacheBytes: number;
+  compressSlots: number;
 }
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */
@@ -66,6 +75,9 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     trustProxy: env.TRUST_PROXY,
     tlsCert: env.TLS_CERT,
     tlsKey: env.TLS_KEY,
+    metricsToken: env.METRICS_TOKEN,
+    variantCacheMb: env.VARIANT_CACHE_MB,
+    compressSlots: env.COMPRESS_SLOTS,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => isSet(v))),
   };
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => isSet(v))));
@@ -87,6 +99,9 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     waitForSnapshot: c.waitForSnapshot,
     trustProxy: c.trustProxy,
     tls,
+    metricsToken: c.metricsToken,
+    variantCacheBytes: c.variantCacheMb * 1024 * 1024,
+    compressSlots: c.compressSlots,
   };
 }
 

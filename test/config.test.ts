@@ -20,6 +20,9 @@ const DEFAULTS: Config = {
   waitForSnapshot: false,
   trustProxy: false,
   tls: null,
+  metricsToken: undefined,
+  variantCacheBytes: 32 * 1024 * 1024,
+  compressSlots: 2,
 };
 
 describe("parseConfig: valid environments", () => {
@@ -58,6 +61,12 @@ describe("parseConfig: valid environments", () => {
     [{ WAIT_FOR_SNAPSHOT: "0" }, { waitForSnapshot: false }],
     [{ TRUST_PROXY: "1" }, { trustProxy: true }],
     [{ TRUST_PROXY: "0" }, { trustProxy: false }],
+    // METRICS_TOKEN, VARIANT_CACHE_MB, COMPRESS_SLOTS
+    [{ METRICS_TOKEN: "0123456789abcdef" }, { metricsToken: "0123456789abcdef" }],
+    [{ VARIANT_CACHE_MB: "0" }, { variantCacheBytes: 0 }],
+    [{ VARIANT_CACHE_MB: "256" }, { variantCacheBytes: 256 * 1024 * 1024 }],
+    [{ COMPRESS_SLOTS: "0" }, { compressSlots: 0 }],
+    [{ COMPRESS_SLOTS: "8" }, { compressSlots: 8 }],
     // TLS_CERT and TLS_KEY: paths resolved, and the default base URL becomes https
     [{ TLS_CERT: "/etc/tls/api.crt", TLS_KEY: "/etc/tls/api.key" }, { tls: { cert: "/etc/tls/api.crt", key: "/etc/tls/api.key" }, baseUrl: "https://127.0.0.1:8080" }],
     [{ TLS_CERT: "api.crt", TLS_KEY: "api.key", PORT: "8443" }, { tls: { cert: resolve("api.crt"), key: resolve("api.key") }, port: 8443, baseUrl: "https://127.0.0.1:8443" }],
@@ -92,6 +101,10 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     [{ LOG_REQUESTS: "off" }, 'configuration: logRequests: Invalid option: expected one of "0"|"1"'],
     [{ WAIT_FOR_SNAPSHOT: "yes" }, 'configuration: waitForSnapshot: Invalid option: expected one of "0"|"1"'],
     [{ TRUST_PROXY: "2" }, 'configuration: trustProxy: Invalid option: expected one of "0"|"1"'],
+    [{ METRICS_TOKEN: "short" }, "configuration: metricsToken: must be at least 16 characters"],
+    [{ VARIANT_CACHE_MB: "-1" }, "configuration: variantCacheMb: Too small: expected number to be >=0"],
+    [{ VARIANT_CACHE_MB: "lots" }, "configuration: variantCacheMb: Invalid input: expected number, received NaN"],
+    [{ COMPRESS_SLOTS: "65" }, "configuration: compressSlots: Too big: expected number to be <=64"],
     [{ TLS_CERT: "/c" }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_KEY: "/k" }, "configuration: tlsCert: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_CERT: "/c", TLS_KEY: " " }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],

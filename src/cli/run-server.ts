@@ -26,6 +26,9 @@ export async function runServer(config: Config): Promise<RunningServer> {
     maxAge: config.maxAge,
     waitForSnapshot: config.waitForSnapshot,
     trustProxy: config.trustProxy,
+    metricsToken: config.metricsToken,
+    variantCacheBytes: config.variantCacheBytes,
+    compressSlots: config.compressSlots,
     log: logs ? (entry) => logs.write(JSON.stringify(entry) + "\n") : undefined,
     onError: logError,
   });
@@ -44,6 +47,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
           onError: (err) => logError({ time: new Date().toISOString(), level: "error", event: "tls_reload_failed", error: describeError(err) }),
         })
       : null;
+  handler.metrics?.watch(running.server);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

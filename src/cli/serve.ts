@@ -5,7 +5,7 @@ import { runServer } from "./run-server.ts";
 try {
   const config = parseConfig(process.env);
   const { port } = await runServer(config);
-  console.error(`serve: listening on http://${config.host}:${port}`);
+  console.error(`serve: listening on ${config.tls ? "https" : "http"}://${config.host}:${port}`);
 } catch (err) {
   console.error(`serve: cannot start: ${(err as Error).message}`);
   process.exit(1);

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   }
   const { port } = await runServer({ ...config });
   const base = config.baseUrl.replace(`:${config.port}`, `:${port}`);
-  console.log(`start: serving on http://${config.host}:${port}; try:\n  curl '${base}/v1/sales/active.json?apikey=${key}'`);
+  console.log(`start: serving on ${config.tls ? "https" : "http"}://${config.host}:${port}; try:\n  curl '${base}/v1/sales/active.json?apikey=${key}'`);
 }
 
 main().catch((err: unknown) => {
