@@ -1,6 +1,6 @@
 // A build lock: two builds never run at once over one data directory; a lock left by a dead process is taken over.
-import { open, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { acquireLock, LockHeldError } from "../lock-file.ts";
 
 export const LOCK_FILE = "build.lock";
 
@@ -11,30 +11,12 @@ export class BuildLockedError extends Error {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** Takes the lock (or throws BuildLockedError) and returns the function that releases it. */
+/** Takes the lock (or throws BuildLockedError: a build does not wait for another) and returns the function that releases it. */
 export async function acquireBuildLock(dataDir: string): Promise<() => Promise<void>> {
-  const path = join(dataDir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(path, "wx");
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      return () => unlink(path).catch(() => {});
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const pid = Number((await readFile(path, "utf8").catch(() => "")).trim());
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) throw new BuildLockedError(pid);
-      await unlink(path).catch(() => {}); // stale: its build died without releasing it
-    }
+  try {
+    return await acquireLock(join(dataDir, LOCK_FILE));
+  } catch (err) {
+    if (err instanceof LockHeldError) throw new BuildLockedError(err.pid);
+    throw err;
   }
-  throw new Error(`could not take the build lock ${path}`);
 }

@@ -1,10 +1,8 @@
 // The keys file's writers' lock: one change at a time, so that two CLI calls at once never lose a key.
-import { link, readFile, rename, unlink, writeFile } from "node:fs/promises";
-import { setTimeout as delay } from "node:timers/promises";
+import { acquireLock, LockHeldError } from "../lock-file.ts";
 
 /** How long a writer waits for another writer's lock before giving up, ms. */
 export const DEFAULT_LOCK_WAIT = 30_000;
-let taken = 0;
 
 export class KeysLockedError extends Error {
   constructor(lockPath: string, pid: number, waitMs: number) {
@@ -13,74 +11,13 @@ export class KeysLockedError extends Error {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** The pid written in a lock file; null if there is no such file. */
-async function ownerOf(path: string): Promise<number | null> {
-  try {
-    return Number((await readFile(path, "utf8")).trim());
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw err;
-  }
-}
-
-/**
- * Removes a lock whose owner died. Renamed aside first and its owner read again there: if another writer took the
- * stale lock over and made its own meanwhile, that is the file moved, and it is put back.
- */
-async function takeOver(lockPath: string): Promise<void> {
-  const aside = `${lockPath}.stale-${process.pid}`;
-  try {
-    await rename(lockPath, aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw err;
-  }
-  const pid = await ownerOf(aside);
-  if (pid !== null && pid > 0 && alive(pid)) await link(aside, lockPath).catch(() => {});
-  await unlink(aside).catch(() => {});
-}
-
-/**
- * Takes `<keysFile>.lock` (waiting for up to `waitMs`, default DEFAULT_LOCK_WAIT, while a live process holds it)
- * and returns the function that releases it. The lock file is made complete (holding this pid) and then linked
- * into place, which fails if it exists: a writer never sees a half-written lock. A lock whose process is dead is
- * taken over, as src/build/lock.ts does for builds.
- */
+/** Takes `<keysFile>.lock`, waiting for up to `waitMs` (default DEFAULT_LOCK_WAIT) while another writer holds it. */
 export async function acquireKeysLock(keysFile: string, waitMs = DEFAULT_LOCK_WAIT): Promise<() => Promise<void>> {
   const lockPath = `${keysFile}.lock`;
-  const mine = `${lockPath}.${process.pid}-${++taken}`; // one per call: a process may wait for its own lock
-  const pid = String(process.pid);
-  await writeFile(mine, pid);
   try {
-    const deadline = Date.now() + waitMs;
-    for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
-      try {
-        await link(mine, lockPath);
-        return async () => {
-          if ((await ownerOf(lockPath)) === process.pid) await unlink(lockPath).catch(() => {});
-        };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      }
-      const owner = await ownerOf(lockPath);
-      if (owner === null) continue; // released meanwhile
-      if (!(Number.isInteger(owner) && owner > 0 && alive(owner))) {
-        await takeOver(lockPath);
-        continue;
-      }
-      if (Date.now() >= deadline) throw new KeysLockedError(lockPath, owner, waitMs);
-      await delay(wait);
-    }
-  } finally {
-    await unlink(mine).catch(() => {});
+    return await acquireLock(lockPath, waitMs);
+  } catch (err) {
+    if (err instanceof LockHeldError) throw new KeysLockedError(lockPath, err.pid, waitMs);
+    throw err;
   }
 }
