@@ -11,7 +11,7 @@ export function searchTarget(query: SearchQuery, apikey: string): string {
   for (const z of query.sizes) sp.append("size", z);
   sp.set("rows", String(query.rows));
   if (query.start > 0) sp.set("start", String(query.start));
-  return `/v1/products?${sp}`;
+  return `/v1/products?${sp.toString()}`;
 }
 
 /**

@@ -103,7 +103,7 @@ export function rawRequest(port: number, request: Buffer | string, options: { ho
       } catch (err) {
         settled = true;
         socket.destroy();
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
         return;
       }
       if (parsed) {
@@ -161,7 +161,7 @@ export function rawExchange(port: number, request: Buffer | string, options: { h
       try {
         take(closedByServer);
       } catch (err) {
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
         return;
       }
       resolve({ responses, closedByServer });
@@ -174,7 +174,7 @@ export function rawExchange(port: number, request: Buffer | string, options: { h
       } catch (err) {
         settled = true;
         socket.destroy();
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
       }
     });
     socket.on("end", () => finish(true));
