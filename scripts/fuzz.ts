@@ -14,7 +14,8 @@ import type { FuzzKind, FuzzMaterial, FuzzRequest } from "./lib/fuzz-requests.ts
 import { buildRequest, KeepAliveConnection, NoResponseError, rawRequest } from "./lib/raw-http.ts";
 import type { RawResponse } from "./lib/raw-http.ts";
 import { SOAK_BUDGET_MB } from "./lib/soak.ts";
-import { cpuSeconds, freePort, HOST, prepareData, quantile, rssMb, startServerChild } from "./lib/server-child.ts";
+import { cpuSeconds, rssMb } from "./lib/proc.ts";
+import { freePort, HOST, prepareData, quantile, startServerChild } from "./lib/server-child.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -147,7 +148,7 @@ async function main(): Promise<number> {
           slow.push([ms, `#${i} ${req.kind} -> ${status}: ${show(req.bytes, data.key)}`]);
           slow.sort((a, b) => b[0] - a[0]).splice(5);
         }
-        if (server.exit) break;
+        if (server.exit()) break;
         if (done % 20_000 === 0) log(`fuzz: ${done} done, ${((Date.now() - started) / 1000).toFixed(0)} s, RSS ${rssMb(server.pid).toFixed(1)} MB`);
       }
       conns.clean?.close();
@@ -157,14 +158,15 @@ async function main(): Promise<number> {
     const cpuStart = { server: cpuSeconds(server.pid), client: process.cpuUsage() };
     await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
     const runMs = Date.now() - runStart;
-    const cpu = { server: cpuSeconds(server.pid) - cpuStart.server, client: (() => { const u = process.cpuUsage(cpuStart.client); return (u.user + u.system) / 1e6; })() };
+    const cpuEnd = cpuSeconds(server.pid);
+    const cpu = { server: cpuEnd !== null && cpuStart.server !== null ? cpuEnd - cpuStart.server : null, client: (() => { const u = process.cpuUsage(cpuStart.client); return (u.user + u.system) / 1e6; })() };
     clearInterval(sampler);
     samples.push({ t: Date.now(), done, rss: rssMb(server.pid) });
     const rssEnd = rssMb(server.pid);
 
     const sorted = Float64Array.from(latencies.subarray(0, done)).sort();
     const fmt = (m: Map<string, number>) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}: ${v}`).join(", ");
-    log(`fuzz: ${done} requests in ${(runMs / 1000).toFixed(1)} s (${Math.round(done / (runMs / 1000))}/s), ${reconnects} reconnections; CPU used: server ${cpu.server.toFixed(1)} s, fuzzer ${cpu.client.toFixed(1)} s`);
+    log(`fuzz: ${done} requests in ${(runMs / 1000).toFixed(1)} s (${Math.round(done / (runMs / 1000))}/s), ${reconnects} reconnections; CPU used: server ${cpu.server === null ? "n/a" : `${cpu.server.toFixed(1)} s`}, fuzzer ${cpu.client.toFixed(1)} s`);
     log(`status counts: ${fmt(statuses)}`);
     for (const [kind, m] of [...byKind].sort(([a], [b]) => a.localeCompare(b))) log(`  ${kind.padEnd(12)} ${[...m.values()].reduce((a, b) => a + b, 0)}: ${fmt(m)}`);
     log(`latency ms: p50 ${quantile(sorted, 0.5).toFixed(2)}, p90 ${quantile(sorted, 0.9).toFixed(2)}, p99 ${quantile(sorted, 0.99).toFixed(2)}, p99.9 ${quantile(sorted, 0.999).toFixed(2)}, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(2)}`);
@@ -186,10 +188,10 @@ async function main(): Promise<number> {
     if (drops.length) log(`dropped without an answer (CONNECT): ${drops.length}, e.g. ${drops[0]}`);
 
     if (ceiling.hitMb) failures.push(`RSS ${ceiling.hitMb.toFixed(0)} MB passed the ceiling of ${RSS_CEILING_MB} MB after ${done} requests: run stopped`);
-    if (server.exit) failures.push(`the server exited during the run: ${JSON.stringify(server.exit)}\n${server.stderr.join("")}`);
+    if (server.exit()) failures.push(`the server exited during the run: ${JSON.stringify(server.exit())}\n${server.stderr()}`);
     if (timedOut) failures.push(`time limit of ${TIME_LIMIT_MS / 1000} s reached after ${done} requests`);
     if (done < TOTAL) failures.push(`only ${done} of ${TOTAL} requests were answered`);
-    const unexpected = server.stderr.join("").split("\n").filter((l) => l && !l.startsWith("serve: listening on"));
+    const unexpected = server.stderr().split("\n").filter((l) => l && !l.startsWith("serve: listening on"));
     if (unexpected.length) log(`server stderr:\n  ${unexpected.slice(0, 20).join("\n  ")}`);
     if (failures.length) {
       log(`FAIL: ${failures.length} problem(s):`);

@@ -9,7 +9,8 @@ import { connect } from "node:net";
 import type { Socket } from "node:net";
 import { parseArgs } from "node:util";
 import { buildRequest, KeepAliveConnection, NoResponseError } from "./lib/raw-http.ts";
-import { freePort, HOST, prepareData, quantile, rssMb, startServerChild } from "./lib/server-child.ts";
+import { rssMb } from "./lib/proc.ts";
+import { freePort, HOST, prepareData, quantile, startServerChild } from "./lib/server-child.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -163,10 +164,10 @@ async function main(): Promise<number> {
     if (times.length) log(`  closed after (s from opening): min ${(times[0]! / 1000).toFixed(1)}, p50 ${(quantile(times, 0.5) / 1000).toFixed(1)}, max ${(times[times.length - 1]! / 1000).toFixed(1)}; by 5 s bucket: ${[...buckets].map(([b, n]) => `${b}-${b + 5}s: ${n}`).join(", ")}`);
     log(`  the server's first words: ${[...answers].map(([a, n]) => `${JSON.stringify(a)} x ${n}`).join(", ")}`);
     log(`  header bytes trickled per connection before it was closed: max ${Math.max(0, ...slow.map((s) => s.bytesSent))}`);
-    log(`server RSS during the attack: ${rssAttack.length ? `${Math.min(...rssAttack).toFixed(0)}-${Math.max(...rssAttack).toFixed(0)} MB` : "n/a"}; server ${server.exit ? `EXITED ${JSON.stringify(server.exit)}` : "still running"}`);
+    log(`server RSS during the attack: ${rssAttack.length ? `${Math.min(...rssAttack).toFixed(0)}-${Math.max(...rssAttack).toFixed(0)} MB` : "n/a"}; server ${server.exit() ? `EXITED ${JSON.stringify(server.exit())}` : "still running"}`);
 
     const goodFailed = good.failures.length > 0 || quantile(sortedGood, 0.99) > GOOD_SLO_MS || good.latencies.length === 0;
-    const verdict = !goodFailed && !server.exit && leftOpen.length === 0;
+    const verdict = !goodFailed && !server.exit() && leftOpen.length === 0;
     log(verdict ? "PASS: the good client was served throughout, and the server closed every slow connection" : "FAIL: see above");
     return verdict ? 0 : 1;
   } finally {

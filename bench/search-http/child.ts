@@ -2,18 +2,12 @@
 import { join } from "node:path";
 import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
 import { spawnServer } from "../serve/children.ts";
+import type { ServerChild } from "../serve/children.ts";
 
 /** How long loading the snapshot and listening may take (100,000 products load in a few seconds). */
 const READY_TIMEOUT_MS = 120_000;
 /** Grace period between SIGTERM and SIGKILL. */
 const STOP_TIMEOUT_MS = 10_000;
-
-export interface ServerChild {
-  port: number;
-  pid: number;
-  /** SIGTERM (SIGKILL after a grace period); resolves when the process has exited. */
-  stop(): Promise<void>;
-}
 
 export interface ServerChildOptions {
   /** Core to pin the server to with `taskset -c`, or null to leave it unpinned. */

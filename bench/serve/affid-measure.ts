@@ -1,9 +1,10 @@
 // Measuring the affid cases: the handler with a new affid on every request vs the same resource without, interleaved.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { cpuSeconds } from "../../scripts/lib/proc.ts";
 import { parseEncodings, renderAffidScript } from "./affid.ts";
 import type { AffidCase, AffidMode } from "./affid.ts";
-import { cpuSeconds, waitUntilIdle } from "./cpu.ts";
+import { waitUntilIdle } from "./cpu.ts";
 import { runWrk } from "./wrk.ts";
 import type { WrkResult } from "./wrk.ts";
 

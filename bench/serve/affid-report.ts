@@ -2,14 +2,11 @@
 import type { AffidMode } from "./affid.ts";
 import type { AffidResult, AffidRun } from "./affid-measure.ts";
 import { SETTLE_MAX_SEC } from "./affid-measure.ts";
-import { fmtBytes, MIN_CORE_SHARE } from "./report.ts";
 import type { Verdict } from "./report.ts";
+import { caseNotes, fmtBytes, fmtInt, fmtX, MIN_CORE_SHARE, renderReportTable, runCells } from "./table.ts";
 
 /** Target from issue 14: with a new affid on every request, at least half the requests/s of the same resource without. */
 export const AFFID_TARGET = 0.5;
-
-const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
-const fmtMs = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
 /** affid / plain requests per second, or null when either is missing. */
 export function affidRatio(c: AffidResult): number | null {
@@ -43,35 +40,21 @@ export function renderAffidTable(cases: readonly AffidResult[]): string {
     for (const mode of ["affid", "plain"] as const satisfies AffidMode[]) {
       const run = c.runs[mode];
       if (!run) continue;
-      const r = run.wrk;
       const rt = mode === "affid" ? affidRatio(c) : null;
       const cr = mode === "affid" ? affidCpuRatio(c) : null;
       rows.push([
         first ? c.label : "",
         first ? fmtBytes(c.bytes) : "",
         mode,
-        fmtInt(r.requestsPerSec),
-        fmtMs(r.p50),
-        fmtMs(r.p99),
-        (r.transferPerSec / 1024 / 1024).toFixed(1),
-        run.cpuUs === undefined ? "?" : run.cpuUs.toFixed(1),
-        run.share === undefined ? "?" : `${(run.share * 100).toFixed(0)}%${run.share < MIN_CORE_SHARE ? "!" : ""}`,
+        ...runCells(run.wrk, run.cpuUs, run.share),
         `${run.tailSec.toFixed(1)}${run.settled ? "" : "+"}`,
         encodingMix(run),
-        rt === null ? "" : `${rt.toFixed(2)}x`,
-        cr === null ? "" : `${cr.toFixed(2)}x`,
+        fmtX(rt),
+        fmtX(cr),
       ]);
       first = false;
     }
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const pad = (cells: string[]) => cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
-  const lines = [pad(header), widths.map((w) => "-".repeat(w)).join("  ")];
-  for (const [i, r] of rows.entries()) {
-    if (r[0] && i > 0) lines.push("");
-    lines.push(pad(r));
-  }
-  const notes = cases.filter((c) => c.note).map((c) => `  ${c.label}: ${c.note}`);
   const legend = [
     "  affid: our handler, GET <path>?apikey=K&affid=<new on every request> (a wrk Lua script); plain: our handler, the same",
     "    path without affid, through the same kind of script; both with the Accept-Encoding in the case's name. Median round.",
@@ -81,7 +64,7 @@ export function renderAffidTable(cases: readonly AffidResult[]): string {
     "  sent as: the Content-Encoding of the responses during the run (br, gzip, id = none).",
     "  affid/plain CPU us/req: above 1, a request with a new affid costs that many times a plain one.",
   ];
-  return [...lines, "", "notes:", ...legend, ...notes].join("\n");
+  return renderReportTable({ header, right, rows, legend, notes: caseNotes(cases) });
 }
 
 /** One line per affid case for the target, then problems from the checks, errors, and disturbed runs. */

@@ -1,8 +1,8 @@
 // The as-deployed server's request log, judged: one line per request answered (within what was in flight when wrk
 // stopped), its size, its statuses, and what the server said on stderr.
 import type { DeployedServer, LogCount } from "./deployed.ts";
-import { fmtBytes } from "./report.ts";
 import type { Verdict } from "./report.ts";
+import { fmtBytes, fmtInt } from "./table.ts";
 
 /** What the benchmark sent one server. */
 export interface SentCount {
@@ -14,8 +14,6 @@ export interface SentCount {
   /** Single requests (checks), each answered before the next. */
   checks: number;
 }
-
-const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /**
  * The log must have a line for every request wrk completed and every check, and may have more: when wrk stops a run it
@@ -37,7 +35,8 @@ export function renderLogVerdict(count: LogCount, sent: SentCount | undefined, c
     },
     { pass: true, line: `info  as-deployed request log: ${fmtBytes(count.bytes)} (${count.lines ? Math.round(count.bytes / count.lines) : 0} B a line); lines by status: ${statuses || "none"}${count.other ? `; ${fmtInt(count.other)} lines without a status` : ""}; ${server.logFile}` },
   ];
-  const exit = server.exit();
+  const exited = server.exit();
+  const exit = exited && (exited.signal ?? `code ${exited.code}`);
   if (exit !== "code 0") out.push({ pass: false, line: `FAIL  the as-deployed server did not exit cleanly after SIGTERM (${exit ?? "still running"}): its last log lines may be lost` });
   const said = server.stderr().split("\n").filter((l) => l.trim() && !/^serve: (listening on|SIGTERM|now serving)/.test(l));
   if (said.length) out.push({ pass: true, line: `WARN  the as-deployed server wrote ${said.length} other line(s) on stderr, e.g.: ${said.slice(0, 3).map((l) => l.slice(0, 300)).join(" | ")}` });

@@ -1,9 +1,10 @@
 // The server as operators run it (`npm run serve`): `node <SERVER_NODE_FLAGS> --import tsx src/cli/serve.ts`,
 // configured by its environment, request logs on stdout redirected to a file, and that file's lines counted after.
-import { spawn } from "node:child_process";
 import { closeSync, createReadStream, openSync } from "node:fs";
 import { join } from "node:path";
-import type { ServerChild } from "./children.ts";
+import { serveListening } from "../../scripts/lib/server-child.ts";
+import { spawnReady } from "../../scripts/lib/spawn-ready.ts";
+import type { ReadyChild } from "../../scripts/lib/spawn-ready.ts";
 
 /** How long the server may take to load and listen. */
 const READY_TIMEOUT_MS = 60_000;
@@ -12,13 +13,9 @@ const STOP_TIMEOUT_MS = 15_000;
 /** The variables src/config.ts reads: none is inherited from the benchmark's own environment. */
 const CONFIG_VARS = ["PORT", "HOST", "DATA_DIR", "KEYS_FILE", "BASE_URL", "MAX_AGE", "LOG_REQUESTS", "WAIT_FOR_SNAPSHOT", "TRUST_PROXY", "METRICS_TOKEN"];
 
-export interface DeployedServer extends ServerChild {
+export interface DeployedServer extends ReadyChild {
   /** Where its stdout (the request log) goes. */
   logFile: string;
-  /** What it printed on stderr so far (the last 20,000 characters). */
-  stderr(): string;
-  /** The exit code or signal, once it has exited. */
-  exit(): string | null;
 }
 
 export interface DeployedOptions {
@@ -34,60 +31,28 @@ export interface DeployedOptions {
 
 /** Starts src/cli/serve.ts and resolves once it prints `listening on http://<HOST>:<port>` on stderr. */
 export async function startDeployed(o: DeployedOptions): Promise<DeployedServer> {
-  const script = join(o.cwd, "src", "cli", "serve.ts");
-  const nodeArgv = [...o.nodeArgs, "--import", "tsx", script];
-  const [cmd, args] = o.core === null ? [process.execPath, nodeArgv] : ["taskset", ["-c", String(o.core), process.execPath, ...nodeArgv]];
   const env: Record<string, string | undefined> = { ...process.env, NODE_ENV: "production" };
   for (const name of CONFIG_VARS) delete env[name];
   Object.assign(env, o.env);
   // `>> file`, as operators run it: stdout is a file opened for appending, not a pipe to us.
   const out = openSync(o.logFile, "a");
-  const child = spawn(cmd, args, { cwd: o.cwd, stdio: ["ignore", out, "pipe"], env });
-  closeSync(out);
-  const err = child.stderr!;
-  let stderr = "";
-  let exit: string | null = null;
-  err.on("data", (d: Buffer) => {
-    stderr += d.toString();
-    if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
-  });
-  const exited = new Promise<void>((resolve) =>
-    child.once("exit", (code, signal) => {
-      exit = signal ?? `code ${code}`;
-      resolve();
-    }),
-  );
-  const host = (o.env.HOST ?? "127.0.0.1").replace(/[.[\]:]/g, "\\$&");
-  const ready = new RegExp(`listening on http://${host}:(\\d+)`);
-  const port = await new Promise<number>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(() => fail(`did not start within ${READY_TIMEOUT_MS / 1000} s`), READY_TIMEOUT_MS);
-    const fail = (why: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(new Error(`as-deployed server (src/cli/serve.ts) ${why}${stderr ? `:\n${stderr.trim()}` : ""}`));
-    };
-    err.on("data", () => {
-      const m = ready.exec(stderr);
-      if (m && !settled) {
-        settled = true;
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
+  try {
+    const server = await spawnReady({
+      name: "as-deployed server (src/cli/serve.ts)",
+      script: join(o.cwd, "src", "cli", "serve.ts"),
+      cwd: o.cwd,
+      nodeArgs: o.nodeArgs,
+      env,
+      core: o.core,
+      ready: { stream: "stderr", pattern: serveListening(o.env.HOST ?? "127.0.0.1") },
+      stdout: out,
+      readyTimeoutMs: READY_TIMEOUT_MS,
+      stopGraceMs: STOP_TIMEOUT_MS,
     });
-    child.once("exit", (code, signal) => fail(`exited before it was ready (${signal ?? `code ${code}`})`));
-    child.once("error", (err) => fail(`could not be spawned: ${err.message}`));
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
-  };
-  return { name: "as deployed", port, pid: child.pid!, logFile: o.logFile, stop, stderr: () => stderr, exit: () => exit };
+    return { ...server, logFile: o.logFile };
+  } finally {
+    closeSync(out);
+  }
 }
 
 export interface LogCount {

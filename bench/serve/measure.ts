@@ -1,6 +1,6 @@
 // Measuring request streams against each other: each in `rounds` interleaved rounds, each run warmed up first, each
 // stream's figures those of its median round (by req/s), with the server's CPU time per request.
-import { cpuSeconds } from "./cpu.ts";
+import { cpuSeconds } from "../../scripts/lib/proc.ts";
 import { runWrk } from "./wrk.ts";
 import type { WrkOptions, WrkResult } from "./wrk.ts";
 

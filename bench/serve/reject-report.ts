@@ -1,10 +1,10 @@
 // The rejection cases' report: per server, the 200 and each rejection side by side (req/s, CPU us/req and their
 // ratios to the 200), then a PASS/FAIL line per rejection (CPU us/req <= the 200's) and one on the statuses seen.
 import type { Run } from "./measure.ts";
-import { fmtBytes, MIN_CORE_SHARE } from "./report.ts";
 import type { Verdict } from "./report.ts";
 import { LOCKOUT_WAIT_MS, REJECT_SERVER_NAMES, SLOW_KEY_LIMIT } from "./reject.ts";
 import type { RejectCase, RejectGroup } from "./reject.ts";
+import { fmtBytes, fmtCoreShare, fmtCpuUs, fmtInt, fmtMs, fmtX, MIN_CORE_SHARE, renderReportTable } from "./table.ts";
 
 export interface RejectResult {
   group: RejectGroup;
@@ -13,10 +13,6 @@ export interface RejectResult {
   /** Each case's median round, by label. */
   runs: Map<string, Run>;
 }
-
-const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
-const fmtMs = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
-const fmtX = (n: number | null) => (n === null ? "" : `${n.toFixed(2)}x`);
 
 /** Case CPU per request over the 200's: above 1, a rejection costs more than a 200. */
 const cpuVs200 = (run: Run, base: Run) => (run.cpu !== undefined && base.cpu ? run.cpu / base.cpu : null);
@@ -41,20 +37,13 @@ export function renderRejectTable(results: readonly RejectResult[]): string {
         fmtInt(r.requestsPerSec),
         fmtMs(r.p50),
         fmtMs(r.p99),
-        run.cpu === undefined ? "?" : run.cpu.toFixed(1),
-        run.share === undefined ? "?" : `${(run.share * 100).toFixed(0)}%${run.share < MIN_CORE_SHARE ? "!" : ""}`,
+        fmtCpuUs(run.cpu),
+        fmtCoreShare(run.share),
         `${r.requests ? Math.round((100 * r.non2xx) / r.requests) : 0}%`,
         i === 0 ? "" : fmtX(rpsVs200(run, res.baseline)),
         i === 0 ? "" : fmtX(cpuVs200(run, res.baseline)),
       ]);
     }
-  }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const pad = (cells: string[]) => cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
-  const lines = [pad(header), widths.map((w) => "-".repeat(w)).join("  ")];
-  for (const [i, r] of rows.entries()) {
-    if (r[0] && i > 0) lines.push("");
-    lines.push(pad(r));
   }
   const legend = [
     "  Each server's 200 (GET <product>?apikey=<valid key>, no Accept-Encoding) and its rejections, interleaved in the same rounds;",
@@ -68,7 +57,7 @@ export function renderRejectTable(results: readonly RejectResult[]): string {
     "    checks, so the address has a failure bucket: every request pays its lookup (as in production once any client has failed).",
   ];
   const notes = results.flatMap((res) => res.group.cases.map((c) => `  ${c.label}: checked: ${c.checkNote}`));
-  return [...lines, "", "notes:", ...legend, ...notes].join("\n");
+  return renderReportTable({ header, right, rows, legend, notes });
 }
 
 /** A rejection run's statuses: every answer non-2xx, but the 429 key's allowance (its burst, then its rate). */

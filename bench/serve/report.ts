@@ -1,5 +1,6 @@
 // The serve benchmark's report: a table of absolute figures and ratios per case, then one PASS/FAIL line per target.
 import type { ServerMode } from "./child-config.ts";
+import { caseNotes, fmtBytes, fmtMs, fmtX, MIN_CORE_SHARE, renderReportTable, runCells } from "./table.ts";
 import type { WrkResult } from "./wrk.ts";
 
 /** Targets from the issue: handler >= 0.9x bare, >= 4x serve-handler, p99 under 5 ms at 64 connections; as deployed >= 0.9x bare (issue 10). */
@@ -24,17 +25,6 @@ export interface CaseResult {
   cpuUsPerRequest: Partial<Record<BenchServer, number>>;
   /** The server's CPU time over the run's wall time: near 1 when it had its core to itself (it is the bottleneck). */
   coreShare: Partial<Record<BenchServer, number>>;
-}
-
-/** Below this share of its core, a server was starved by other processes and its req/s says little. */
-export const MIN_CORE_SHARE = 0.85;
-
-const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
-const fmtMs = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
-export const fmtBytes = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`);
-
-function row(cells: string[], widths: number[], right: boolean[]): string {
-  return cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
 }
 
 /** subject / other requests per second, or null when either is missing. */
@@ -62,33 +52,17 @@ export function renderTable(cases: readonly CaseResult[]): string {
       if (!r) continue;
       const rt = mode === c.subject ? null : ratio(c, mode);
       const cr = mode === c.subject ? null : cpuRatio(c, mode);
-      const cpu = c.cpuUsPerRequest[mode];
-      const share = c.coreShare[mode];
       rows.push([
         first ? c.label : "",
         first ? fmtBytes(c.bytes) : "",
         SERVER_NAMES[mode],
-        fmtInt(r.requestsPerSec),
-        fmtMs(r.p50),
-        fmtMs(r.p99),
-        (r.transferPerSec / 1024 / 1024).toFixed(1),
-        cpu === undefined ? "?" : cpu.toFixed(1),
-        share === undefined ? "?" : `${(share * 100).toFixed(0)}%${share < MIN_CORE_SHARE ? "!" : ""}`,
-        rt === null ? "" : `${rt.toFixed(2)}x`,
-        cr === null ? "" : `${cr.toFixed(2)}x`,
+        ...runCells(r, c.cpuUsPerRequest[mode], c.coreShare[mode]),
+        fmtX(rt),
+        fmtX(cr),
       ]);
       first = false;
     }
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const lines = [row(header, widths, right), widths.map((w) => "-".repeat(w)).join("  ")];
-  let prevCase = "";
-  for (const r of rows) {
-    if (r[0] && prevCase) lines.push("");
-    if (r[0]) prevCase = r[0];
-    lines.push(row(r, widths, right));
-  }
-  const notes = cases.filter((c) => c.note).map((c) => `  ${c.label}: ${c.note}`);
   const legend = [
     "  ours/x req/s: our server's requests/s (the handler, or as deployed in the as-deployed cases) over that server's (the",
     "    targets below use this).",
@@ -98,7 +72,7 @@ export function renderTable(cases: readonly CaseResult[]): string {
     `  core: the server's CPU time over the run's wall time; "!" below ${MIN_CORE_SHARE * 100}%: the server was not the bottleneck all the time`,
     "    (other processes took core 0 from it, or core 1 from wrk).",
   ];
-  return [...lines, "", "notes:", ...legend, ...notes].join("\n");
+  return renderReportTable({ header, right, rows, legend, notes: caseNotes(cases) });
 }
 
 export interface Verdict {

@@ -1,8 +1,5 @@
 // For the attack scripts: a sample snapshot in a temp dir, and the real server (`src/cli/serve.ts`) in a child process.
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,6 +8,8 @@ import { buildSnapshot } from "../../src/build/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { spawnReady } from "./spawn-ready.ts";
+import type { ReadyChild } from "./spawn-ready.ts";
 
 export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const HOST = "127.0.0.1";
@@ -73,81 +72,25 @@ export async function prepareData(options: { products: number; seed: number; por
   };
 }
 
-export interface ServerChild {
-  child: ChildProcess;
-  pid: number;
-  port: number;
-  /** Set when the child exits: its code or signal. */
-  exit: { code: number | null; signal: NodeJS.Signals | null } | null;
-  /** Everything the child wrote on stderr. */
-  stderr: string[];
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves when it has exited. */
-  stop(graceMs?: number): Promise<void>;
+/** The line `src/cli/serve.ts` writes on stderr once it listens on `host`; its first group is the port. */
+export function serveListening(host: string): RegExp {
+  return new RegExp(`listening on http://${host.replace(/[.[\]:]/g, "\\$&")}:(\\d+)`);
 }
 
 /** Starts `src/cli/serve.ts` under node (one process, so `pid` is the server's own) and waits until it listens. */
-export async function startServerChild(options: { dataDir: string; keysFile: string; port: number; env?: Record<string, string> }): Promise<ServerChild> {
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
+export function startServerChild(options: { dataDir: string; keysFile: string; port: number; env?: Record<string, string> }): Promise<ReadyChild> {
+  return spawnReady({
+    name: "server",
+    script: "src/cli/serve.ts",
     cwd: ROOT,
+    nodeArgs: SERVER_NODE_FLAGS,
     env: { ...process.env, HOST, PORT: String(options.port), DATA_DIR: options.dataDir, KEYS_FILE: options.keysFile, LOG_REQUESTS: "0", ...options.env },
-    stdio: ["ignore", "ignore", "pipe"],
+    core: null,
+    ready: { stream: "stderr", pattern: serveListening(HOST) },
+    stdout: "ignore",
+    stopGraceMs: 15_000,
+    keepStderr: Infinity,
   });
-  const stderr: string[] = [];
-  const handle: ServerChild = {
-    child, pid: child.pid ?? 0, port: options.port, exit: null, stderr,
-    stop: (graceMs = 15_000) =>
-      new Promise<void>((done) => {
-        if (handle.exit) return done();
-        const kill = setTimeout(() => child.kill("SIGKILL"), graceMs);
-        child.once("exit", () => {
-          clearTimeout(kill);
-          done();
-        });
-        child.kill("SIGTERM");
-      }),
-  };
-  child.on("exit", (code, signal) => {
-    handle.exit = { code, signal };
-  });
-  await new Promise<void>((ready, reject) => {
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error(`server did not start in 60 s:\n${stderr.join("")}`)), 60_000);
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (chunk: string) => {
-      stderr.push(chunk);
-      buf += chunk;
-      if (buf.includes("serve: listening on")) {
-        clearTimeout(timer);
-        ready();
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${stderr.join("")}`));
-    });
-  });
-  return handle;
-}
-
-/** Resident memory of a process, in MB (Linux /proc), or NaN when it cannot be read. */
-export function rssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU time (user + system) a process has used, in seconds (Linux /proc; assumes 100 ticks a second), or NaN. */
-export function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
 }
 
 /** The q-th quantile (0..1) of sorted numbers. */

@@ -16,7 +16,8 @@
 //  - any 4xx but 404 (a sale or product that ended since the build): the traffic must be what a valid key sends.
 import { createRandom } from "../../src/catalog/sample/random.ts";
 import { buildRequest, KeepAliveConnection } from "./raw-http.ts";
-import { freePort, HOST, prepareData, quantile, rssMb, startServerChild } from "./server-child.ts";
+import { rssMb } from "./proc.ts";
+import { freePort, HOST, prepareData, quantile, startServerChild } from "./server-child.ts";
 
 /** RSS budget (MB) of a server of the sample catalog (6,000 products) under any traffic a valid key can send. */
 export const SOAK_BUDGET_MB = 512;
@@ -272,7 +273,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakResult> {
 
     const worker = async () => {
       let conn: KeepAliveConnection | null = null;
-      while (!stopped && Date.now() < loadEnd && !server.exit) {
+      while (!stopped && Date.now() < loadEnd && !server.exit()) {
         const { type, bytes } = nextRequest();
         if (!conn || conn.closed) {
           if (conn) reconnects++;
@@ -316,7 +317,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakResult> {
     // Quiet seconds: RSS that still climbs without a request is work queued per request (the reported leak).
     const quiet: RssSample[] = [];
     const quietEnd = Date.now() + quietSeconds * 1000;
-    while (Date.now() < quietEnd && !server.exit) {
+    while (Date.now() < quietEnd && !server.exit()) {
       await new Promise((r) => setTimeout(r, Math.min(1000, quietEnd - Date.now())));
       const mb = rssMb(server.pid);
       if (!Number.isNaN(mb)) quiet.push({ t: (Date.now() - loadStart) / 1000, mb, requests });
@@ -355,8 +356,8 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakResult> {
         `soak: RSS judged for a rise from ${window[0]!.t.toFixed(0)} s to ${window.at(-1)!.t.toFixed(0)} s: ${slope(window).toFixed(2)} MB/s`,
       );
     failures.push(...judgeRss(samples, quiet, loadSeconds, budgetMb));
-    if (server.exit)
-      failures.push(`the server exited: ${JSON.stringify(server.exit)}\n${server.stderr.join("").slice(-2000)}`);
+    if (server.exit())
+      failures.push(`the server exited: ${JSON.stringify(server.exit())}\n${server.stderr().slice(-2000)}`);
     if (requests === 0) failures.push("no request was answered");
     return { failures, samples, quiet, rss: { start: rssStart, end: rssEnd, max }, requests, loadSeconds };
   } finally {

@@ -1,0 +1,39 @@
+// What a process costs, from Linux /proc: resident memory and CPU time (user + system, all threads).
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+let ticksPerSecond: number | null = null;
+
+/** Clock ticks a second (`getconf CLK_TCK`, asked once; 100 where it cannot be asked). */
+function clockTicks(): number {
+  if (ticksPerSecond === null) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** CPU seconds used by `pid` so far, or null where /proc is not available. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces) start at field 3; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  } catch {
+    return null;
+  }
+}
+
+/** Resident memory of a process, in MB, or NaN when it cannot be read. */
+export function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
