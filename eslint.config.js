@@ -12,7 +12,10 @@ export default tseslint.config(
       // Request parsing and catalog validation match control bytes on purpose: that is how they refuse them.
       "no-control-regex": "off",
       // `_` names a value a destructuring or a signature must take but the code does not use.
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" },
+      ],
     },
   },
   {

@@ -8,7 +8,9 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { writeSampleCatalog } from "../src/catalog/sample/index.ts";
 
-const { values } = parseArgs({ options: { scales: { type: "string", default: "6000,100000" }, keep: { type: "boolean" } } });
+const { values } = parseArgs({
+  options: { scales: { type: "string", default: "6000,100000" }, keep: { type: "boolean" } },
+});
 const scales = values.scales.split(",").map(Number);
 const NOW = new Date("2026-11-22T12:00:00Z");
 
@@ -24,12 +26,33 @@ interface Run {
 /** Runs the build CLI in a fresh process and parses its one-line summary. */
 function build(catalogDir: string, dataDir: string, label: string): Run {
   const started = performance.now();
-  const out = spawnSync(process.execPath, ["--import", "tsx", "src/cli/build.ts", "--catalog", catalogDir, "--data", dataDir, "--base-url", "https://api.example.com"], { encoding: "utf8", maxBuffer: 1 << 26 });
+  const out = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/cli/build.ts",
+      "--catalog",
+      catalogDir,
+      "--data",
+      dataDir,
+      "--base-url",
+      "https://api.example.com",
+    ],
+    { encoding: "utf8", maxBuffer: 1 << 26 },
+  );
   const seconds = (performance.now() - started) / 1000;
   const line = out.stdout.trim().split("\n").pop() ?? "";
   if (out.status !== 0) throw new Error(`${label} failed (${out.status}):\n${out.stderr}`);
   const num = (re: RegExp) => Number(re.exec(line)?.[1] ?? NaN);
-  return { label, seconds, files: num(/(\d+) files/), mbWritten: num(/([\d.]+) MB written/), peakMb: num(/peak RSS (\d+) MB/), line };
+  return {
+    label,
+    seconds,
+    files: num(/(\d+) files/),
+    mbWritten: num(/([\d.]+) MB written/),
+    peakMb: num(/peak RSS (\d+) MB/),
+    line,
+  };
 }
 
 /** Changes every 100th product (its first SKU's inventory status), streaming the file. */
@@ -68,7 +91,9 @@ for (const products of scales) {
   const t0 = performance.now();
   const counts = await writeSampleCatalog(catalogDir, { products, now: NOW });
   const genSeconds = (performance.now() - t0) / 1000;
-  console.log(`\n${products} products: sample generated in ${genSeconds.toFixed(1)} s (${counts.sales} sales, ${counts.skus} SKUs)`);
+  console.log(
+    `\n${products} products: sample generated in ${genSeconds.toFixed(1)} s (${counts.sales} sales, ${counts.skus} SKUs)`,
+  );
   const full = build(catalogDir, dataDir, "full");
   const diskMb = du(dataDir);
   const same = build(catalogDir, dataDir, "no change");
@@ -76,7 +101,14 @@ for (const products of scales) {
   const one = build(catalogDir, dataDir, `1% (${changed} products)`);
   for (const r of [full, same, one]) {
     console.log(`  ${r.label}: ${r.line}`);
-    rows.push([String(products), r.label, r.seconds.toFixed(1), r.mbWritten.toFixed(1), String(r.files), String(r.peakMb)]);
+    rows.push([
+      String(products),
+      r.label,
+      r.seconds.toFixed(1),
+      r.mbWritten.toFixed(1),
+      String(r.files),
+      String(r.peakMb),
+    ]);
   }
   console.log(`  snapshot on disk: ${diskMb.toFixed(0)} MB`);
   rows.push([String(products), "on disk (MB)", "", diskMb.toFixed(0), "", ""]);

@@ -69,8 +69,13 @@ const log = (msg: string) => process.stderr.write(`search-http: ${msg}\n`);
 const secs = (ms: number) => (ms / 1000).toFixed(1);
 const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
 
-if (![...SCALES, QUERY_COUNT, DURATION, WARMUP, CONNECTIONS, CHECK].every((n) => Number.isFinite(n) && n >= 0) || !["auto", "always", "never"].includes(PROFILE)) {
-  process.stderr.write("usage: search-http.ts [--scales 6000,100000] [--queries N] [--duration S] [--warmup S] [--connections N] [--seed N] [--check N] [--profile auto|always|never] [--dir PATH]\n");
+if (
+  ![...SCALES, QUERY_COUNT, DURATION, WARMUP, CONNECTIONS, CHECK].every((n) => Number.isFinite(n) && n >= 0) ||
+  !["auto", "always", "never"].includes(PROFILE)
+) {
+  process.stderr.write(
+    "usage: search-http.ts [--scales 6000,100000] [--queries N] [--duration S] [--warmup S] [--connections N] [--seed N] [--check N] [--profile auto|always|never] [--dir PATH]\n",
+  );
   process.exit(2);
 }
 
@@ -111,8 +116,23 @@ async function prepare(dir: string, products: number): Promise<Prepared> {
 }
 
 /** One wrk run (one thread, keep-alive connections) with the cycling script; null core = unpinned. */
-async function wrk(port: number, script: string, headers: readonly string[], seconds: number, core: number | null): Promise<WrkResult> {
-  const argv = ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, ...headers, `http://127.0.0.1:${port}/`];
+async function wrk(
+  port: number,
+  script: string,
+  headers: readonly string[],
+  seconds: number,
+  core: number | null,
+): Promise<WrkResult> {
+  const argv = [
+    "-t1",
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    "--latency",
+    "-s",
+    script,
+    ...headers,
+    `http://127.0.0.1:${port}/`,
+  ];
   const [cmd, cmdArgs] = core === null ? ["wrk", argv] : ["taskset", ["-c", String(core), "wrk", ...argv]];
   const { stdout } = await run(cmd, cmdArgs, { maxBuffer: 1 << 20, timeout: (seconds + 60) * 1000 });
   return parseWrk(stdout);
@@ -128,7 +148,11 @@ interface Measured {
 }
 
 async function ensureWrk(): Promise<void> {
-  const has = async (cmd: string) => run("sh", ["-c", `command -v ${cmd}`]).then(() => true, () => false);
+  const has = async (cmd: string) =>
+    run("sh", ["-c", `command -v ${cmd}`]).then(
+      () => true,
+      () => false,
+    );
   if (!(await has("wrk"))) {
     if (process.getuid?.() !== 0) throw new Error("wrk is not installed: apt-get install -y wrk");
     log("installing wrk (apt-get install -y wrk) ...");
@@ -137,11 +161,16 @@ async function ensureWrk(): Promise<void> {
       await run("apt-get", ["install", "-y", "wrk"], { maxBuffer: 16 << 20 });
     });
   }
-  if (availableParallelism() >= 2 && !(await has("taskset"))) throw new Error("taskset is not installed (util-linux): it pins the server and wrk to separate cores");
+  if (availableParallelism() >= 2 && !(await has("taskset")))
+    throw new Error("taskset is not installed (util-linux): it pins the server and wrk to separate cores");
 }
 
 /** Prepares, checks and measures one catalog size, printing its report; returns whether a target was missed. */
-async function benchScale(root: string, products: number, cores: { server: number; wrk: number } | null): Promise<boolean> {
+async function benchScale(
+  root: string,
+  products: number,
+  cores: { server: number; wrk: number } | null,
+): Promise<boolean> {
   const out = (line: string) => console.log(line);
   const dir = join(root, `products-${products}`);
   log(`${fmtInt(products)} products: catalog and snapshot in ${dir} ...`);
@@ -153,12 +182,19 @@ async function benchScale(root: string, products: number, cores: { server: numbe
   const byTarget = new Map(mix.queries.map((q) => [searchTarget(q, prep.key), q] as const).reverse());
   const targets = [...byTarget.keys()].reverse();
   const queries = targets.map((t) => byTarget.get(t)!);
-  if (targets.length < MIN_DISTINCT) throw new Error(`only ${targets.length} distinct search URLs (need ${MIN_DISTINCT}): raise --queries`);
+  if (targets.length < MIN_DISTINCT)
+    throw new Error(`only ${targets.length} distinct search URLs (need ${MIN_DISTINCT}): raise --queries`);
   const script = join(dir, "searches.lua");
   await writeFile(script, renderWrkScript(targets));
 
   let t = performance.now();
-  let server = await startServerChild({ core: cores?.server ?? null, cwd: repoRoot, dataDir: prep.dataDir, keysFile: prep.keysFile, nowMs: NOW * 1000 });
+  let server = await startServerChild({
+    core: cores?.server ?? null,
+    cwd: repoRoot,
+    dataDir: prep.dataDir,
+    keysFile: prep.keysFile,
+    nowMs: NOW * 1000,
+  });
   const startMs = performance.now() - t;
   const base = `http://127.0.0.1:${server.port}`;
   const measured: Measured[] = [];
@@ -182,16 +218,27 @@ async function benchScale(root: string, products: number, cores: { server: numbe
       const wall = (performance.now() - w0) / 1000;
       const cpu1 = cpuSeconds(server.pid);
       const cpu = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;
-      measured.push({ encoding: enc.label, wrk: result, cpuUs: cpu !== null && result.requests > 0 ? (cpu * 1e6) / result.requests : null, coreShare: cpu !== null ? cpu / wall : null });
+      measured.push({
+        encoding: enc.label,
+        wrk: result,
+        cpuUs: cpu !== null && result.requests > 0 ? (cpu * 1e6) / result.requests : null,
+        coreShare: cpu !== null ? cpu / wall : null,
+      });
     }
   } finally {
     await server.stop();
   }
 
-  out(`\n== ${fmtInt(products)} products: ${fmtInt(docs.length)} in some sale; ${prep.generateMs === null ? "catalog and snapshot reused from --dir" : `catalog ${secs(prep.generateMs)} s, build ${secs(prep.buildMs!)} s`}; server ready in ${secs(startMs)} s`);
-  out(`   mix: ${fmtInt(targets.length)} distinct search URLs of ${fmtInt(mix.queries.length)} (${mix.counts.broad} broad single words, ${mix.counts.multiWord} multi-word, ${mix.counts.filtered} filtered; rows 10..100, a quarter later pages)`);
+  out(
+    `\n== ${fmtInt(products)} products: ${fmtInt(docs.length)} in some sale; ${prep.generateMs === null ? "catalog and snapshot reused from --dir" : `catalog ${secs(prep.generateMs)} s, build ${secs(prep.buildMs!)} s`}; server ready in ${secs(startMs)} s`,
+  );
+  out(
+    `   mix: ${fmtInt(targets.length)} distinct search URLs of ${fmtInt(mix.queries.length)} (${mix.counts.broad} broad single words, ${mix.counts.multiWord} multi-word, ${mix.counts.filtered} filtered; rows 10..100, a quarter later pages)`,
+  );
   out(`   ${checkNote}`);
-  out(`   encoding     req/s   p50 ms   p99 ms   MB/s   CPU us/req  (=> req/s on a whole core)  core used  errors  target >= ${fmtInt(TARGET_RPS)}/s`);
+  out(
+    `   encoding     req/s   p50 ms   p99 ms   MB/s   CPU us/req  (=> req/s on a whole core)  core used  errors  target >= ${fmtInt(TARGET_RPS)}/s`,
+  );
   let missed = false;
   let starved = false;
   for (const m of measured) {
@@ -210,7 +257,9 @@ async function benchScale(root: string, products: number, cores: { server: numbe
     );
   }
   if (starved) {
-    out(`   ! the server had less than ${MIN_CORE_SHARE * 100}% of its core in some runs (other processes on core ${cores?.server ?? "?"}): their req/s and latencies say little; verdicts use CPU us/req`);
+    out(
+      `   ! the server had less than ${MIN_CORE_SHARE * 100}% of its core in some runs (other processes on core ${cores?.server ?? "?"}): their req/s and latencies say little; verdicts use CPU us/req`,
+    );
   }
 
   if (PROFILE === "always" || (PROFILE === "auto" && missed)) {
@@ -219,7 +268,14 @@ async function benchScale(root: string, products: number, cores: { server: numbe
     await mkdir(profileDir);
     for (const enc of ENCODINGS) {
       log(`profiling the server (${enc.label}, ${DURATION} s) ...`);
-      server = await startServerChild({ core: cores?.server ?? null, cwd: repoRoot, dataDir: prep.dataDir, keysFile: prep.keysFile, nowMs: NOW * 1000, profileFile: join(profileDir, `server-${enc.label}.cpuprofile`) });
+      server = await startServerChild({
+        core: cores?.server ?? null,
+        cwd: repoRoot,
+        dataDir: prep.dataDir,
+        keysFile: prep.keysFile,
+        nowMs: NOW * 1000,
+        profileFile: join(profileDir, `server-${enc.label}.cpuprofile`),
+      });
       try {
         await wrk(server.port, script, enc.headers, DURATION, cores?.wrk ?? null);
       } finally {
@@ -236,14 +292,20 @@ async function main(): Promise<number> {
   await ensureWrk();
   const cores = availableParallelism() >= 2 ? { server: 0, wrk: 1 } : null;
   const root = args.dir ?? (await mkdtemp(join(tmpdir(), "fsa-bench-search-http-")));
-  console.log(`search through HTTP with a valid key: server ${cores ? `pinned to core ${cores.server}` : "unpinned (one core only: figures not comparable)"}, wrk -t1 -c${CONNECTIONS} ${cores ? `pinned to core ${cores.wrk}` : "unpinned"}; ${WARMUP} s warm-up + ${DURATION} s per encoding; node ${process.version}; load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `search through HTTP with a valid key: server ${cores ? `pinned to core ${cores.server}` : "unpinned (one core only: figures not comparable)"}, wrk -t1 -c${CONNECTIONS} ${cores ? `pinned to core ${cores.wrk}` : "unpinned"}; ${WARMUP} s warm-up + ${DURATION} s per encoding; node ${process.version}; load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   let missed = false;
   try {
     for (const products of SCALES) missed = (await benchScale(root, products, cores)) || missed;
   } finally {
     if (!args.dir) await rm(root, { recursive: true, force: true });
   }
-  console.log(`\n${missed ? "MISSED" : "MET"}: >= ${fmtInt(TARGET_RPS)} searches/s on one core at every scale and encoding, with no errors`);
+  console.log(
+    `\n${missed ? "MISSED" : "MET"}: >= ${fmtInt(TARGET_RPS)} searches/s on one core at every scale and encoding, with no errors`,
+  );
   return missed ? 3 : 0;
 }
 

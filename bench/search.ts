@@ -41,11 +41,16 @@ function run<T>(argv: string[]): Promise<T> {
     let report: T | undefined;
     child.on("message", (m) => (report = m as T));
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 && report ? resolve(report) : reject(new Error(`worker ${argv.slice(0, 2).join(" ")} exited with ${code}`))));
+    child.on("exit", (code) =>
+      code === 0 && report
+        ? resolve(report)
+        : reject(new Error(`worker ${argv.slice(0, 2).join(" ")} exited with ${code}`)),
+    );
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const ms = (x: number) => (x < 10 ? x.toFixed(3) : x.toFixed(1)).padStart(8);
 const mb = (x: number) => (x / 1e6).toFixed(1).padStart(7);
 const secs = (x: number) => (x / 1000).toFixed(2).padStart(6);
@@ -86,11 +91,28 @@ async function benchSize(products: number, work: string): Promise<boolean> {
     const out = join(dir, engine.name);
     await mkdir(out, { recursive: true });
     const build = await run<BuildReport>(["build", engine.name, out, join(dir, "docs.json")]);
-    const query = await run<QueryReport>(["query", engine.name, out, join(dir, "queries.json"), `${PASSES}/${WARMUP}`, build.files.join(",")]);
+    const query = await run<QueryReport>([
+      "query",
+      engine.name,
+      out,
+      join(dir, "queries.json"),
+      `${PASSES}/${WARMUP}`,
+      build.files.join(","),
+    ]);
     const sorted = [...query.latencies].sort((a, b) => a - b);
     const cpu = [...query.cpu].sort((a, b) => a - b);
     const pages = JSON.parse(await readFile(join(out, "pages.json"), "utf8")) as Row["pages"];
-    rows.push({ name: engine.name, build, query, p50: percentile(sorted, 50), p99: percentile(sorted, 99), cpu50: percentile(cpu, 50), cpu99: percentile(cpu, 99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length, pages });
+    rows.push({
+      name: engine.name,
+      build,
+      query,
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      cpu50: percentile(cpu, 50),
+      cpu99: percentile(cpu, 99),
+      mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+      pages,
+    });
   }
 
   // Check ours against the brute-force reference, page by page.
@@ -123,7 +145,9 @@ async function benchSize(products: number, work: string): Promise<boolean> {
 
   const totals = refPages.map((r) => r.total).sort((a, b) => a - b);
   const words = new Set(docs.flatMap((d) => [...surfaceWords(d.name), ...surfaceWords(d.description)]));
-  console.log(`\n== ${products.toLocaleString("en")} products (${corpus.source}; ${docs.length.toLocaleString("en")} ever on sale, generated in ${secs(genMs).trim()} s)`);
+  console.log(
+    `\n== ${products.toLocaleString("en")} products (${corpus.source}; ${docs.length.toLocaleString("en")} ever on sale, generated in ${secs(genMs).trim()} s)`,
+  );
   console.log(
     `   ${mix.queries.length} queries: ${mix.counts.broad} broad single words (${mix.broad.slice(0, 6).join(", ")}, ...), ${mix.counts.multiWord} multi-word, ` +
       `${mix.counts.filtered} filtered; matches per query: median ${percentile(totals, 50)}, p90 ${percentile(totals, 90)}, max ${totals.at(-1)}; ` +
@@ -131,14 +155,19 @@ async function benchSize(products: number, work: string): Promise<boolean> {
   );
   console.log(
     `   latency: ${PASSES} timed passes after ${WARMUP} warm-up passes, each query timed alone, in-process; wall clock, and CPU time ` +
-      `(immune to other processes; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")} on 2 cores)`,
+      `(immune to other processes; load average now ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")} on 2 cores)`,
   );
-  console.log(`   engine        build s  file MB  load s  mem MB (heap + buffers)   rss MB    p50 ms    p99 ms  cpu p50   cpu p99   mean ms`);
+  console.log(
+    `   engine        build s  file MB  load s  mem MB (heap + buffers)   rss MB    p50 ms    p99 ms  cpu p50   cpu p99   mean ms`,
+  );
   for (const r of rows) {
     const q = r.query;
     console.log(
-      `   ${r.name.padEnd(12)} ${secs(r.build.buildMs)}  ${mb(r.build.bytes)}  ${secs(q.loadMs)}  ${mb(q.memoryAfterQueries)} (${mb(q.heapAfterQueries).trim()} + ${mb(q.buffersAfterQueries).trim()})`.padEnd(70) +
-        `${mb(q.rss)}  ${ms(r.p50)}  ${ms(r.p99)}  ${ms(r.cpu50)}  ${ms(r.cpu99)}  ${ms(r.mean)}`,
+      `   ${r.name.padEnd(12)} ${secs(r.build.buildMs)}  ${mb(r.build.bytes)}  ${secs(q.loadMs)}  ${mb(q.memoryAfterQueries)} (${mb(q.heapAfterQueries).trim()} + ${mb(q.buffersAfterQueries).trim()})`.padEnd(
+        70,
+      ) + `${mb(q.rss)}  ${ms(r.p50)}  ${ms(r.p99)}  ${ms(r.cpu50)}  ${ms(r.cpu99)}  ${ms(r.mean)}`,
     );
   }
   for (const r of rows.slice(1)) {
@@ -149,17 +178,24 @@ async function benchSize(products: number, work: string): Promise<boolean> {
         `memory ${ratio(r.query.memoryAfterQueries, ours.query.memoryAfterQueries)} less, build ${ratio(r.build.buildMs, ours.build.buildMs)} faster`,
     );
   }
-  console.log(`   reference: ${mix.queries.length - problems.length}/${mix.queries.length} pages agree with brute-force BM25F (${exact} identical, ${mix.queries.length - problems.length - exact} equal up to float32 score rounding; reference took ${secs(refMs).trim()} s)`);
+  console.log(
+    `   reference: ${mix.queries.length - problems.length}/${mix.queries.length} pages agree with brute-force BM25F (${exact} identical, ${mix.queries.length - problems.length - exact} equal up to float32 score rounding; reference took ${secs(refMs).trim()} s)`,
+  );
   console.log(`   overlap with ours (context only): ${overlap.join("; ")}`);
   console.log(`   ${stemmerCheck(words)}`);
-  console.log(`   build rss, docs parsed -> peak: ${rows.map((r) => `${r.name} ${mb(r.build.rssBefore).trim()} -> ${mb(r.build.peakRss).trim()} MB`).join(", ")}`);
+  console.log(
+    `   build rss, docs parsed -> peak: ${rows.map((r) => `${r.name} ${mb(r.build.rssBefore).trim()} -> ${mb(r.build.peakRss).trim()} MB`).join(", ")}`,
+  );
   if (products >= 100_000) {
     const flex = rows.find((r) => r.name === "FlexSearch")!;
     const checks: [string, boolean][] = [
       [`p50 ${ours.p50.toFixed(3)} ms < 1 ms`, ours.p50 < 1],
       [`p99 ${ours.p99.toFixed(3)} ms < 5 ms`, ours.p99 < 5],
       [`cpu p99 ${ours.cpu99.toFixed(3)} ms < 5 ms`, ours.cpu99 < 5],
-      [`>= 2x FlexSearch at p50 (${ratio(flex.p50, ours.p50)}) and p99 (${ratio(flex.p99, ours.p99)})`, flex.p50 >= 2 * ours.p50 && flex.p99 >= 2 * ours.p99],
+      [
+        `>= 2x FlexSearch at p50 (${ratio(flex.p50, ours.p50)}) and p99 (${ratio(flex.p99, ours.p99)})`,
+        flex.p50 >= 2 * ours.p50 && flex.p99 >= 2 * ours.p99,
+      ],
       [`load ${ours.query.loadMs.toFixed(0)} ms < 1 s`, ours.query.loadMs < 1000],
       [`memory ${mb(ours.query.memoryAfterQueries).trim()} MB < 250 MB`, ours.query.memoryAfterQueries < 250e6],
       [`file ${mb(ours.build.bytes).trim()} MB < 50 MB`, ours.build.bytes < 50e6],

@@ -14,7 +14,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { BareRoute } from "./serve/child-config.ts";
-import { CheckError, decodeBody, expect, expectBrotliOf, expectOk, expectSameBytes, httpGet, replayableHeaders, waitForBrotli } from "./serve/check.ts";
+import {
+  CheckError,
+  decodeBody,
+  expect,
+  expectBrotliOf,
+  expectOk,
+  expectSameBytes,
+  httpGet,
+  replayableHeaders,
+  waitForBrotli,
+} from "./serve/check.ts";
 import type { RawResponse } from "./serve/check.ts";
 import { freePort, startServerChild } from "./serve/children.ts";
 import type { ServerChild } from "./serve/children.ts";
@@ -34,7 +44,16 @@ import { measureInterleaved } from "./serve/measure.ts";
 import type { Stream } from "./serve/measure.ts";
 import { renderLogVerdict } from "./serve/deployed-report.ts";
 import type { SentCount } from "./serve/deployed-report.ts";
-import { LOCKOUT_WAIT_MS, OPEN_AUTH_FAILURE_LIMIT, prepareRejectGroup, REJECT_LABELS, REJECT_SERVER_NAMES, rejectLabel, rejectRunSeconds, SLOW_KEY_LIMIT } from "./serve/reject.ts";
+import {
+  LOCKOUT_WAIT_MS,
+  OPEN_AUTH_FAILURE_LIMIT,
+  prepareRejectGroup,
+  REJECT_LABELS,
+  REJECT_SERVER_NAMES,
+  rejectLabel,
+  rejectRunSeconds,
+  SLOW_KEY_LIMIT,
+} from "./serve/reject.ts";
 import type { RejectServer, RejectTargets } from "./serve/reject.ts";
 import { renderRejectTable, renderRejectVerdicts } from "./serve/reject-report.ts";
 import type { RejectResult } from "./serve/reject-report.ts";
@@ -70,14 +89,26 @@ const connections = Number(opts.connections);
 /** Rejection cases are many (each server's 200 and up to four rejections, every round): shorter runs keep the run bounded. */
 const rejectDuration = Number(opts["reject-duration"] ?? Math.min(3, duration));
 const rejectWarmup = Number(opts["reject-warmup"] ?? Math.min(1, warmup));
-const caseFilters = opts.cases.split(",").map((f) => f.trim().toLowerCase()).filter(Boolean);
+const caseFilters = opts.cases
+  .split(",")
+  .map((f) => f.trim().toLowerCase())
+  .filter(Boolean);
 /** Whether --cases selects the case with this label (every case without --cases). */
 const wanted = (label: string) => caseFilters.length === 0 || caseFilters.some((f) => label.toLowerCase().includes(f));
 
 /** The cases measured against bare and serve-handler. */
-const LABELS = { productId: "product detail, identity", productBr: "product detail, br", listId: "sale list, identity", listBr: "sale list, br" } as const;
+const LABELS = {
+  productId: "product detail, identity",
+  productBr: "product detail, br",
+  listId: "sale list, identity",
+  listBr: "sale list, br",
+} as const;
 /** The cases measured through the server as deployed (src/cli/serve.ts, request logs on) against bare (issue 10). */
-const DEPLOYED_LABELS = { productId: "as deployed: product detail, identity", productBr: "as deployed: product detail, br", listBr: "as deployed: sale list, br" } as const;
+const DEPLOYED_LABELS = {
+  productId: "as deployed: product detail, identity",
+  productBr: "as deployed: product detail, br",
+  listBr: "as deployed: sale list, br",
+} as const;
 
 /** One benchmarked request: a resource in one encoding, and the URL of each server that serves it. */
 interface BenchCase {
@@ -99,10 +130,24 @@ const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 const REJECT_SERVERS = ["handler", "open", "deployed"] as const satisfies readonly RejectServer[];
 
 async function main(): Promise<number> {
-  const rejectWanted = Object.fromEntries(REJECT_SERVERS.map((s) => [s, REJECT_LABELS[s].filter(wanted)])) as Record<RejectServer, string[]>;
-  const allLabels = [...Object.values(LABELS), ...Object.values(DEPLOYED_LABELS), ...AFFID_LABELS, ...REJECT_SERVERS.flatMap((s) => REJECT_LABELS[s])];
-  const selected = { plain: Object.values(LABELS).filter(wanted).length, deployed: Object.values(DEPLOYED_LABELS).filter(wanted).length, affid: AFFID_LABELS.filter(wanted).length, reject: REJECT_SERVERS.reduce((n, s) => n + rejectWanted[s].length, 0) };
-  if (selected.plain + selected.deployed + selected.affid + selected.reject === 0) throw new Error(`--cases ${opts.cases} selects no case; the cases are: ${allLabels.join("; ")}`);
+  const rejectWanted = Object.fromEntries(REJECT_SERVERS.map((s) => [s, REJECT_LABELS[s].filter(wanted)])) as Record<
+    RejectServer,
+    string[]
+  >;
+  const allLabels = [
+    ...Object.values(LABELS),
+    ...Object.values(DEPLOYED_LABELS),
+    ...AFFID_LABELS,
+    ...REJECT_SERVERS.flatMap((s) => REJECT_LABELS[s]),
+  ];
+  const selected = {
+    plain: Object.values(LABELS).filter(wanted).length,
+    deployed: Object.values(DEPLOYED_LABELS).filter(wanted).length,
+    affid: AFFID_LABELS.filter(wanted).length,
+    reject: REJECT_SERVERS.reduce((n, s) => n + rejectWanted[s].length, 0),
+  };
+  if (selected.plain + selected.deployed + selected.affid + selected.reject === 0)
+    throw new Error(`--cases ${opts.cases} selects no case; the cases are: ${allLabels.join("; ")}`);
   const withDeployed = selected.deployed > 0 || rejectWanted.deployed.length > 0;
   const withOpen = rejectWanted.open.length > 0;
   const pre = preflight(repoRoot);
@@ -117,11 +162,31 @@ async function main(): Promise<number> {
     // and checks, the affid cases, and the rejection cases (each server's 200 and its rejections, every round).
     const rejectSeconds = REJECT_SERVERS.reduce((sum, s) => {
       const n = rejectWanted[s].length;
-      return n ? sum + rejectRunSeconds(n + 1, rejectWanted[s].filter((l) => l === rejectLabel(s, "locked")).length, rounds, rejectWarmup, rejectDuration) : sum;
+      return n
+        ? sum +
+            rejectRunSeconds(
+              n + 1,
+              rejectWanted[s].filter((l) => l === rejectLabel(s, "locked")).length,
+              rounds,
+              rejectWarmup,
+              rejectDuration,
+            )
+        : sum;
     }, 0);
     const startups = 3 + Number(withDeployed) + Number(withOpen);
-    const runSeconds = (2 * (selected.plain + selected.deployed) * rounds + Math.min(selected.plain, 2)) * (warmup + duration) + startups * STARTUP_WARMUP_SEC + 30 + affidRunSeconds(selected.affid, rounds, warmup, duration) + rejectSeconds;
-    const snap = await prepareSnapshot(workDir, { baseUrl, seed: Number(opts.seed), stableFor: runSeconds, log, ...(opts.products ? { products: Number(opts.products) } : {}) });
+    const runSeconds =
+      (2 * (selected.plain + selected.deployed) * rounds + Math.min(selected.plain, 2)) * (warmup + duration) +
+      startups * STARTUP_WARMUP_SEC +
+      30 +
+      affidRunSeconds(selected.affid, rounds, warmup, duration) +
+      rejectSeconds;
+    const snap = await prepareSnapshot(workDir, {
+      baseUrl,
+      seed: Number(opts.seed),
+      stableFor: runSeconds,
+      log,
+      ...(opts.products ? { products: Number(opts.products) } : {}),
+    });
     log(`built in ${(snap.buildMs / 1000).toFixed(1)} s; ${snap.catalogNote}`);
     // The 429 cases' key: every server loads the keys file at start-up, so it is made before any starts.
     const slowKey = await createKey(snap.keysFile, "bench-slow", new Date(), { ...SLOW_KEY_LIMIT });
@@ -154,19 +219,48 @@ async function main(): Promise<number> {
     // Every server runs with the node options `npm run serve` gives ours, so that all of them run on the same VM settings.
     const spawnOpts = { core: coreOf("server"), cwd: repoRoot, workDir, nodeArgs: [...SERVER_NODE_FLAGS] };
     log("starting the handler ...");
-    const handler = await startServerChild("handler", { mode: "handler", host: HOST, port: handlerPort, dataDir: snap.dataDir, keysFile: snap.keysFile }, { ...spawnOpts, env: opts.profile ? { BENCH_CPU_PROFILE: join(profileDir, "handler.cpuprofile") } : {} });
+    const handler = await startServerChild(
+      "handler",
+      { mode: "handler", host: HOST, port: handlerPort, dataDir: snap.dataDir, keysFile: snap.keysFile },
+      { ...spawnOpts, env: opts.profile ? { BENCH_CPU_PROFILE: join(profileDir, "handler.cpuprofile") } : {} },
+    );
     children.push(handler);
     let deployed: DeployedServer | null = null;
-    const deployedEnv = { DATA_DIR: snap.dataDir, KEYS_FILE: snap.keysFile, PORT: "0", HOST, BASE_URL: baseUrl, LOG_REQUESTS: "1", METRICS_TOKEN: randomBytes(16).toString("hex") };
+    const deployedEnv = {
+      DATA_DIR: snap.dataDir,
+      KEYS_FILE: snap.keysFile,
+      PORT: "0",
+      HOST,
+      BASE_URL: baseUrl,
+      LOG_REQUESTS: "1",
+      METRICS_TOKEN: randomBytes(16).toString("hex"),
+    };
     if (withDeployed) {
       log("starting the server as deployed (src/cli/serve.ts, request logs to a file) ...");
-      deployed = await startDeployed({ cwd: repoRoot, core: coreOf("server"), nodeArgs: SERVER_NODE_FLAGS, logFile: join(workDir, "deployed-requests.log"), env: deployedEnv });
+      deployed = await startDeployed({
+        cwd: repoRoot,
+        core: coreOf("server"),
+        nodeArgs: SERVER_NODE_FLAGS,
+        logFile: join(workDir, "deployed-requests.log"),
+        env: deployedEnv,
+      });
       children.push(deployed);
     }
     let open: ServerChild | null = null;
     if (withOpen) {
       log("starting a handler whose failed-authentication limit is raised ...");
-      open = await startServerChild("handler-open", { mode: "handler", host: HOST, port: 0, dataDir: snap.dataDir, keysFile: snap.keysFile, authFailureLimit: { ...OPEN_AUTH_FAILURE_LIMIT } }, spawnOpts);
+      open = await startServerChild(
+        "handler-open",
+        {
+          mode: "handler",
+          host: HOST,
+          port: 0,
+          dataDir: snap.dataDir,
+          keysFile: snap.keysFile,
+          authFailureLimit: { ...OPEN_AUTH_FAILURE_LIMIT },
+        },
+        spawnOpts,
+      );
       children.push(open);
     }
 
@@ -177,13 +271,19 @@ async function main(): Promise<number> {
 
     // --- the handler's own responses, checked against the snapshot on disk ---
     const unauth = await get(hurl(snap.product.path));
-    expect(unauth.status === 401, `handler without a key: status ${unauth.status}, expected 401 (is the key check on?)`);
+    expect(
+      unauth.status === 401,
+      `handler without a key: status ${unauth.status}, expected 401 (is the key check on?)`,
+    );
     const blobBytes = snap.product.identity;
     const brBytes = snap.product.br;
     const prodId = await get(hurl(snap.product.path + q));
     expectOk(prodId, "handler product", "identity");
     expectSameBytes(prodId.body, blobBytes, "handler product body vs its blob in the snapshot's pack");
-    expect((JSON.parse(prodId.body.toString()) as { product?: string }).product?.endsWith(snap.product.path) === true, "handler product body is not that product's detail");
+    expect(
+      (JSON.parse(prodId.body.toString()) as { product?: string }).product?.endsWith(snap.product.path) === true,
+      "handler product body is not that product's detail",
+    );
     const prodBr = await get(hurl(snap.product.path + q), BR);
     expectOk(prodBr, "handler product (br)", "br");
     expectBrotliOf(prodBr.body, blobBytes, "handler product (br)");
@@ -191,8 +291,14 @@ async function main(): Promise<number> {
     const listId = await get(hurl(snap.list.path + q));
     expectOk(listId, "handler sale list", "identity");
     const listJson = JSON.parse(listId.body.toString()) as { sales?: unknown[] };
-    expect(listJson.sales?.length === snap.list.sales, `handler sale list has ${listJson.sales?.length} sales, the snapshot ${snap.list.sales}`);
-    expect(listId.body.length === snap.list.size, `handler sale list is ${listId.body.length} bytes, the snapshot's parts add up to ${snap.list.size}`);
+    expect(
+      listJson.sales?.length === snap.list.sales,
+      `handler sale list has ${listJson.sales?.length} sales, the snapshot ${snap.list.sales}`,
+    );
+    expect(
+      listId.body.length === snap.list.size,
+      `handler sale list is ${listId.body.length} bytes, the snapshot's parts add up to ${snap.list.size}`,
+    );
     const listBr = await waitForBrotli(() => get(hurl(snap.list.path + q), BR), "handler sale list (br)");
     expectBrotliOf(listBr.body, listId.body, "handler sale list (br)");
     // --- the server as deployed sends the handler's bytes ---
@@ -213,32 +319,109 @@ async function main(): Promise<number> {
     const bareRoute = async (name: string, path: string, id: RawResponse, br: RawResponse): Promise<BareRoute> => {
       await writeFile(join(bareFiles, `${name}.identity`), id.body);
       await writeFile(join(bareFiles, `${name}.br`), br.body);
-      return { url: path + q, identity: { file: join(bareFiles, `${name}.identity`), headers: replayableHeaders(id) }, br: { file: join(bareFiles, `${name}.br`), headers: replayableHeaders(br) } };
+      return {
+        url: path + q,
+        identity: { file: join(bareFiles, `${name}.identity`), headers: replayableHeaders(id) },
+        br: { file: join(bareFiles, `${name}.br`), headers: replayableHeaders(br) },
+      };
     };
-    const routes = [await bareRoute("product", snap.product.path, prodId, prodBr), await bareRoute("list", snap.list.path, listId, listBr)];
+    const routes = [
+      await bareRoute("product", snap.product.path, prodId, prodBr),
+      await bareRoute("list", snap.list.path, listId, listBr),
+    ];
     log("starting the bare server and serve-handler ...");
     const bare = await startServerChild("bare", { mode: "bare", host: HOST, port: 0, routes }, spawnOpts);
     children.push(bare);
-    const sh = await startServerChild("serve-handler", { mode: "serve-handler", host: HOST, port: 0, publicDir: snap.product.staticDir }, spawnOpts);
+    const sh = await startServerChild(
+      "serve-handler",
+      { mode: "serve-handler", host: HOST, port: 0, publicDir: snap.product.staticDir },
+      spawnOpts,
+    );
     children.push(sh);
 
     const blobUrl = (file: string) => `http://${HOST}:${sh.port}/${file.slice(snap.product.staticDir.length + 1)}${q}`;
     const bareUrl = (path: string) => `http://${HOST}:${bare.port}${path}${q}`;
     const deployedNote = "src/cli/serve.ts as npm run serve runs it, request logs on (stdout to a file); vs bare only";
     const allCases: BenchCase[] = [
-      { label: LABELS.productId, subject: "handler", encoding: "identity", headers: {}, expected: prodId, p99Target: true, urls: { handler: hurl(snap.product.path + q), bare: bareUrl(snap.product.path), "serve-handler": blobUrl(snap.product.file) } },
       {
-        label: LABELS.productBr, subject: "handler", encoding: "br", headers: BR, expected: prodBr, p99Target: true,
-        urls: { handler: hurl(snap.product.path + q), bare: bareUrl(snap.product.path), ...(snap.product.brFile ? { "serve-handler": blobUrl(snap.product.brFile) } : {}) },
+        label: LABELS.productId,
+        subject: "handler",
+        encoding: "identity",
+        headers: {},
+        expected: prodId,
+        p99Target: true,
+        urls: {
+          handler: hurl(snap.product.path + q),
+          bare: bareUrl(snap.product.path),
+          "serve-handler": blobUrl(snap.product.file),
+        },
+      },
+      {
+        label: LABELS.productBr,
+        subject: "handler",
+        encoding: "br",
+        headers: BR,
+        expected: prodBr,
+        p99Target: true,
+        urls: {
+          handler: hurl(snap.product.path + q),
+          bare: bareUrl(snap.product.path),
+          ...(snap.product.brFile ? { "serve-handler": blobUrl(snap.product.brFile) } : {}),
+        },
         note: "serve-handler does not negotiate encodings: it is asked for the blob's .json.br file (the same brotli bytes, without Content-Encoding)",
       },
-      { label: LABELS.listId, subject: "handler", encoding: "identity", headers: {}, expected: listId, p99Target: false, urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) }, note: `${snap.list.sales} active sales, all stores; composed in memory by the handler (no file on disk), so handler vs bare only` },
-      { label: LABELS.listBr, subject: "handler", encoding: "br", headers: BR, expected: listBr, p99Target: false, urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) }, note: "handler vs bare only, as above" },
+      {
+        label: LABELS.listId,
+        subject: "handler",
+        encoding: "identity",
+        headers: {},
+        expected: listId,
+        p99Target: false,
+        urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) },
+        note: `${snap.list.sales} active sales, all stores; composed in memory by the handler (no file on disk), so handler vs bare only`,
+      },
+      {
+        label: LABELS.listBr,
+        subject: "handler",
+        encoding: "br",
+        headers: BR,
+        expected: listBr,
+        p99Target: false,
+        urls: { handler: hurl(snap.list.path + q), bare: bareUrl(snap.list.path) },
+        note: "handler vs bare only, as above",
+      },
       ...(deployed
         ? ([
-            { label: DEPLOYED_LABELS.productId, subject: "deployed", encoding: "identity", headers: {}, expected: prodId, p99Target: true, urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) }, note: deployedNote },
-            { label: DEPLOYED_LABELS.productBr, subject: "deployed", encoding: "br", headers: BR, expected: prodBr, p99Target: true, urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) }, note: deployedNote },
-            { label: DEPLOYED_LABELS.listBr, subject: "deployed", encoding: "br", headers: BR, expected: listBr, p99Target: false, urls: { deployed: durl(snap.list.path + q), bare: bareUrl(snap.list.path) }, note: deployedNote },
+            {
+              label: DEPLOYED_LABELS.productId,
+              subject: "deployed",
+              encoding: "identity",
+              headers: {},
+              expected: prodId,
+              p99Target: true,
+              urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) },
+              note: deployedNote,
+            },
+            {
+              label: DEPLOYED_LABELS.productBr,
+              subject: "deployed",
+              encoding: "br",
+              headers: BR,
+              expected: prodBr,
+              p99Target: true,
+              urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) },
+              note: deployedNote,
+            },
+            {
+              label: DEPLOYED_LABELS.listBr,
+              subject: "deployed",
+              encoding: "br",
+              headers: BR,
+              expected: listBr,
+              p99Target: false,
+              urls: { deployed: durl(snap.list.path + q), bare: bareUrl(snap.list.path) },
+              note: deployedNote,
+            },
           ] satisfies BenchCase[])
         : []),
     ];
@@ -253,33 +436,74 @@ async function main(): Promise<number> {
         expectSameBytes(res.body, c.expected.body, `${mode} vs handler, ${c.label}`);
       }
     }
-    log(`checked: handler bodies match the snapshot's blobs (401 without a key), brotli decodes to identity, bare and serve-handler send byte-identical bodies${deployed && selected.deployed ? ", and so does the server as deployed" : ""}`);
-    const affidCases = await prepareAffidCases({ "sale list": snap.list.path, product: snap.product.path }, snap.key, (t, h) => get(hurl(t), h), wanted);
-    for (const c of affidCases) log(`checked ${c.label}: ${c.checkNote}${c.problems.length ? `; PROBLEM: ${c.problems.join("; ")}` : ""}`);
-    if (affidCases.length) log("checked: with a new affid, 200s whose bodies (decoded per Content-Encoding) are the plain body's JSON with &affid=<value> in every page link and nothing else changed");
+    log(
+      `checked: handler bodies match the snapshot's blobs (401 without a key), brotli decodes to identity, bare and serve-handler send byte-identical bodies${deployed && selected.deployed ? ", and so does the server as deployed" : ""}`,
+    );
+    const affidCases = await prepareAffidCases(
+      { "sale list": snap.list.path, product: snap.product.path },
+      snap.key,
+      (t, h) => get(hurl(t), h),
+      wanted,
+    );
+    for (const c of affidCases)
+      log(`checked ${c.label}: ${c.checkNote}${c.problems.length ? `; PROBLEM: ${c.problems.join("; ")}` : ""}`);
+    if (affidCases.length)
+      log(
+        "checked: with a new affid, 200s whose bodies (decoded per Content-Encoding) are the plain body's JSON with &affid=<value> in every page link and nothing else changed",
+      );
 
     // --- measurement: per case, the servers back to back, each warmed up first; the order of ours and bare
     // alternates from case to case, so that load drifting up or down does not always favour the same one ---
-    const pids: Record<BenchServer, number> = { handler: handler.pid, deployed: deployed?.pid ?? 0, bare: bare.pid, "serve-handler": sh.pid };
+    const pids: Record<BenchServer, number> = {
+      handler: handler.pid,
+      deployed: deployed?.pid ?? 0,
+      bare: bare.pid,
+      "serve-handler": sh.pid,
+    };
     const results: CaseResult[] = [];
     // Start-up warm-up: a freshly started process spends its first seconds compiling hot code and collecting what
     // loading left behind, on the same pinned core; every server gets this once, before its first measured case.
-    const productUrl = (child: ServerChild | null) => (child ? `http://${HOST}:${child.port}${snap.product.path}${q}` : undefined);
+    const productUrl = (child: ServerChild | null) =>
+      child ? `http://${HOST}:${child.port}${snap.product.path}${q}` : undefined;
     const startupUrls = [
-      cases.find((c) => c.urls.handler)?.urls.handler ?? (affidCases.length || rejectWanted.handler.length ? productUrl(handler) : undefined),
+      cases.find((c) => c.urls.handler)?.urls.handler ??
+        (affidCases.length || rejectWanted.handler.length ? productUrl(handler) : undefined),
       productUrl(deployed),
       cases.find((c) => c.urls.bare)?.urls.bare,
       cases.find((c) => c.urls["serve-handler"])?.urls["serve-handler"],
       productUrl(open),
     ];
-    for (const url of startupUrls) if (url) await wrk(url, { core: coreOf("wrk"), connections, headers: {}, duration: STARTUP_WARMUP_SEC });
+    for (const url of startupUrls)
+      if (url) await wrk(url, { core: coreOf("wrk"), connections, headers: {}, duration: STARTUP_WARMUP_SEC });
     // Each case is measured in `rounds` interleaved rounds (ours and bare alternating which goes first), and each
     // server's figures are those of its median round (see measure.ts).
     for (const [i, c] of cases.entries()) {
-      const modes: BenchServer[] = c.subject === "handler" ? ["handler", "bare", "serve-handler"] : ["deployed", "bare"];
-      const streams: Stream[] = modes.flatMap((m) => (c.urls[m] ? [{ name: m, url: c.urls[m], pid: pids[m], headers: c.headers, once: m === "serve-handler" }] : []));
-      const medians = await measureInterleaved(streams, { wrk, core: coreOf("wrk"), connections, duration, warmup, rounds, offset: i, label: c.label, log });
-      const res: CaseResult = { label: c.label, subject: c.subject, bytes: c.expected.body.length, ...(c.note ? { note: c.note } : {}), p99Target: c.p99Target, results: {}, cpuUsPerRequest: {}, coreShare: {} };
+      const modes: BenchServer[] =
+        c.subject === "handler" ? ["handler", "bare", "serve-handler"] : ["deployed", "bare"];
+      const streams: Stream[] = modes.flatMap((m) =>
+        c.urls[m] ? [{ name: m, url: c.urls[m], pid: pids[m], headers: c.headers, once: m === "serve-handler" }] : [],
+      );
+      const medians = await measureInterleaved(streams, {
+        wrk,
+        core: coreOf("wrk"),
+        connections,
+        duration,
+        warmup,
+        rounds,
+        offset: i,
+        label: c.label,
+        log,
+      });
+      const res: CaseResult = {
+        label: c.label,
+        subject: c.subject,
+        bytes: c.expected.body.length,
+        ...(c.note ? { note: c.note } : {}),
+        p99Target: c.p99Target,
+        results: {},
+        cpuUsPerRequest: {},
+        coreShare: {},
+      };
       for (const m of modes) {
         const run = medians.get(m);
         if (!run) continue;
@@ -290,12 +514,29 @@ async function main(): Promise<number> {
       results.push(res);
     }
 
-    const affidResults = await measureAffid(affidCases, { pid: handler.pid, base: hurl(""), key: snap.key, core: coreOf("wrk"), connections, duration, warmup, rounds, dir: workDir, log });
+    const affidResults = await measureAffid(affidCases, {
+      pid: handler.pid,
+      base: hurl(""),
+      key: snap.key,
+      core: coreOf("wrk"),
+      connections,
+      duration,
+      warmup,
+      rounds,
+      dir: workDir,
+      log,
+    });
 
     // --- rejections, per server after everything else: an invalid key leaves the address a failure bucket that
     // every later request pays a lookup for, and locks it out for a second after each run ---
     const rejectResults: RejectResult[] = [];
-    const targets: RejectTargets = { productPath: snap.product.path, key: snap.key, slowKey, badKey: generateKey(), productBody: prodId.body };
+    const targets: RejectTargets = {
+      productPath: snap.product.path,
+      key: snap.key,
+      slowKey,
+      badKey: generateKey(),
+      productBody: prodId.body,
+    };
     const rejectChildren: Record<RejectServer, ServerChild | null> = { handler, open, deployed };
     for (const server of REJECT_SERVERS) {
       const child = rejectChildren[server];
@@ -307,10 +548,30 @@ async function main(): Promise<number> {
       const lockoutWait = () => new Promise<void>((resolve) => setTimeout(resolve, LOCKOUT_WAIT_MS));
       const streams: Stream[] = [
         { name: "200", url: base + group.baseline.target, pid: child.pid, headers: {} },
-        ...group.cases.map((c) => ({ name: c.short, url: base + c.target, pid: child.pid, headers: {}, ...(c.kind === "locked" ? { after: lockoutWait } : {}) })),
+        ...group.cases.map((c) => ({
+          name: c.short,
+          url: base + c.target,
+          pid: child.pid,
+          headers: {},
+          ...(c.kind === "locked" ? { after: lockoutWait } : {}),
+        })),
       ];
-      const medians = await measureInterleaved(streams, { wrk, core: coreOf("wrk"), connections, duration: rejectDuration, warmup: rejectWarmup, rounds, offset: 0, label: `reject [${REJECT_SERVER_NAMES[server]}]`, log });
-      rejectResults.push({ group, baseline: medians.get("200")!, runs: new Map(group.cases.map((c) => [c.label, medians.get(c.short)!])) });
+      const medians = await measureInterleaved(streams, {
+        wrk,
+        core: coreOf("wrk"),
+        connections,
+        duration: rejectDuration,
+        warmup: rejectWarmup,
+        rounds,
+        offset: 0,
+        label: `reject [${REJECT_SERVER_NAMES[server]}]`,
+        log,
+      });
+      rejectResults.push({
+        group,
+        baseline: medians.get("200")!,
+        runs: new Map(group.cases.map((c) => [c.label, medians.get(c.short)!])),
+      });
     }
 
     // The handler picks bodies by the clock: make sure no sale began or ended while we measured.
@@ -322,7 +583,10 @@ async function main(): Promise<number> {
       }
     }
     for (const c of affidCases) {
-      const again = decodeBody(await get(hurl(`${c.path}${q}`), c.headers), `${c.label}: plain, after the run`).identity;
+      const again = decodeBody(
+        await get(hurl(`${c.path}${q}`), c.headers),
+        `${c.label}: plain, after the run`,
+      ).identity;
       if (!again.equals(c.plainIdentity)) {
         const r = affidResults.find((x) => x.label === c.label)!;
         r.note = `${r.note ? r.note + "; " : ""}WARNING: the handler's body changed during the run (a sale boundary passed): rerun`;
@@ -330,7 +594,9 @@ async function main(): Promise<number> {
     }
     for (const child of children.splice(0).reverse()) await child.stop();
     // Stopped with SIGTERM, the server writes what its log buffer holds before it exits: now the file is complete.
-    const logVerdicts = deployed ? renderLogVerdict(await countLogLines(deployed.logFile), sent.get(deployed.port), connections, deployed) : [];
+    const logVerdicts = deployed
+      ? renderLogVerdict(await countLogLines(deployed.logFile), sent.get(deployed.port), connections, deployed)
+      : [];
 
     const cpu = cpus()[0]?.model ?? "unknown CPU";
     const lines = [
@@ -343,10 +609,26 @@ async function main(): Promise<number> {
       `input: ${snap.catalogNote}; snapshot built in ${(snap.buildMs / 1000).toFixed(1)} s`,
       `product: ${snap.product.path} (${fmtBytes(snap.product.identity.length)}, br ${fmtBytes(snap.product.br?.length ?? 0)}); list: ${snap.list.path} (${snap.list.sales} sales, ${fmtBytes(snap.list.size)}${snap.list.stableForSec !== null ? `, unchanged for ${Math.floor(snap.list.stableForSec / 60)} min after the build` : ""})`,
       `servers: handler = createHandler + startServer (src/serve), no request logs; bare = node:http writing the handler's bytes and headers from memory (a Map lookup on the URL, no auth); serve-handler ${await serveHandlerVersion()} on the product's body written out as <hash>.json and <hash>.json.br (the snapshot keeps bodies in packs)`,
-      ...(deployed ? [`as deployed = node ${[...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"].join(" ")} with ${Object.entries(deployedEnv).map(([k, v]) => `${k}=${k === "METRICS_TOKEN" ? "<random>" : v}`).join(" ")} NODE_ENV=production, stdout >> ${deployed.logFile}`] : []),
-      ...(rejectResults.length ? [`rejection cases: wrk -t1 -c${connections} -d${rejectDuration}s after a ${rejectWarmup} s warm-up, each server's 200 and its rejections in ${rounds} interleaved rounds, median round`] : []),
+      ...(deployed
+        ? [
+            `as deployed = node ${[...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"].join(" ")} with ${Object.entries(
+              deployedEnv,
+            )
+              .map(([k, v]) => `${k}=${k === "METRICS_TOKEN" ? "<random>" : v}`)
+              .join(" ")} NODE_ENV=production, stdout >> ${deployed.logFile}`,
+          ]
+        : []),
+      ...(rejectResults.length
+        ? [
+            `rejection cases: wrk -t1 -c${connections} -d${rejectDuration}s after a ${rejectWarmup} s warm-up, each server's 200 and its rejections in ${rounds} interleaved rounds, median round`,
+          ]
+        : []),
       ...pre.notes.map((n) => `note: ${n}`),
-      ...(opts.profile ? ["note: --profile: the handler ran under the sampling profiler, which slows it; judge the targets from a run without it"] : []),
+      ...(opts.profile
+        ? [
+            "note: --profile: the handler ran under the sampling profiler, which slows it; judge the targets from a run without it",
+          ]
+        : []),
     ];
     const verdicts = results.length ? renderVerdicts(results, connections) : [];
     if (results.length) lines.push("", renderTable(results), "", ...verdicts.map((v) => v.line));
@@ -365,7 +647,12 @@ async function main(): Promise<number> {
       verdicts.push(...logVerdicts);
     }
     process.stdout.write(lines.join("\n") + "\n");
-    if (opts.profile) process.stdout.write("\nhandler CPU profile (from listening to exit: checks, warm-ups and measurements):\n" + (await summarizeProfiles(profileDir, repoRoot)) + "\n");
+    if (opts.profile)
+      process.stdout.write(
+        "\nhandler CPU profile (from listening to exit: checks, warm-ups and measurements):\n" +
+          (await summarizeProfiles(profileDir, repoRoot)) +
+          "\n",
+      );
     return verdicts.every((v) => v.pass) ? 0 : 2;
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
@@ -376,7 +663,9 @@ async function main(): Promise<number> {
 
 async function serveHandlerVersion(): Promise<string> {
   try {
-    const pkg = JSON.parse(await readFile(join(repoRoot, "bench", "node_modules", "serve-handler", "package.json"), "utf8")) as { version?: string };
+    const pkg = JSON.parse(
+      await readFile(join(repoRoot, "bench", "node_modules", "serve-handler", "package.json"), "utf8"),
+    ) as { version?: string };
     return pkg.version ?? "?";
   } catch {
     return "?";
@@ -386,7 +675,9 @@ async function serveHandlerVersion(): Promise<string> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`bench: ${err instanceof CheckError ? "CHECK FAILED: " : ""}${(err as Error).message ?? String(err)}\n`);
+    process.stderr.write(
+      `bench: ${err instanceof CheckError ? "CHECK FAILED: " : ""}${(err as Error).message ?? String(err)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -50,20 +50,38 @@ async function main(): Promise<number> {
   const server = await startServerChild({ dataDir: data.dataDir, keysFile: data.keysFile, port });
   let exitCode = 0;
   try {
-    log(`fuzz: server pid ${server.pid} on ${HOST}:${port}; snapshot of ${data.paths.length} resources (setup ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    log(
+      `fuzz: server pid ${server.pid} on ${HOST}:${port}; snapshot of ${data.paths.length} resources (setup ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
     const rssStart = rssMb(server.pid);
 
     // ETags to send back in If-None-Match: fetched once, so that request i stays a function of (seed, i).
     const etags: string[] = [];
     for (const path of data.paths.filter((_, i) => i % Math.ceil(data.paths.length / 40) === 0)) {
       for (const ae of ["identity", "gzip", "br"]) {
-        const res = await rawRequest(port, buildRequest("GET", `${path}?apikey=${data.key}`, [["Host", HOST], ["Accept-Encoding", ae], ["Connection", "close"]]));
+        const res = await rawRequest(
+          port,
+          buildRequest("GET", `${path}?apikey=${data.key}`, [
+            ["Host", HOST],
+            ["Accept-Encoding", ae],
+            ["Connection", "close"],
+          ]),
+        );
         if (res.headers["etag"]) etags.push(res.headers["etag"]);
       }
     }
     const lists = data.paths.filter((p) => p.endsWith("/active.json") || p.endsWith("/upcoming.json"));
     const others = data.paths.filter((p, i) => !lists.includes(p) && i % Math.ceil(data.paths.length / 30) === 0);
-    const material: FuzzMaterial = { key: data.key, paths: data.paths, words: data.words, brands: data.brands, sizeKeys: data.sizeKeys, etags: [...new Set(etags)], variantPaths: [...lists, ...others], listPaths: lists };
+    const material: FuzzMaterial = {
+      key: data.key,
+      paths: data.paths,
+      words: data.words,
+      brands: data.brands,
+      sizeKeys: data.sizeKeys,
+      etags: [...new Set(etags)],
+      variantPaths: [...lists, ...others],
+      listPaths: lists,
+    };
 
     // Warm-up: every affid/JSONP variant the generator can ask for, so that the variant cache is as full as it
     // will get before memory is measured (new variants, which are never asked for twice, it need not hold).
@@ -75,7 +93,9 @@ async function main(): Promise<number> {
     }
     conn.close();
     const rssWarm = rssMb(server.pid);
-    log(`fuzz: warm-up: ${warm.length} affid/JSONP variants of ${material.variantPaths.length} resources; RSS ${rssStart.toFixed(1)} MB at start, ${rssWarm.toFixed(1)} MB after warm-up`);
+    log(
+      `fuzz: warm-up: ${warm.length} affid/JSONP variants of ${material.variantPaths.length} resources; RSS ${rssStart.toFixed(1)} MB at start, ${rssWarm.toFixed(1)} MB after warm-up`,
+    );
 
     const statuses = new Map<string, number>();
     const byKind = new Map<FuzzKind, Map<string, number>>();
@@ -142,14 +162,21 @@ async function main(): Promise<number> {
         bump(statuses, status);
         if (!byKind.has(req.kind)) byKind.set(req.kind, new Map());
         bump(byKind.get(req.kind)!, status);
-        if (res && res.status >= 500) failures.push(`${res.status} for #${i} ${req.kind}: ${show(req.bytes, data.key)} -> ${show(res.body, data.key)}`);
-        if (ms > SLOW_MS && res) failures.push(`slow: ${ms.toFixed(0)} ms for #${i} ${req.kind}: ${show(req.bytes, data.key)}`);
+        if (res && res.status >= 500)
+          failures.push(
+            `${res.status} for #${i} ${req.kind}: ${show(req.bytes, data.key)} -> ${show(res.body, data.key)}`,
+          );
+        if (ms > SLOW_MS && res)
+          failures.push(`slow: ${ms.toFixed(0)} ms for #${i} ${req.kind}: ${show(req.bytes, data.key)}`);
         if (slow.length < 5 || ms > slow[slow.length - 1]![0]) {
           slow.push([ms, `#${i} ${req.kind} -> ${status}: ${show(req.bytes, data.key)}`]);
           slow.sort((a, b) => b[0] - a[0]).splice(5);
         }
         if (server.exit()) break;
-        if (done % 20_000 === 0) log(`fuzz: ${done} done, ${((Date.now() - started) / 1000).toFixed(0)} s, RSS ${rssMb(server.pid).toFixed(1)} MB`);
+        if (done % 20_000 === 0)
+          log(
+            `fuzz: ${done} done, ${((Date.now() - started) / 1000).toFixed(0)} s, RSS ${rssMb(server.pid).toFixed(1)} MB`,
+          );
       }
       conns.clean?.close();
       conns.dirty?.close();
@@ -159,17 +186,32 @@ async function main(): Promise<number> {
     await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
     const runMs = Date.now() - runStart;
     const cpuEnd = cpuSeconds(server.pid);
-    const cpu = { server: cpuEnd !== null && cpuStart.server !== null ? cpuEnd - cpuStart.server : null, client: (() => { const u = process.cpuUsage(cpuStart.client); return (u.user + u.system) / 1e6; })() };
+    const cpu = {
+      server: cpuEnd !== null && cpuStart.server !== null ? cpuEnd - cpuStart.server : null,
+      client: (() => {
+        const u = process.cpuUsage(cpuStart.client);
+        return (u.user + u.system) / 1e6;
+      })(),
+    };
     clearInterval(sampler);
     samples.push({ t: Date.now(), done, rss: rssMb(server.pid) });
     const rssEnd = rssMb(server.pid);
 
     const sorted = Float64Array.from(latencies.subarray(0, done)).sort();
-    const fmt = (m: Map<string, number>) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}: ${v}`).join(", ");
-    log(`fuzz: ${done} requests in ${(runMs / 1000).toFixed(1)} s (${Math.round(done / (runMs / 1000))}/s), ${reconnects} reconnections; CPU used: server ${cpu.server === null ? "n/a" : `${cpu.server.toFixed(1)} s`}, fuzzer ${cpu.client.toFixed(1)} s`);
+    const fmt = (m: Map<string, number>) =>
+      [...m]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", ");
+    log(
+      `fuzz: ${done} requests in ${(runMs / 1000).toFixed(1)} s (${Math.round(done / (runMs / 1000))}/s), ${reconnects} reconnections; CPU used: server ${cpu.server === null ? "n/a" : `${cpu.server.toFixed(1)} s`}, fuzzer ${cpu.client.toFixed(1)} s`,
+    );
     log(`status counts: ${fmt(statuses)}`);
-    for (const [kind, m] of [...byKind].sort(([a], [b]) => a.localeCompare(b))) log(`  ${kind.padEnd(12)} ${[...m.values()].reduce((a, b) => a + b, 0)}: ${fmt(m)}`);
-    log(`latency ms: p50 ${quantile(sorted, 0.5).toFixed(2)}, p90 ${quantile(sorted, 0.9).toFixed(2)}, p99 ${quantile(sorted, 0.99).toFixed(2)}, p99.9 ${quantile(sorted, 0.999).toFixed(2)}, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(2)}`);
+    for (const [kind, m] of [...byKind].sort(([a], [b]) => a.localeCompare(b)))
+      log(`  ${kind.padEnd(12)} ${[...m.values()].reduce((a, b) => a + b, 0)}: ${fmt(m)}`);
+    log(
+      `latency ms: p50 ${quantile(sorted, 0.5).toFixed(2)}, p90 ${quantile(sorted, 0.9).toFixed(2)}, p99 ${quantile(sorted, 0.99).toFixed(2)}, p99.9 ${quantile(sorted, 0.999).toFixed(2)}, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(2)}`,
+    );
     log("slowest:");
     for (const [ms, what] of slow) log(`  ${ms.toFixed(1)} ms  ${what}`);
 
@@ -182,16 +224,26 @@ async function main(): Promise<number> {
     const first = mean(measured.slice(0, third));
     const last = mean(measured.slice(-third));
     const allowed = Math.max(RSS_SLACK_MB, first * RSS_SLACK_SHARE);
-    log(`RSS MB: start ${rssStart.toFixed(1)}, after warm-up ${rssWarm.toFixed(1)}, end ${rssEnd.toFixed(1)}; ${measured.length} samples, first third mean ${first.toFixed(1)}, last third mean ${last.toFixed(1)} (allowed growth ${allowed.toFixed(1)})`);
+    log(
+      `RSS MB: start ${rssStart.toFixed(1)}, after warm-up ${rssWarm.toFixed(1)}, end ${rssEnd.toFixed(1)}; ${measured.length} samples, first third mean ${first.toFixed(1)}, last third mean ${last.toFixed(1)} (allowed growth ${allowed.toFixed(1)})`,
+    );
     log(`RSS samples (MB, every 2 s): ${samples.map((s) => s.rss.toFixed(0)).join(" ")}`);
-    if (measured.length >= 3 && last - first > allowed) failures.push(`memory keeps growing: ${first.toFixed(1)} MB -> ${last.toFixed(1)} MB`);
+    if (measured.length >= 3 && last - first > allowed)
+      failures.push(`memory keeps growing: ${first.toFixed(1)} MB -> ${last.toFixed(1)} MB`);
     if (drops.length) log(`dropped without an answer (CONNECT): ${drops.length}, e.g. ${drops[0]}`);
 
-    if (ceiling.hitMb) failures.push(`RSS ${ceiling.hitMb.toFixed(0)} MB passed the ceiling of ${RSS_CEILING_MB} MB after ${done} requests: run stopped`);
-    if (server.exit()) failures.push(`the server exited during the run: ${JSON.stringify(server.exit())}\n${server.stderr()}`);
+    if (ceiling.hitMb)
+      failures.push(
+        `RSS ${ceiling.hitMb.toFixed(0)} MB passed the ceiling of ${RSS_CEILING_MB} MB after ${done} requests: run stopped`,
+      );
+    if (server.exit())
+      failures.push(`the server exited during the run: ${JSON.stringify(server.exit())}\n${server.stderr()}`);
     if (timedOut) failures.push(`time limit of ${TIME_LIMIT_MS / 1000} s reached after ${done} requests`);
     if (done < TOTAL) failures.push(`only ${done} of ${TOTAL} requests were answered`);
-    const unexpected = server.stderr().split("\n").filter((l) => l && !l.startsWith("serve: listening on"));
+    const unexpected = server
+      .stderr()
+      .split("\n")
+      .filter((l) => l && !l.startsWith("serve: listening on"));
     if (unexpected.length) log(`server stderr:\n  ${unexpected.slice(0, 20).join("\n  ")}`);
     if (failures.length) {
       log(`FAIL: ${failures.length} problem(s):`);

@@ -9,40 +9,55 @@ export const DEFAULT_DATA_DIR = "data";
 
 const Port = z.coerce.number().int().min(0).max(65535);
 
-export const ConfigSchema = z.object({
-  /** Where snapshots are published (`current`, `snapshots/`, `blobs/`). Env DATA_DIR. Default ./data. */
-  dataDir: z.string().min(1).default(DEFAULT_DATA_DIR),
-  /** The API keys file. Env KEYS_FILE. Default <dataDir>/keys.json. */
-  keysFile: z.string().min(1).optional(),
-  /** Env PORT. Default 8080. */
-  port: Port.default(DEFAULT_PORT),
-  /** Env HOST. Default 127.0.0.1. */
-  host: z.string().min(1).default(DEFAULT_HOST),
-  /** API base URL written into `sale`/`product` links. Env BASE_URL. Default http://HOST:PORT (https:// with TLS). */
-  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
-  /** Freshness in seconds for responses that do not change sooner. Env MAX_AGE. Default 300. */
-  maxAge: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_MAX_AGE),
-  /** One JSON log line per request on stdout. Env LOG_REQUESTS ("0" turns it off). Default on. */
-  logRequests: z.enum(["0", "1"]).default("1").transform((v) => v === "1"),
-  /** Start without a snapshot and answer 503 until one is published. Env WAIT_FOR_SNAPSHOT ("1"). Default off: fail at start-up. */
-  waitForSnapshot: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
-  /** Client address from X-Forwarded-For (behind a trusted proxy/CDN), for the failed-authentication limit. Env TRUST_PROXY ("1"). Default off. */
-  trustProxy: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
-  /** PEM certificate (chain) file: the server speaks HTTPS; set with tlsKey. Env TLS_CERT. Default none: plain HTTP. */
-  tlsCert: z.string().optional(),
-  /** PEM private key file of tlsCert. Env TLS_KEY. */
-  tlsKey: z.string().optional(),
-  /** Memory for cached affid/JSONP variants, MB. Env VARIANT_CACHE_MB. Default 32. */
-  variantCacheMb: z.coerce.number().int().min(0).max(4096).default(32),
-  /** Bodies brotli-compressed in the background at once (sale lists, popular variants). Env COMPRESS_SLOTS. Default 2. */
-  compressSlots: z.coerce.number().int().min(0).max(64).default(2),
-  /** Turns metrics on: GET /metrics for `Authorization: Bearer <token>` only. Env METRICS_TOKEN (16+ characters). Default off. */
-  metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
-}).superRefine((c, ctx) => {
-  if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) {
-    ctx.addIssue({ code: "custom", path: [c.tlsCert === undefined ? "tlsCert" : "tlsKey"], message: "TLS_CERT and TLS_KEY must both be set, or neither" });
-  }
-});
+export const ConfigSchema = z
+  .object({
+    /** Where snapshots are published (`current`, `snapshots/`, `blobs/`). Env DATA_DIR. Default ./data. */
+    dataDir: z.string().min(1).default(DEFAULT_DATA_DIR),
+    /** The API keys file. Env KEYS_FILE. Default <dataDir>/keys.json. */
+    keysFile: z.string().min(1).optional(),
+    /** Env PORT. Default 8080. */
+    port: Port.default(DEFAULT_PORT),
+    /** Env HOST. Default 127.0.0.1. */
+    host: z.string().min(1).default(DEFAULT_HOST),
+    /** API base URL written into `sale`/`product` links. Env BASE_URL. Default http://HOST:PORT (https:// with TLS). */
+    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** Freshness in seconds for responses that do not change sooner. Env MAX_AGE. Default 300. */
+    maxAge: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_MAX_AGE),
+    /** One JSON log line per request on stdout. Env LOG_REQUESTS ("0" turns it off). Default on. */
+    logRequests: z
+      .enum(["0", "1"])
+      .default("1")
+      .transform((v) => v === "1"),
+    /** Start without a snapshot and answer 503 until one is published. Env WAIT_FOR_SNAPSHOT ("1"). Default off: fail at start-up. */
+    waitForSnapshot: z
+      .enum(["0", "1"])
+      .default("0")
+      .transform((v) => v === "1"),
+    /** Client address from X-Forwarded-For (behind a trusted proxy/CDN), for the failed-authentication limit. Env TRUST_PROXY ("1"). Default off. */
+    trustProxy: z
+      .enum(["0", "1"])
+      .default("0")
+      .transform((v) => v === "1"),
+    /** PEM certificate (chain) file: the server speaks HTTPS; set with tlsKey. Env TLS_CERT. Default none: plain HTTP. */
+    tlsCert: z.string().optional(),
+    /** PEM private key file of tlsCert. Env TLS_KEY. */
+    tlsKey: z.string().optional(),
+    /** Memory for cached affid/JSONP variants, MB. Env VARIANT_CACHE_MB. Default 32. */
+    variantCacheMb: z.coerce.number().int().min(0).max(4096).default(32),
+    /** Bodies brotli-compressed in the background at once (sale lists, popular variants). Env COMPRESS_SLOTS. Default 2. */
+    compressSlots: z.coerce.number().int().min(0).max(64).default(2),
+    /** Turns metrics on: GET /metrics for `Authorization: Bearer <token>` only. Env METRICS_TOKEN (16+ characters). Default off. */
+    metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
+  })
+  .superRefine((c, ctx) => {
+    if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [c.tlsCert === undefined ? "tlsCert" : "tlsKey"],
+        message: "TLS_CERT and TLS_KEY must both be set, or neither",
+      });
+    }
+  });
 
 export interface Config {
   dataDir: string;
@@ -62,7 +77,10 @@ export interface Config {
 }
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */
-export function parseConfig(env: Record<string, string | undefined>, overrides: Partial<Record<keyof z.input<typeof ConfigSchema>, string>> = {}): Config {
+export function parseConfig(
+  env: Record<string, string | undefined>,
+  overrides: Partial<Record<keyof z.input<typeof ConfigSchema>, string>> = {},
+): Config {
   const raw = {
     dataDir: env.DATA_DIR,
     keysFile: env.KEYS_FILE,
@@ -87,7 +105,8 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
   const c = parsed.data;
   const dataDir = resolve(c.dataDir);
   const hostForUrl = c.host.includes(":") ? `[${c.host}]` : c.host;
-  const tls = c.tlsCert !== undefined && c.tlsKey !== undefined ? { cert: resolve(c.tlsCert), key: resolve(c.tlsKey) } : null;
+  const tls =
+    c.tlsCert !== undefined && c.tlsKey !== undefined ? { cert: resolve(c.tlsCert), key: resolve(c.tlsKey) } : null;
   return {
     dataDir,
     keysFile: resolve(c.keysFile ?? `${dataDir}/keys.json`),

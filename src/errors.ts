@@ -40,7 +40,13 @@ export class ApiError extends Error {
   /** Why, when the code alone does not say (metrics count 401s by it): "address_locked_out". Default the code. */
   readonly reason: string;
 
-  constructor(status: number, code: ProblemCode, detail: string, headers: Record<string, string> = {}, reason: string = code) {
+  constructor(
+    status: number,
+    code: ProblemCode,
+    detail: string,
+    headers: Record<string, string> = {},
+    reason: string = code,
+  ) {
     // No stack trace: an ApiError is an answer, not a fault, and V8's capture of one cost more than the rest of a
     // 401 or a 429 (its place in the code is never logged; unexpected errors keep theirs).
     const limit = Error.stackTraceLimit;
@@ -56,7 +62,13 @@ export class ApiError extends Error {
   }
 
   toJSON(): { type: string; title: string; status: number; detail: string; code: ProblemCode } {
-    return { type: `urn:flash-sale-api:problem:${this.code}`, title: TITLES[this.code], status: this.status, detail: this.detail, code: this.code };
+    return {
+      type: `urn:flash-sale-api:problem:${this.code}`,
+      title: TITLES[this.code],
+      status: this.status,
+      detail: this.detail,
+      code: this.code,
+    };
   }
 }
 
@@ -73,7 +85,9 @@ export function describeError(err: unknown): { name: string; message: string; st
 
 /** Anything that is not an ApiError becomes a 500 that says nothing of the internals. */
 export function toApiError(err: unknown): ApiError {
-  return err instanceof ApiError ? err : new ApiError(500, "internal_error", "the server could not answer this request");
+  return err instanceof ApiError
+    ? err
+    : new ApiError(500, "internal_error", "the server could not answer this request");
 }
 
 /**
@@ -88,7 +102,10 @@ export interface Jsonp {
 }
 
 /** The status, headers and body of an error response; a JSONP call when `jsonp` is given. */
-export function renderProblem(error: ApiError, jsonp: Jsonp | null = null): { status: number; headers: Record<string, string>; body: Buffer } {
+export function renderProblem(
+  error: ApiError,
+  jsonp: Jsonp | null = null,
+): { status: number; headers: Record<string, string>; body: Buffer } {
   const json = JSON.stringify(error.toJSON());
   const body = Buffer.from(jsonp ? `/**/${jsonp.callback}(${json});` : json);
   return {

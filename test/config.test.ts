@@ -35,7 +35,10 @@ describe("parseConfig: valid environments", () => {
     [{ DATA_DIR: "/srv/fsa/" }, { dataDir: "/srv/fsa", keysFile: "/srv/fsa/keys.json" }],
     // KEYS_FILE
     [{ KEYS_FILE: "/etc/fsa/keys.json" }, { keysFile: "/etc/fsa/keys.json" }],
-    [{ KEYS_FILE: "k.json", DATA_DIR: "/srv/fsa" }, { dataDir: "/srv/fsa", keysFile: resolve("k.json") }],
+    [
+      { KEYS_FILE: "k.json", DATA_DIR: "/srv/fsa" },
+      { dataDir: "/srv/fsa", keysFile: resolve("k.json") },
+    ],
     // PORT, and the default base URL that follows it
     [{ PORT: "0" }, { port: 0, baseUrl: "http://127.0.0.1:0" }],
     [{ PORT: "3000" }, { port: 3000, baseUrl: "http://127.0.0.1:3000" }],
@@ -43,13 +46,19 @@ describe("parseConfig: valid environments", () => {
     // HOST, bracketed in the default base URL when it is an IPv6 address
     [{ HOST: "0.0.0.0" }, { host: "0.0.0.0", baseUrl: "http://0.0.0.0:8080" }],
     [{ HOST: "::1" }, { host: "::1", baseUrl: "http://[::1]:8080" }],
-    [{ HOST: "::", PORT: "9000" }, { host: "::", port: 9000, baseUrl: "http://[::]:9000" }],
+    [
+      { HOST: "::", PORT: "9000" },
+      { host: "::", port: 9000, baseUrl: "http://[::]:9000" },
+    ],
     // BASE_URL, trailing slashes removed
     [{ BASE_URL: "https://api.example.com" }, { baseUrl: "https://api.example.com" }],
     [{ BASE_URL: "https://api.example.com/" }, { baseUrl: "https://api.example.com" }],
     [{ BASE_URL: "https://api.example.com///" }, { baseUrl: "https://api.example.com" }],
     [{ BASE_URL: "http://cdn.example.com/api/" }, { baseUrl: "http://cdn.example.com/api" }],
-    [{ BASE_URL: "https://api.example.com", PORT: "1", HOST: "::1" }, { port: 1, host: "::1", baseUrl: "https://api.example.com" }],
+    [
+      { BASE_URL: "https://api.example.com", PORT: "1", HOST: "::1" },
+      { port: 1, host: "::1", baseUrl: "https://api.example.com" },
+    ],
     // MAX_AGE
     [{ MAX_AGE: "0" }, { maxAge: 0 }],
     [{ MAX_AGE: "60" }, { maxAge: 60 }],
@@ -68,16 +77,61 @@ describe("parseConfig: valid environments", () => {
     [{ COMPRESS_SLOTS: "0" }, { compressSlots: 0 }],
     [{ COMPRESS_SLOTS: "8" }, { compressSlots: 8 }],
     // TLS_CERT and TLS_KEY: paths resolved, and the default base URL becomes https
-    [{ TLS_CERT: "/etc/tls/api.crt", TLS_KEY: "/etc/tls/api.key" }, { tls: { cert: "/etc/tls/api.crt", key: "/etc/tls/api.key" }, baseUrl: "https://127.0.0.1:8080" }],
-    [{ TLS_CERT: "api.crt", TLS_KEY: "api.key", PORT: "8443" }, { tls: { cert: resolve("api.crt"), key: resolve("api.key") }, port: 8443, baseUrl: "https://127.0.0.1:8443" }],
-    [{ TLS_CERT: "/c", TLS_KEY: "/k", HOST: "::" }, { tls: { cert: "/c", key: "/k" }, host: "::", baseUrl: "https://[::]:8080" }],
+    [
+      { TLS_CERT: "/etc/tls/api.crt", TLS_KEY: "/etc/tls/api.key" },
+      { tls: { cert: "/etc/tls/api.crt", key: "/etc/tls/api.key" }, baseUrl: "https://127.0.0.1:8080" },
+    ],
+    [
+      { TLS_CERT: "api.crt", TLS_KEY: "api.key", PORT: "8443" },
+      { tls: { cert: resolve("api.crt"), key: resolve("api.key") }, port: 8443, baseUrl: "https://127.0.0.1:8443" },
+    ],
+    [
+      { TLS_CERT: "/c", TLS_KEY: "/k", HOST: "::" },
+      { tls: { cert: "/c", key: "/k" }, host: "::", baseUrl: "https://[::]:8080" },
+    ],
     // an explicit BASE_URL wins either way (TLS at a proxy: https without TLS_*; TLS here behind a name)
-    [{ TLS_CERT: "/c", TLS_KEY: "/k", BASE_URL: "https://api.example.com/" }, { tls: { cert: "/c", key: "/k" }, baseUrl: "https://api.example.com" }],
-    [{ TRUST_PROXY: "1", BASE_URL: "https://api.example.com" }, { trustProxy: true, baseUrl: "https://api.example.com" }],
+    [
+      { TLS_CERT: "/c", TLS_KEY: "/k", BASE_URL: "https://api.example.com/" },
+      { tls: { cert: "/c", key: "/k" }, baseUrl: "https://api.example.com" },
+    ],
+    [
+      { TRUST_PROXY: "1", BASE_URL: "https://api.example.com" },
+      { trustProxy: true, baseUrl: "https://api.example.com" },
+    ],
     // an empty value is the same as none
-    [{ DATA_DIR: "", KEYS_FILE: "", PORT: "", HOST: "", BASE_URL: "", MAX_AGE: "", LOG_REQUESTS: "", WAIT_FOR_SNAPSHOT: "", TRUST_PROXY: "", TLS_CERT: "", TLS_KEY: "" }, {}],
+    [
+      {
+        DATA_DIR: "",
+        KEYS_FILE: "",
+        PORT: "",
+        HOST: "",
+        BASE_URL: "",
+        MAX_AGE: "",
+        LOG_REQUESTS: "",
+        WAIT_FOR_SNAPSHOT: "",
+        TRUST_PROXY: "",
+        TLS_CERT: "",
+        TLS_KEY: "",
+      },
+      {},
+    ],
     // and so is one of only whitespace (which the number fields would otherwise read as 0)
-    [{ DATA_DIR: " ", KEYS_FILE: "\t", PORT: "  ", HOST: " ", BASE_URL: " ", MAX_AGE: " ", LOG_REQUESTS: " ", WAIT_FOR_SNAPSHOT: "\n", TRUST_PROXY: " ", TLS_CERT: " ", TLS_KEY: " " }, {}],
+    [
+      {
+        DATA_DIR: " ",
+        KEYS_FILE: "\t",
+        PORT: "  ",
+        HOST: " ",
+        BASE_URL: " ",
+        MAX_AGE: " ",
+        LOG_REQUESTS: " ",
+        WAIT_FOR_SNAPSHOT: "\n",
+        TRUST_PROXY: " ",
+        TLS_CERT: " ",
+        TLS_KEY: " ",
+      },
+      {},
+    ],
   ])("%j", (env, expected) => {
     expect(parseConfig(env)).toEqual({ ...DEFAULTS, ...expected });
   });
@@ -127,7 +181,11 @@ describe("parseConfig: overrides from flags", () => {
     [{}, { dataDir: "/srv/flag" }, { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json" }],
     [{ DATA_DIR: "/srv/env" }, { dataDir: "/srv/flag" }, { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json" }],
     [{ DATA_DIR: "/srv/env" }, { dataDir: undefined }, { dataDir: "/srv/env", keysFile: "/srv/env/keys.json" }],
-    [{ BASE_URL: "https://env.example.com" }, { baseUrl: "https://flag.example.com/" }, { baseUrl: "https://flag.example.com" }],
+    [
+      { BASE_URL: "https://env.example.com" },
+      { baseUrl: "https://flag.example.com/" },
+      { baseUrl: "https://flag.example.com" },
+    ],
     [{ PORT: "1" }, { port: "2" }, { port: 2, baseUrl: "http://127.0.0.1:2" }],
     // an empty flag leaves the variable in force
     [{ DATA_DIR: "/srv/env" }, { dataDir: "" }, { dataDir: "/srv/env", keysFile: "/srv/env/keys.json" }],
@@ -150,10 +208,28 @@ describe("config.ts's imports", () => {
     // A resolve hook prints every module of ours that importing src/config.ts loads.
     const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/src/")) console.log(r.url); return r; }`;
     const register = `import { register } from "node:module"; register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hook)}));`;
-    const run = spawnSync(process.execPath, ["--import", "tsx", "--import", `data:text/javascript,${encodeURIComponent(register)}`, "-e", "await import('./src/config.ts')"], { encoding: "utf8" });
+    const run = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--import",
+        `data:text/javascript,${encodeURIComponent(register)}`,
+        "-e",
+        "await import('./src/config.ts')",
+      ],
+      { encoding: "utf8" },
+    );
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
-    const loaded = [...new Set(run.stdout.trim().split("\n").map((url) => url.slice(url.indexOf("/src/") + 1)))].sort();
+    const loaded = [
+      ...new Set(
+        run.stdout
+          .trim()
+          .split("\n")
+          .map((url) => url.slice(url.indexOf("/src/") + 1)),
+      ),
+    ].sort();
     expect(loaded).toEqual(["src/config.ts", "src/serve/defaults.ts"]);
   });
 });

@@ -42,7 +42,10 @@ const ProductDetailSchema = z.strictObject({
   categories: z.array(z.string()),
 });
 /** Contract §3: `{ "products": [ product detail, ... ], "total_found": int }`. */
-export const SearchResultSchema = z.strictObject({ products: z.array(ProductDetailSchema), total_found: z.number().int().nonnegative() });
+export const SearchResultSchema = z.strictObject({
+  products: z.array(ProductDetailSchema),
+  total_found: z.number().int().nonnegative(),
+});
 
 export interface RawResponse {
   status: number;
@@ -90,7 +93,8 @@ export async function checkResponses(
 ): Promise<CheckReport> {
   const problems: string[] = [];
   const unauth = await httpGet(`${base}${targets[0]!.replace(/apikey=[^&]*&?/, "")}`);
-  if (unauth.status !== 401) problems.push(`a search without a key answered ${unauth.status}, not 401: is the key check on?`);
+  if (unauth.status !== 401)
+    problems.push(`a search without a key answered ${unauth.status}, not 401: is the key check on?`);
 
   const reference = createReference(docs);
   const totals: number[] = [];
@@ -105,7 +109,8 @@ export async function checkResponses(
       fail(`status ${plain.status}: ${plain.body.toString().slice(0, 200)}`);
       continue;
     }
-    if (plain.headers["content-type"] !== "application/json; charset=utf-8") fail(`content-type ${plain.headers["content-type"]}`);
+    if (plain.headers["content-type"] !== "application/json; charset=utf-8")
+      fail(`content-type ${plain.headers["content-type"]}`);
     const parsed = SearchResultSchema.safeParse(JSON.parse(plain.body.toString("utf8")));
     if (!parsed.success) {
       fail(`not a search result: ${parsed.error.message.slice(0, 300)}`);
@@ -114,7 +119,13 @@ export async function checkResponses(
     const { products, total_found: total } = parsed.data;
     totals.push(total);
     if (products.length > query.rows) fail(`${products.length} products for rows=${query.rows}`);
-    const differs = comparePage(products.map((p) => p.id), total, reference.search({ ...query, now }), query.start, query.rows);
+    const differs = comparePage(
+      products.map((p) => p.id),
+      total,
+      reference.search({ ...query, now }),
+      query.start,
+      query.rows,
+    );
     if (differs) fail(`differs from the brute-force reference: ${differs}`);
 
     const gz = await httpGet(base + target, { "accept-encoding": "gzip" });
@@ -128,7 +139,8 @@ export async function checkResponses(
       if (!gz.body.equals(plain.body)) fail("the body sent for Accept-Encoding: gzip differs from the identity body");
     }
   }
-  if (problems.length > 0) throw new Error(`${problems.length} problem(s) in the checked responses:\n  ${problems.slice(0, 20).join("\n  ")}`);
+  if (problems.length > 0)
+    throw new Error(`${problems.length} problem(s) in the checked responses:\n  ${problems.slice(0, 20).join("\n  ")}`);
   totals.sort((a, b) => a - b);
   return {
     checked: sample.length,

@@ -25,6 +25,17 @@ export interface ServerChildOptions {
 /** Spawns the server and resolves once it prints READY with its port. */
 export async function startServerChild(options: ServerChildOptions): Promise<ServerChild> {
   const script = join(options.cwd, "bench", "search-http", "server.ts");
-  const args = [options.dataDir, options.keysFile, String(options.nowMs), ...(options.profileFile ? [options.profileFile] : [])];
-  return spawnServer("search", script, args, { core: options.core, cwd: options.cwd, nodeArgs: [...SERVER_NODE_FLAGS], readyTimeoutMs: READY_TIMEOUT_MS, stopTimeoutMs: STOP_TIMEOUT_MS });
+  const args = [
+    options.dataDir,
+    options.keysFile,
+    String(options.nowMs),
+    ...(options.profileFile ? [options.profileFile] : []),
+  ];
+  return spawnServer("search", script, args, {
+    core: options.core,
+    cwd: options.cwd,
+    nodeArgs: [...SERVER_NODE_FLAGS],
+    readyTimeoutMs: READY_TIMEOUT_MS,
+    stopTimeoutMs: STOP_TIMEOUT_MS,
+  });
 }

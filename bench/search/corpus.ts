@@ -27,7 +27,11 @@ export async function readCatalogDocs(dir: string): Promise<SearchDoc[]> {
   const windows = new Map<number, { from: number; to: number | null; store: Store }[]>();
   for await (const line of lines(join(dir, "sales.ndjson"))) {
     const sale = JSON.parse(line) as Sale;
-    const w = { from: seconds(sale.begins), to: sale.ends === undefined ? null : seconds(sale.ends), store: sale.store };
+    const w = {
+      from: seconds(sale.begins),
+      to: sale.ends === undefined ? null : seconds(sale.ends),
+      store: sale.store,
+    };
     for (const id of sale.product_ids) {
       let list = windows.get(id);
       if (!list) windows.set(id, (list = []));

@@ -43,7 +43,21 @@ interface SideTableJson {
   brands: string[][];
 }
 const STORE_LIST = ["women", "men", "kids", "home"];
-const COLOR_LIST = ["black", "grey", "white", "brown", "beige", "green", "blue", "purple", "red", "pink", "yellow", "orange", "miscellaneous"];
+const COLOR_LIST = [
+  "black",
+  "grey",
+  "white",
+  "brown",
+  "beige",
+  "green",
+  "blue",
+  "purple",
+  "red",
+  "pink",
+  "yellow",
+  "orange",
+  "miscellaneous",
+];
 const GENDER_LIST = ["boy", "girl", "unisex"];
 
 function sideTable(docs: readonly SearchDoc[]): string {
@@ -159,13 +173,23 @@ const miniSearch: Engine = {
     const MiniSearch = require("minisearch") as MiniSearchClass;
     const ms = new MiniSearch(miniSearchOptions);
     ms.addAll(docs.map((d, i) => ({ id: i, name: d.name, description: d.description })));
-    return new Map([["minisearch.json", JSON.stringify(ms)], ["filters.json", sideTable(docs)]]);
+    return new Map([
+      ["minisearch.json", JSON.stringify(ms)],
+      ["filters.json", sideTable(docs)],
+    ]);
   },
   async load(dir) {
     const MiniSearch = require("minisearch") as MiniSearchClass;
     const ms = MiniSearch.loadJSON(await readFile(join(dir, "minisearch.json"), "utf8"), miniSearchOptions);
     const table = loadSideTable(await readFile(join(dir, "filters.json"), "utf8"));
-    return { search: (q) => postFilter(ms.search(q.q).map((r) => r.id), q, table) };
+    return {
+      search: (q) =>
+        postFilter(
+          ms.search(q.q).map((r) => r.id),
+          q,
+          table,
+        ),
+    };
   },
 };
 
@@ -190,11 +214,17 @@ const flexSearch: Engine = {
     index.export((key, data) => {
       parts[key] = data;
     });
-    return new Map([["flexsearch.json", JSON.stringify({ size: docs.length, parts })], ["filters.json", sideTable(docs)]]);
+    return new Map([
+      ["flexsearch.json", JSON.stringify({ size: docs.length, parts })],
+      ["filters.json", sideTable(docs)],
+    ]);
   },
   async load(dir) {
     const { Index } = require("flexsearch") as { Index: FlexIndexClass };
-    const { size, parts } = JSON.parse(await readFile(join(dir, "flexsearch.json"), "utf8")) as { size: number; parts: Record<string, string> };
+    const { size, parts } = JSON.parse(await readFile(join(dir, "flexsearch.json"), "utf8")) as {
+      size: number;
+      parts: Record<string, string>;
+    };
     const index = new Index(flexOptions);
     for (const [key, data] of Object.entries(parts)) index.import(key, data);
     const table = loadSideTable(await readFile(join(dir, "filters.json"), "utf8"));

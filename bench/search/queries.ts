@@ -41,7 +41,10 @@ export function makeQueries(docs: readonly SearchDoc[], count: number, seed: num
 
   const nameDf = new Map<string, number>();
   for (const d of docs) for (const w of new Set(surfaceWords(d.name))) nameDf.set(w, (nameDf.get(w) ?? 0) + 1);
-  const broad = [...nameDf].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([w]) => w);
+  const broad = [...nameDf]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 25)
+    .map(([w]) => w);
 
   // Queries come from products on sale at `now`, as a shopper's would (from what they can see).
   const live = docs.filter((d) => d.windows.some((w) => w.from <= now && (w.to === null || now < w.to)));
@@ -79,16 +82,24 @@ export function makeQueries(docs: readonly SearchDoc[], count: number, seed: num
       counts.filtered++;
       // Mostly values a product on sale has (the one the words came from, for most), sometimes one more.
       const doc = wordsDoc !== undefined && rnd() < 0.8 ? wordsDoc : pick(source);
-      const withOther = <T>(own: readonly T[], all: readonly T[]): T[] =>
-        [...new Set([...(own.length > 0 ? [pick(own)] : []), ...(own.length === 0 || rnd() < 0.3 ? [pick(all)] : [])])];
+      const withOther = <T>(own: readonly T[], all: readonly T[]): T[] => [
+        ...new Set([...(own.length > 0 ? [pick(own)] : []), ...(own.length === 0 || rnd() < 0.3 ? [pick(all)] : [])]),
+      ];
       const kinds = pickSome(
         (["store", "color", "gender", "size", "brand"] as const).filter(
-          (k) => (k !== "color" || doc.colorGroups.length > 0) && (k !== "gender" || doc.gender) && (k !== "size" || doc.sizeKeys.length > 0),
+          (k) =>
+            (k !== "color" || doc.colorGroups.length > 0) &&
+            (k !== "gender" || doc.gender) &&
+            (k !== "size" || doc.sizeKeys.length > 0),
         ),
         3,
       );
       for (const kind of kinds) {
-        if (kind === "store") filters.stores = withOther(doc.windows.map((w) => w.store), STORES);
+        if (kind === "store")
+          filters.stores = withOther(
+            doc.windows.map((w) => w.store),
+            STORES,
+          );
         else if (kind === "color") filters.colors = withOther(doc.colorGroups, COLOR_GROUPS);
         else if (kind === "gender") filters.genders = withOther(doc.gender ? [doc.gender] : [], GENDERS);
         else if (kind === "size") filters.sizes = withOther(doc.sizeKeys, doc.sizeKeys);
@@ -97,7 +108,18 @@ export function makeQueries(docs: readonly SearchDoc[], count: number, seed: num
     }
     const rows = 10 + int(91);
     const start = rnd() < 0.25 ? rows * (1 + int(3)) : 0;
-    queries.push({ q, brands: [], stores: [], colors: [], genders: [], sizes: [], start, rows, now: now + int(3600), ...filters });
+    queries.push({
+      q,
+      brands: [],
+      stores: [],
+      colors: [],
+      genders: [],
+      sizes: [],
+      start,
+      rows,
+      now: now + int(3600),
+      ...filters,
+    });
   }
   return { queries, broad, counts };
 }

@@ -34,7 +34,8 @@ export function createReference(docs: readonly SearchDoc[]) {
     return { doc, name, description, nameLength, descriptionLength, brand: new Set(tokenize(doc.brand)) };
   });
   const df = new Map<string, number>();
-  for (const s of stats) for (const t of new Set([...s.name.keys(), ...s.description.keys()])) df.set(t, (df.get(t) ?? 0) + 1);
+  for (const s of stats)
+    for (const t of new Set([...s.name.keys(), ...s.description.keys()])) df.set(t, (df.get(t) ?? 0) + 1);
   const n = stats.length;
   const avgName = stats.reduce((a, s) => a + s.nameLength, 0) / n || 1;
   const avgDescription = stats.reduce((a, s) => a + s.descriptionLength, 0) / n || 1;
@@ -45,7 +46,8 @@ export function createReference(docs: readonly SearchDoc[]) {
     const idf = Math.log(1 + (n - dfT + 0.5) / (dfT + 0.5));
     const tf =
       ((s.name.get(term) ?? 0) * p.nameWeight) / (1 - p.nameB + (p.nameB * s.nameLength) / avgName) +
-      ((s.description.get(term) ?? 0) * p.descriptionWeight) / (1 - p.descriptionB + (p.descriptionB * s.descriptionLength) / avgDescription);
+      ((s.description.get(term) ?? 0) * p.descriptionWeight) /
+        (1 - p.descriptionB + (p.descriptionB * s.descriptionLength) / avgDescription);
     return (idf * tf * (p.k1 + 1)) / (p.k1 + tf);
   }
 
@@ -53,7 +55,8 @@ export function createReference(docs: readonly SearchDoc[]) {
     if (!terms.every((t) => s.name.has(t) || s.description.has(t))) return false;
     const d = s.doc;
     const onSale = d.windows.some(
-      (w) => w.from <= q.now && (w.to === null || q.now < w.to) && (q.stores.length === 0 || q.stores.includes(w.store)),
+      (w) =>
+        w.from <= q.now && (w.to === null || q.now < w.to) && (q.stores.length === 0 || q.stores.includes(w.store)),
     );
     if (!onSale) return false;
     if (q.colors.length > 0 && !q.colors.some((c) => d.colorGroups.includes(c))) return false;
@@ -84,7 +87,13 @@ export function createReference(docs: readonly SearchDoc[]) {
  * float32, so docs whose scores differ by less may swap), and docs with equal scores in ID order. Returns null
  * if they agree, else what differs.
  */
-export function comparePage(ids: readonly number[], total: number, ref: ReferenceResult, start: number, rows: number): string | null {
+export function comparePage(
+  ids: readonly number[],
+  total: number,
+  ref: ReferenceResult,
+  start: number,
+  rows: number,
+): string | null {
   if (total !== ref.total) return `total ${total}, reference ${ref.total}`;
   const want = ref.ranked.slice(start, start + rows);
   if (ids.length !== want.length) return `${ids.length} ids, reference ${want.length}`;
@@ -97,7 +106,8 @@ export function comparePage(ids: readonly number[], total: number, ref: Referenc
     if (Math.abs(got - expected) > 1e-6 * Math.max(1, Math.abs(expected))) {
       return `rank ${start + i}: id ${ids[i]} (score ${got}), reference id ${want[i]!.id} (score ${expected})`;
     }
-    if (i > 0 && got === scoreOf.get(ids[i - 1]!) && ids[i]! < ids[i - 1]!) return `rank ${start + i}: a tie not in ID order`;
+    if (i > 0 && got === scoreOf.get(ids[i - 1]!) && ids[i]! < ids[i - 1]!)
+      return `rank ${start + i}: a tie not in ID order`;
   }
   return null;
 }

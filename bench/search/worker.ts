@@ -50,7 +50,13 @@ if (phase === "build") {
   const files = engine.build(docs);
   const buildMs = performance.now() - t0;
   const bytes = await writeFiles(dir, files);
-  const report: BuildReport = { buildMs, bytes, files: [...files.keys()], rssBefore, peakRss: process.resourceUsage().maxRSS * 1024 };
+  const report: BuildReport = {
+    buildMs,
+    bytes,
+    files: [...files.keys()],
+    rssBefore,
+    peakRss: process.resourceUsage().maxRSS * 1024,
+  };
   process.send!(report);
 } else if (phase === "query") {
   const queries = JSON.parse(await readFile(arg1!, "utf8")) as SearchQuery[];

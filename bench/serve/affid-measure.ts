@@ -63,10 +63,22 @@ export async function measureAffid(cases: readonly AffidCase[], o: MeasureOption
     const file = join(o.dir, `affid-${++script}.lua`);
     // A new prefix per wrk run: every affid in the whole benchmark is new to the server.
     await writeFile(file, renderAffidScript(c.path, o.key, mode === "affid" ? `r${script}-${stamp}-` : null));
-    return runWrk(`${o.base}/`, { core: o.core, connections: o.connections, headers: c.headers, duration: seconds, script: file });
+    return runWrk(`${o.base}/`, {
+      core: o.core,
+      connections: o.connections,
+      headers: c.headers,
+      duration: seconds,
+      script: file,
+    });
   };
   for (const [i, c] of cases.entries()) {
-    const res: AffidResult = { label: c.label, bytes: c.plainIdentity.length, problems: [...c.problems], runs: {}, unsettled: 0 };
+    const res: AffidResult = {
+      label: c.label,
+      bytes: c.plainIdentity.length,
+      problems: [...c.problems],
+      runs: {},
+      unsettled: 0,
+    };
     const runs: Partial<Record<AffidMode, AffidRun[]>> = {};
     const settle = async () => {
       const s = await waitUntilIdle(o.pid, { maxMs: SETTLE_MAX_SEC * 1000, pollMs: 250, idleShare: 0.1 });
@@ -94,11 +106,15 @@ export async function measureAffid(cases: readonly AffidCase[], o: MeasureOption
           run.share = (cpuRun - cpuBefore) / wall;
         }
         (runs[mode] ??= []).push(run);
-        o.log(`${c.label.padEnd(34)} ${mode.padEnd(5)} round ${round + 1}/${o.rounds}: ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${run.cpuUs?.toFixed(1) ?? "?"} CPU us/req  ${((run.share ?? 0) * 100).toFixed(0)}% of core  busy ${s.waitedSec.toFixed(1)} s after${s.idle ? "" : " (still busy)"}`);
+        o.log(
+          `${c.label.padEnd(34)} ${mode.padEnd(5)} round ${round + 1}/${o.rounds}: ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${run.cpuUs?.toFixed(1) ?? "?"} CPU us/req  ${((run.share ?? 0) * 100).toFixed(0)}% of core  busy ${s.waitedSec.toFixed(1)} s after${s.idle ? "" : " (still busy)"}`,
+        );
       }
     }
     for (const [mode, list] of Object.entries(runs) as [AffidMode, AffidRun[]][]) {
-      res.runs[mode] = [...list].sort((x, y) => x.wrk.requestsPerSec - y.wrk.requestsPerSec)[Math.floor((list.length - 1) / 2)]!;
+      res.runs[mode] = [...list].sort((x, y) => x.wrk.requestsPerSec - y.wrk.requestsPerSec)[
+        Math.floor((list.length - 1) / 2)
+      ]!;
     }
     results.push(res);
   }

@@ -27,12 +27,28 @@ function encodingMix(run: AffidRun): string {
   if (!e) return "?";
   const total = e.br + e.gzip + e.identity + e.other;
   if (total === 0) return "-";
-  const parts = (["br", "gzip", "identity", "other"] as const).filter((k) => e[k] > 0).map((k) => `${k === "identity" ? "id" : k} ${Math.round((100 * e[k]) / total)}%`);
+  const parts = (["br", "gzip", "identity", "other"] as const)
+    .filter((k) => e[k] > 0)
+    .map((k) => `${k === "identity" ? "id" : k} ${Math.round((100 * e[k]) / total)}%`);
   return parts.join(" ");
 }
 
 export function renderAffidTable(cases: readonly AffidResult[]): string {
-  const header = ["case", "plain body", "mode", "req/s", "p50 ms", "p99 ms", "MB/s", "CPU us/req", "core", "tail s", "sent as", "affid/plain req/s", "affid/plain CPU us/req"];
+  const header = [
+    "case",
+    "plain body",
+    "mode",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "MB/s",
+    "CPU us/req",
+    "core",
+    "tail s",
+    "sent as",
+    "affid/plain req/s",
+    "affid/plain CPU us/req",
+  ];
   const right = [false, true, false, true, true, true, true, true, true, true, false, true, true];
   const rows: string[][] = [];
   for (const c of cases) {
@@ -77,24 +93,56 @@ export function renderAffidVerdicts(cases: readonly AffidResult[]): Verdict[] {
     const p = c.runs.plain!;
     const cr = affidCpuRatio(c);
     const pass = r >= AFFID_TARGET;
-    out.push({ pass, line: `${pass ? "PASS" : "FAIL"}  ${c.label}: affid/plain req/s >= ${AFFID_TARGET}x: ${r.toFixed(2)}x (${fmtInt(a.wrk.requestsPerSec)} vs ${fmtInt(p.wrk.requestsPerSec)} req/s${cr !== null ? `; CPU us/req ${a.cpuUs!.toFixed(0)} vs ${p.cpuUs!.toFixed(0)}, ${cr.toFixed(2)}x` : ""})` });
+    out.push({
+      pass,
+      line: `${pass ? "PASS" : "FAIL"}  ${c.label}: affid/plain req/s >= ${AFFID_TARGET}x: ${r.toFixed(2)}x (${fmtInt(a.wrk.requestsPerSec)} vs ${fmtInt(p.wrk.requestsPerSec)} req/s${cr !== null ? `; CPU us/req ${a.cpuUs!.toFixed(0)} vs ${p.cpuUs!.toFixed(0)}, ${cr.toFixed(2)}x` : ""})`,
+    });
   }
   const problems = cases.flatMap((c) => c.problems.map((p) => `${c.label}: ${p}`));
-  if (problems.length) out.push({ pass: false, line: `FAIL  affid responses to Accept-Encoding: br, gzip are br or gzip (checked before measuring): ${problems.join("; ")}` });
+  if (problems.length)
+    out.push({
+      pass: false,
+      line: `FAIL  affid responses to Accept-Encoding: br, gzip are br or gzip (checked before measuring): ${problems.join("; ")}`,
+    });
   const uncompressed = cases.flatMap((c) => {
     const e = c.runs.affid?.encodings;
-    return e && !c.label.endsWith("(identity)") && e.identity > 0 ? [`${c.label}: ${fmtInt(e.identity)} of ${fmtInt(e.br + e.gzip + e.identity + e.other)}`] : [];
+    return e && !c.label.endsWith("(identity)") && e.identity > 0
+      ? [`${c.label}: ${fmtInt(e.identity)} of ${fmtInt(e.br + e.gzip + e.identity + e.other)}`]
+      : [];
   });
-  if (uncompressed.length) out.push({ pass: true, line: `WARN  affid responses sent uncompressed during measurement to a client that offered br and gzip (less work for the handler, several times the bytes on the wire): ${uncompressed.join(", ")}` });
+  if (uncompressed.length)
+    out.push({
+      pass: true,
+      line: `WARN  affid responses sent uncompressed during measurement to a client that offered br and gzip (less work for the handler, several times the bytes on the wire): ${uncompressed.join(", ")}`,
+    });
   const errors = cases.flatMap((c) =>
     Object.entries(c.runs)
       .filter(([, run]) => run.wrk.non2xx + run.wrk.socketErrors > 0)
-      .map(([m, run]) => `${c.label}/${m}: ${run.wrk.non2xx} non-2xx${run.wrk.socketErrors ? `, socket errors ${run.wrk.socketErrorDetail}` : ""}`),
+      .map(
+        ([m, run]) =>
+          `${c.label}/${m}: ${run.wrk.non2xx} non-2xx${run.wrk.socketErrors ? `, socket errors ${run.wrk.socketErrorDetail}` : ""}`,
+      ),
   );
-  if (cases.length) out.push({ pass: errors.length === 0, line: `${errors.length ? "FAIL" : "PASS"}  no non-2xx responses or socket errors during the affid measurements${errors.length ? ` (${errors.join("; ")})` : ""}` });
+  if (cases.length)
+    out.push({
+      pass: errors.length === 0,
+      line: `${errors.length ? "FAIL" : "PASS"}  no non-2xx responses or socket errors during the affid measurements${errors.length ? ` (${errors.join("; ")})` : ""}`,
+    });
   const disturbed = cases.filter((c) => c.unsettled > 0).map((c) => `${c.label} ${c.unsettled}`);
-  if (disturbed.length) out.push({ pass: true, line: `WARN  the handler was still busy ${SETTLE_MAX_SEC} s after a run (runs with warm-ups: ${disturbed.join(", ")}): the run after it shared the core with that leftover work` });
-  const starved = cases.flatMap((c) => Object.entries(c.runs).filter(([, run]) => run.share !== undefined && run.share < MIN_CORE_SHARE).map(([m, run]) => `${c.label}/${m} ${(run.share! * 100).toFixed(0)}%`));
-  if (starved.length) out.push({ pass: true, line: `WARN  in ${starved.length} affid measurement(s) the handler used less than ${MIN_CORE_SHARE * 100}% of its core (${starved.join(", ")}): it was not the bottleneck all the time` });
+  if (disturbed.length)
+    out.push({
+      pass: true,
+      line: `WARN  the handler was still busy ${SETTLE_MAX_SEC} s after a run (runs with warm-ups: ${disturbed.join(", ")}): the run after it shared the core with that leftover work`,
+    });
+  const starved = cases.flatMap((c) =>
+    Object.entries(c.runs)
+      .filter(([, run]) => run.share !== undefined && run.share < MIN_CORE_SHARE)
+      .map(([m, run]) => `${c.label}/${m} ${(run.share! * 100).toFixed(0)}%`),
+  );
+  if (starved.length)
+    out.push({
+      pass: true,
+      line: `WARN  in ${starved.length} affid measurement(s) the handler used less than ${MIN_CORE_SHARE * 100}% of its core (${starved.join(", ")}): it was not the bottleneck all the time`,
+    });
   return out;
 }

@@ -65,7 +65,9 @@ export async function prepareAffidCases(
       const path = paths[resource];
       const headers: Record<string, string> = enc.acceptEncoding ? { "Accept-Encoding": enc.acceptEncoding } : {};
       // A composed sale list is compressed in the background at start-up: wait for its brotli body.
-      const plain = enc.acceptEncoding ? await waitForBrotli(() => get(target(path, key), headers), `${label}: plain`) : await get(target(path, key), headers);
+      const plain = enc.acceptEncoding
+        ? await waitForBrotli(() => get(target(path, key), headers), `${label}: plain`)
+        : await get(target(path, key), headers);
       expect(plain.status === 200, `${label}: plain: status ${plain.status}, expected 200`);
       const plainIdentity = decodeBody(plain, `${label}: plain`).identity;
       const seen: string[] = [];
@@ -74,16 +76,33 @@ export async function prepareAffidCases(
         const affid = `chk${i}-${stamp}`;
         const who = `${label}: affid=${affid}`;
         const res = await get(target(path, key, affid), headers);
-        expect(res.status === 200, `${who}: status ${res.status}, expected 200: ${res.body.subarray(0, 300).toString()}`);
+        expect(
+          res.status === 200,
+          `${who}: status ${res.status}, expected 200: ${res.body.subarray(0, 300).toString()}`,
+        );
         const { encoding, identity } = decodeBody(res, who);
         seen.push(encoding);
-        if (!enc.acceptEncoding) expect(encoding === "identity", `${who}: Content-Encoding ${encoding} without Accept-Encoding`);
+        if (!enc.acceptEncoding)
+          expect(encoding === "identity", `${who}: Content-Encoding ${encoding} without Accept-Encoding`);
         else if (encoding === "identity") uncompressed.push(identity.length);
         const links = expectAffidBody(identity, plainIdentity, affid, who);
         if (i === 0) seen.unshift(`${links} page links`);
       }
-      const problems = uncompressed.length ? [`${uncompressed.length} of ${CHECKS_PER_CASE} new affids came uncompressed (${uncompressed[0]} bytes) to Accept-Encoding: ${enc.acceptEncoding}`] : [];
-      cases.push({ label, path, headers, acceptEncoding: enc.acceptEncoding, plain, plainIdentity, problems, checkNote: `${seen[0]}; ${CHECKS_PER_CASE} new affids came ${seen.slice(1).join(", ")}` });
+      const problems = uncompressed.length
+        ? [
+            `${uncompressed.length} of ${CHECKS_PER_CASE} new affids came uncompressed (${uncompressed[0]} bytes) to Accept-Encoding: ${enc.acceptEncoding}`,
+          ]
+        : [];
+      cases.push({
+        label,
+        path,
+        headers,
+        acceptEncoding: enc.acceptEncoding,
+        plain,
+        plainIdentity,
+        problems,
+        checkNote: `${seen[0]}; ${CHECKS_PER_CASE} new affids came ${seen.slice(1).join(", ")}`,
+      });
     }
   }
   return cases;
@@ -106,17 +125,26 @@ export function expectAffidBody(body: Buffer, plain: Buffer, affid: string, who:
     throw new CheckError(`${who}: body is not valid JSON: ${(err as Error).message}`);
   }
   const inserted = text.split(insert).length - 1;
-  expect(text.split(insert).join("") === plain.toString(), `${who}: body with the ${inserted} "${insert}" taken out differs from the plain body (${body.length} vs ${plain.length} bytes)`);
+  expect(
+    text.split(insert).join("") === plain.toString(),
+    `${who}: body with the ${inserted} "${insert}" taken out differs from the plain body (${body.length} vs ${plain.length} bytes)`,
+  );
   let links = 0;
   const walk = (a: unknown, p: unknown, at: string): void => {
     if (typeof p === "string") {
       expect(typeof a === "string", `${who}: ${at} is not a string`);
       if (isPageLink(p)) {
         links++;
-        expect((a as string).split(insert).length === 2 && (a as string).replace(insert, "") === p, `${who}: page link ${at} is ${JSON.stringify(a)}, expected ${JSON.stringify(p)} with ${insert} once`);
+        expect(
+          (a as string).split(insert).length === 2 && (a as string).replace(insert, "") === p,
+          `${who}: page link ${at} is ${JSON.stringify(a)}, expected ${JSON.stringify(p)} with ${insert} once`,
+        );
       } else expect(a === p, `${who}: ${at} changed: ${JSON.stringify(a)}, plain ${JSON.stringify(p)}`);
     } else if (p !== null && typeof p === "object") {
-      expect(a !== null && typeof a === "object" && Array.isArray(a) === Array.isArray(p), `${who}: ${at} is not the same kind of value`);
+      expect(
+        a !== null && typeof a === "object" && Array.isArray(a) === Array.isArray(p),
+        `${who}: ${at} is not the same kind of value`,
+      );
       const keys = Object.keys(p);
       expect(keys.length === Object.keys(a as object).length, `${who}: ${at} has other fields than the plain body's`);
       for (const k of keys) walk((a as Record<string, unknown>)[k], (p as Record<string, unknown>)[k], `${at}.${k}`);

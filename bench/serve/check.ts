@@ -74,7 +74,10 @@ export function expectBrotliOf(br: Buffer, identity: Buffer, who: string): void 
   } catch (err) {
     throw new CheckError(`${who}: brotli body does not decode: ${(err as Error).message}`);
   }
-  expect(decoded.equals(identity), `${who}: brotli body decodes to ${decoded.length} bytes that differ from the identity body (${identity.length} bytes)`);
+  expect(
+    decoded.equals(identity),
+    `${who}: brotli body decodes to ${decoded.length} bytes that differ from the identity body (${identity.length} bytes)`,
+  );
 }
 
 export function expectSameBytes(a: Buffer, b: Buffer, what: string): void {
@@ -82,12 +85,19 @@ export function expectSameBytes(a: Buffer, b: Buffer, what: string): void {
 }
 
 /** Polls until `get` returns a brotli response (the handler compresses composed lists in the background). */
-export async function waitForBrotli(get: () => Promise<RawResponse>, who: string, timeoutMs = 20_000): Promise<RawResponse> {
+export async function waitForBrotli(
+  get: () => Promise<RawResponse>,
+  who: string,
+  timeoutMs = 20_000,
+): Promise<RawResponse> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await get();
     if (res.status === 200 && res.header("content-encoding") === "br") return res;
-    if (Date.now() > deadline) throw new CheckError(`${who}: still no brotli body after ${timeoutMs / 1000} s (status ${res.status}, Content-Encoding ${res.header("content-encoding") ?? "none"})`);
+    if (Date.now() > deadline)
+      throw new CheckError(
+        `${who}: still no brotli body after ${timeoutMs / 1000} s (status ${res.status}, Content-Encoding ${res.header("content-encoding") ?? "none"})`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -95,9 +105,13 @@ export async function waitForBrotli(get: () => Promise<RawResponse>, who: string
 /** The body as sent, decoded by its Content-Encoding (br, gzip or none), with the encoding it came in. */
 export function decodeBody(res: RawResponse, who: string): { encoding: "br" | "gzip" | "identity"; identity: Buffer } {
   const ce = res.header("content-encoding") ?? "identity";
-  if (ce !== "br" && ce !== "gzip" && ce !== "identity") throw new CheckError(`${who}: unexpected Content-Encoding ${ce}`);
+  if (ce !== "br" && ce !== "gzip" && ce !== "identity")
+    throw new CheckError(`${who}: unexpected Content-Encoding ${ce}`);
   try {
-    return { encoding: ce, identity: ce === "br" ? brotliDecompressSync(res.body) : ce === "gzip" ? gunzipSync(res.body) : res.body };
+    return {
+      encoding: ce,
+      identity: ce === "br" ? brotliDecompressSync(res.body) : ce === "gzip" ? gunzipSync(res.body) : res.body,
+    };
   } catch (err) {
     throw new CheckError(`${who}: ${ce} body does not decode: ${(err as Error).message}`);
   }

@@ -44,7 +44,14 @@ export function spawnServer(
   name: string,
   script: string,
   scriptArgs: readonly string[],
-  options: { core: number | null; cwd: string; nodeArgs?: string[]; env?: Record<string, string>; readyTimeoutMs?: number; stopTimeoutMs?: number },
+  options: {
+    core: number | null;
+    cwd: string;
+    nodeArgs?: string[];
+    env?: Record<string, string>;
+    readyTimeoutMs?: number;
+    stopTimeoutMs?: number;
+  },
 ): Promise<ServerChild> {
   return spawnReady({
     name: `${name} server`,

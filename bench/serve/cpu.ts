@@ -7,7 +7,10 @@ import { cpuSeconds } from "../../scripts/lib/proc.ts";
  * still busy with work a finished run left (queued requests, background compression) would slow the next run.
  * Resolves with the seconds waited and whether it went idle; at once (idle) where /proc is not available.
  */
-export async function waitUntilIdle(pid: number, options: { maxMs: number; pollMs?: number; idleShare?: number }): Promise<{ waitedSec: number; idle: boolean }> {
+export async function waitUntilIdle(
+  pid: number,
+  options: { maxMs: number; pollMs?: number; idleShare?: number },
+): Promise<{ waitedSec: number; idle: boolean }> {
   const pollMs = options.pollMs ?? 200;
   const idleShare = options.idleShare ?? 0.05;
   const started = performance.now();

@@ -11,7 +11,18 @@ const READY_TIMEOUT_MS = 60_000;
 /** How long it has after SIGTERM to finish, flush its logs and exit (it gives itself 10 s) before it is killed. */
 const STOP_TIMEOUT_MS = 15_000;
 /** The variables src/config.ts reads: none is inherited from the benchmark's own environment. */
-const CONFIG_VARS = ["PORT", "HOST", "DATA_DIR", "KEYS_FILE", "BASE_URL", "MAX_AGE", "LOG_REQUESTS", "WAIT_FOR_SNAPSHOT", "TRUST_PROXY", "METRICS_TOKEN"];
+const CONFIG_VARS = [
+  "PORT",
+  "HOST",
+  "DATA_DIR",
+  "KEYS_FILE",
+  "BASE_URL",
+  "MAX_AGE",
+  "LOG_REQUESTS",
+  "WAIT_FOR_SNAPSHOT",
+  "TRUST_PROXY",
+  "METRICS_TOKEN",
+];
 
 export interface DeployedServer extends ReadyChild {
   /** Where its stdout (the request log) goes. */

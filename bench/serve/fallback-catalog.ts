@@ -4,7 +4,14 @@ import type { Product, Sale } from "../../src/catalog/schema.ts";
 import { iso, product, sale, sku, writeCatalog } from "../../test/helpers/fixture.ts";
 
 const HOUR = 3600;
-const COLORS = [["Navy", "blue"], ["Black", "black"], ["Ivory", "white"], ["Camel", "brown"], ["Olive", "green"], ["Burgundy", "red"]] as const;
+const COLORS = [
+  ["Navy", "blue"],
+  ["Black", "black"],
+  ["Ivory", "white"],
+  ["Camel", "brown"],
+  ["Olive", "green"],
+  ["Burgundy", "red"],
+] as const;
 const SIZES = ["6", "6.5", "7", "7.5", "8", "8.5", "9", "9.5", "10", "11"];
 const SENTENCES = [
   "Cut from supple full-grain leather with a cushioned footbed for all-day comfort.",
@@ -17,11 +24,22 @@ const SENTENCES = [
 function benchProduct(id: number, kids: boolean): Product {
   const skus = SIZES.slice(0, 6 + (id % 5)).map((size, i) => {
     const [color, group] = COLORS[(id + i) % COLORS.length]!;
-    return sku(id * 100 + i, { size, size_key: `WoSh:${size}`, color, color_group: group, inventory_status: i % 4 === 3 ? "sold out" : "for sale" });
+    return sku(id * 100 + i, {
+      size,
+      size_key: `WoSh:${size}`,
+      color,
+      color_group: group,
+      inventory_status: i % 4 === 3 ? "sold out" : "for sale",
+    });
   });
   return product(id, {
     name: `Leather Ankle Boot ${id}`,
-    content: { description: SENTENCES.slice(0, 3 + (id % 3)).join(" "), material: "Leather upper, rubber sole", care_instructions: "Wipe clean with a damp cloth.", origin: "Imported" },
+    content: {
+      description: SENTENCES.slice(0, 3 + (id % 3)).join(" "),
+      material: "Leather upper, rubber sole",
+      care_instructions: "Wipe clean with a damp cloth.",
+      origin: "Imported",
+    },
     skus,
     ...(kids ? { gender: "unisex" as const } : {}),
   });
@@ -40,8 +58,17 @@ export async function writeFallbackCatalog(dir: string, now: Date, products = 60
     const active = i < 100;
     const begins = active ? hour - (1 + (i % 48)) * HOUR : hour + (1 + (i - 100)) * HOUR;
     const ids = Array.from({ length: perSale }, (_, j) => 1 + i * perSale + j);
-    sales.push(sale(`bench-sale-${i}`, { store: STORES[i % STORES.length]!, begins: iso(begins), ends: iso(begins + (3 * 24 + (i % 24)) * HOUR), product_ids: ids }));
+    sales.push(
+      sale(`bench-sale-${i}`, {
+        store: STORES[i % STORES.length]!,
+        begins: iso(begins),
+        ends: iso(begins + (3 * 24 + (i % 24)) * HOUR),
+        product_ids: ids,
+      }),
+    );
   }
-  const all = Array.from({ length: perSale * saleCount }, (_, i) => benchProduct(i + 1, sales[Math.floor(i / perSale)]!.store === "kids"));
+  const all = Array.from({ length: perSale * saleCount }, (_, i) =>
+    benchProduct(i + 1, sales[Math.floor(i / perSale)]!.store === "kids"),
+  );
   return writeCatalog(dir, { sales, products: all });
 }

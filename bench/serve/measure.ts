@@ -75,10 +75,16 @@ export async function measureInterleaved(streams: readonly Stream[], o: MeasureO
       if (!list) runs.set(s.name, (list = []));
       list.push(run);
       const rounds = s.once ? 1 : o.rounds;
-      o.log(`${o.label.padEnd(26)} ${s.name.padEnd(13)} round ${round + 1}/${rounds}: ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${run.cpu?.toFixed(1) ?? "?"} CPU us/req  ${((run.share ?? 0) * 100).toFixed(0)}% of core`);
+      o.log(
+        `${o.label.padEnd(26)} ${s.name.padEnd(13)} round ${round + 1}/${rounds}: ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${run.cpu?.toFixed(1) ?? "?"} CPU us/req  ${((run.share ?? 0) * 100).toFixed(0)}% of core`,
+      );
     }
   }
   const medians = new Map<string, Run>();
-  for (const [name, list] of runs) medians.set(name, [...list].sort((x, y) => x.r.requestsPerSec - y.r.requestsPerSec)[Math.floor((list.length - 1) / 2)]!);
+  for (const [name, list] of runs)
+    medians.set(
+      name,
+      [...list].sort((x, y) => x.r.requestsPerSec - y.r.requestsPerSec)[Math.floor((list.length - 1) / 2)]!,
+    );
   return medians;
 }

@@ -26,7 +26,9 @@ export function preflight(repoRoot: string): Preflight {
     try {
       execFileSync("npm", ["ci", "--prefix", benchDir], { stdio: ["ignore", "inherit", "inherit"], cwd: repoRoot });
     } catch {
-      throw new Error("could not install the benchmark's dependencies: run `npm ci --prefix bench` (or `npm install --prefix bench`) and try again");
+      throw new Error(
+        "could not install the benchmark's dependencies: run `npm ci --prefix bench` (or `npm install --prefix bench`) and try again",
+      );
     }
     notes.push("installed bench/node_modules (npm ci --prefix bench)");
   }
@@ -36,7 +38,9 @@ export function preflight(repoRoot: string): Preflight {
     return { cores: null, notes };
   }
   if (!onPath("taskset")) {
-    throw new Error("taskset is not installed (it pins the server and wrk to separate cores). On Debian/Ubuntu: apt-get install -y util-linux");
+    throw new Error(
+      "taskset is not installed (it pins the server and wrk to separate cores). On Debian/Ubuntu: apt-get install -y util-linux",
+    );
   }
   return { cores: { server: 0, wrk: 1 }, notes };
 }

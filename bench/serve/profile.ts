@@ -31,7 +31,9 @@ export async function summarizeProfiles(dir: string, repoRoot: string, limit = 2
     for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
     const keyOf = (node: ProfileNode) => {
       const { functionName, url, lineNumber } = node.callFrame;
-      const where = url ? `${url.startsWith("file://") ? relative(repoRoot, new URL(url).pathname) : url}:${lineNumber + 1}` : "";
+      const where = url
+        ? `${url.startsWith("file://") ? relative(repoRoot, new URL(url).pathname) : url}:${lineNumber + 1}`
+        : "";
       return `${functionName || "(anonymous)"} ${where}`.trim();
     };
     const self = new Map<string, number>();
@@ -52,7 +54,8 @@ export async function summarizeProfiles(dir: string, repoRoot: string, limit = 2
       }
       for (const k of seen) inclusive.set(k, (inclusive.get(k) ?? 0) + dt);
     });
-    const pct = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms`;
+    const pct = (us: number) =>
+      `${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms`;
     const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit);
     out.push(`${join(dir, file)}: ${(busy / 1e6).toFixed(1)} s busy (idle excluded); top ${top.length} by self time:`);
     for (const [name, us] of top) out.push(`  ${pct(us)}  ${name}`);

@@ -16,10 +16,23 @@ export interface RejectResult {
 
 /** Case CPU per request over the 200's: above 1, a rejection costs more than a 200. */
 const cpuVs200 = (run: Run, base: Run) => (run.cpu !== undefined && base.cpu ? run.cpu / base.cpu : null);
-const rpsVs200 = (run: Run, base: Run) => (base.r.requestsPerSec > 0 ? run.r.requestsPerSec / base.r.requestsPerSec : null);
+const rpsVs200 = (run: Run, base: Run) =>
+  base.r.requestsPerSec > 0 ? run.r.requestsPerSec / base.r.requestsPerSec : null;
 
 export function renderRejectTable(results: readonly RejectResult[]): string {
-  const header = ["server", "case", "body", "req/s", "p50 ms", "p99 ms", "CPU us/req", "core", "non-2xx", "x/200 req/s", "x/200 CPU us/req"];
+  const header = [
+    "server",
+    "case",
+    "body",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "CPU us/req",
+    "core",
+    "non-2xx",
+    "x/200 req/s",
+    "x/200 CPU us/req",
+  ];
   const right = [false, false, true, true, true, true, true, true, true, true, true];
   const rows: string[][] = [];
   for (const res of results) {
@@ -49,9 +62,10 @@ export function renderRejectTable(results: readonly RejectResult[]): string {
     "  Each server's 200 (GET <product>?apikey=<valid key>, no Accept-Encoding) and its rejections, interleaved in the same rounds;",
     "  median round by req/s. body: the response body (problem+json for the rejections). non-2xx: share of wrk's completed requests.",
     "  401 missing key: <product> without apikey. 401 invalid key: a well-formed 32-character key that is not valid; after 10 failures",
-    "    an address is locked out (1 a second after that): every attempt is a 401 \"too many failed attempts\" without the key being",
-    "    hashed, and one a second still goes through the hash check. \"not locked out\": a handler child whose authFailureLimit is",
-    "    1e9/s, so every attempt is hashed and looked up. 429: a key limited to " + `${SLOW_KEY_LIMIT.rate}/s, burst ${SLOW_KEY_LIMIT.burst} (its target is remembered after`,
+    '    an address is locked out (1 a second after that): every attempt is a 401 "too many failed attempts" without the key being',
+    '    hashed, and one a second still goes through the hash check. "not locked out": a handler child whose authFailureLimit is',
+    "    1e9/s, so every attempt is hashed and looked up. 429: a key limited to " +
+      `${SLOW_KEY_LIMIT.rate}/s, burst ${SLOW_KEY_LIMIT.burst} (its target is remembered after`,
     `    the first 200). 404: ${"/v1/products/999999999/detail.json"} with the valid key. After a locked-out run the benchmark waits ${LOCKOUT_WAIT_MS / 1000} s`,
     "    (the address's failure bucket refills) so that the next run is not answered 401. The 200s are measured after the invalid-key",
     "    checks, so the address has a failure bucket: every request pays its lookup (as in production once any client has failed).",
@@ -64,7 +78,9 @@ export function renderRejectTable(results: readonly RejectResult[]): string {
 function statusProblem(c: RejectCase, run: Run, seconds: number): string | null {
   const ok = run.r.requests - run.r.non2xx;
   const allowed = c.okPerSecond > 0 ? Math.ceil(c.okPerSecond * (seconds + 1)) + SLOW_KEY_LIMIT.burst : 0;
-  return ok > allowed ? `${c.label}: ${fmtInt(ok)} 2xx of ${fmtInt(run.r.requests)} (at most ${allowed} expected)` : null;
+  return ok > allowed
+    ? `${c.label}: ${fmtInt(ok)} 2xx of ${fmtInt(run.r.requests)} (at most ${allowed} expected)`
+    : null;
 }
 
 /** One line per rejection (CPU us/req <= the 200's from the same server and run), then the statuses seen. */
@@ -73,7 +89,10 @@ export function renderRejectVerdicts(results: readonly RejectResult[], duration:
   const problems: string[] = [];
   for (const res of results) {
     const base = res.baseline;
-    if (base.r.non2xx + base.r.socketErrors > 0) problems.push(`${REJECT_SERVER_NAMES[res.group.server]} 200: ${base.r.non2xx} non-2xx${base.r.socketErrors ? `, socket errors ${base.r.socketErrorDetail}` : ""}`);
+    if (base.r.non2xx + base.r.socketErrors > 0)
+      problems.push(
+        `${REJECT_SERVER_NAMES[res.group.server]} 200: ${base.r.non2xx} non-2xx${base.r.socketErrors ? `, socket errors ${base.r.socketErrorDetail}` : ""}`,
+      );
     for (const c of res.group.cases) {
       const run = res.runs.get(c.label);
       if (!run) continue;
@@ -83,21 +102,37 @@ export function renderRejectVerdicts(results: readonly RejectResult[], duration:
       const cr = cpuVs200(run, base);
       const rr = rpsVs200(run, base);
       if (cr === null) {
-        out.push({ pass: false, line: `FAIL  ${c.label}: CPU us/req <= the 200 product's: no CPU figures (/proc not readable)` });
+        out.push({
+          pass: false,
+          line: `FAIL  ${c.label}: CPU us/req <= the 200 product's: no CPU figures (/proc not readable)`,
+        });
         continue;
       }
       const pass = cr <= 1;
-      out.push({ pass, line: `${pass ? "PASS" : "FAIL"}  ${c.label}: CPU us/req <= the 200 product's (same server, same rounds): ${run.cpu!.toFixed(1)} vs ${base.cpu!.toFixed(1)} (${cr.toFixed(2)}x); req/s ${fmtInt(run.r.requestsPerSec)} vs ${fmtInt(base.r.requestsPerSec)} (${fmtX(rr)})` });
+      out.push({
+        pass,
+        line: `${pass ? "PASS" : "FAIL"}  ${c.label}: CPU us/req <= the 200 product's (same server, same rounds): ${run.cpu!.toFixed(1)} vs ${base.cpu!.toFixed(1)} (${cr.toFixed(2)}x); req/s ${fmtInt(run.r.requestsPerSec)} vs ${fmtInt(base.r.requestsPerSec)} (${fmtX(rr)})`,
+      });
     }
   }
   if (results.length) {
-    out.push({ pass: problems.length === 0, line: `${problems.length ? "FAIL" : "PASS"}  rejection runs got their statuses: the 200s all 2xx, the rejections all non-2xx (the 429 key: at most its burst plus ${SLOW_KEY_LIMIT.rate} 2xx a second), no socket errors${problems.length ? ` (${problems.join("; ")})` : ""}` });
+    out.push({
+      pass: problems.length === 0,
+      line: `${problems.length ? "FAIL" : "PASS"}  rejection runs got their statuses: the 200s all 2xx, the rejections all non-2xx (the 429 key: at most its burst plus ${SLOW_KEY_LIMIT.rate} 2xx a second), no socket errors${problems.length ? ` (${problems.join("; ")})` : ""}`,
+    });
   }
   const starved = results.flatMap((res) =>
-    [["200", res.baseline] as const, ...res.group.cases.flatMap((c) => (res.runs.has(c.label) ? [[c.short, res.runs.get(c.label)!] as const] : []))]
+    [
+      ["200", res.baseline] as const,
+      ...res.group.cases.flatMap((c) => (res.runs.has(c.label) ? [[c.short, res.runs.get(c.label)!] as const] : [])),
+    ]
       .filter(([, r]) => r.share !== undefined && r.share < MIN_CORE_SHARE)
       .map(([name, r]) => `${REJECT_SERVER_NAMES[res.group.server]}/${name} ${(r.share! * 100).toFixed(0)}%`),
   );
-  if (starved.length) out.push({ pass: true, line: `WARN  in ${starved.length} rejection measurement(s) the server used less than ${MIN_CORE_SHARE * 100}% of its core (${starved.join(", ")}): req/s is unreliable there; CPU us/req is the steadier guide` });
+  if (starved.length)
+    out.push({
+      pass: true,
+      line: `WARN  in ${starved.length} rejection measurement(s) the server used less than ${MIN_CORE_SHARE * 100}% of its core (${starved.join(", ")}): req/s is unreliable there; CPU us/req is the steadier guide`,
+    });
   return out;
 }

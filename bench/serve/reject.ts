@@ -30,7 +30,11 @@ const KINDS: Record<RejectKind, { what: string; short: string; status: number; c
   notFound: { what: "404 no such product", short: "404", status: 404, code: "not_found" },
 };
 
-export const REJECT_SERVER_NAMES: Record<RejectServer, string> = { handler: "handler", deployed: "as deployed", open: "handler, failure limit raised" };
+export const REJECT_SERVER_NAMES: Record<RejectServer, string> = {
+  handler: "handler",
+  deployed: "as deployed",
+  open: "handler, failure limit raised",
+};
 
 const GROUP_KINDS: Record<RejectServer, readonly RejectKind[]> = {
   handler: ["missing", "locked", "rate", "notFound"],
@@ -38,7 +42,8 @@ const GROUP_KINDS: Record<RejectServer, readonly RejectKind[]> = {
   open: ["open"],
 };
 
-export const rejectLabel = (server: RejectServer, kind: RejectKind) => `reject ${KINDS[kind].what} [${REJECT_SERVER_NAMES[server]}]`;
+export const rejectLabel = (server: RejectServer, kind: RejectKind) =>
+  `reject ${KINDS[kind].what} [${REJECT_SERVER_NAMES[server]}]`;
 
 /** Every rejection case's label, per server (for --cases and the run-time estimate). */
 export const REJECT_LABELS: Record<RejectServer, readonly string[]> = {
@@ -94,22 +99,38 @@ const problemOf = (res: RawResponse): { code?: string; detail?: string } => {
  * status and problem code; the invalid key gets "too many failed attempts" once the address's limit is used up on
  * the handler and as deployed, and never on the "open" server; the 429 key is refused after its burst.
  */
-export async function prepareRejectGroup(server: RejectServer, t: RejectTargets, get: (target: string) => Promise<RawResponse>, wanted: (label: string) => boolean): Promise<RejectGroup | null> {
+export async function prepareRejectGroup(
+  server: RejectServer,
+  t: RejectTargets,
+  get: (target: string) => Promise<RawResponse>,
+  wanted: (label: string) => boolean,
+): Promise<RejectGroup | null> {
   const kinds = GROUP_KINDS[server].filter((k) => wanted(rejectLabel(server, k)));
   if (kinds.length === 0) return null;
   const who = REJECT_SERVER_NAMES[server];
   const baseline = `${t.productPath}?apikey=${t.key}`;
   const ok = await get(baseline);
-  expect(ok.status === 200 && ok.body.equals(t.productBody), `${who}: the 200 the rejections are measured against: status ${ok.status}, ${ok.body.length} bytes (expected 200 and the product's ${t.productBody.length})`);
+  expect(
+    ok.status === 200 && ok.body.equals(t.productBody),
+    `${who}: the 200 the rejections are measured against: status ${ok.status}, ${ok.body.length} bytes (expected 200 and the product's ${t.productBody.length})`,
+  );
   const cases: RejectCase[] = [];
   // The invalid key last: once the address is locked out, every request with a key is a 401 for a second.
   for (const kind of [...kinds].sort((a, b) => Number(a === "locked") - Number(b === "locked"))) {
     const { status, code } = KINDS[kind];
     const label = rejectLabel(server, kind);
-    const target = kind === "missing" ? t.productPath : kind === "notFound" ? `${MISSING_PRODUCT_PATH}?apikey=${t.key}` : `${t.productPath}?apikey=${kind === "rate" ? t.slowKey : t.badKey}`;
+    const target =
+      kind === "missing"
+        ? t.productPath
+        : kind === "notFound"
+          ? `${MISSING_PRODUCT_PATH}?apikey=${t.key}`
+          : `${t.productPath}?apikey=${kind === "rate" ? t.slowKey : t.badKey}`;
     const check = (res: RawResponse, n: string) => {
       const p = problemOf(res);
-      expect(res.status === status && p.code === code, `${label}: ${n} answer is ${res.status} ${p.code ?? res.body.subarray(0, 200).toString()}, expected ${status} ${code}`);
+      expect(
+        res.status === status && p.code === code,
+        `${label}: ${n} answer is ${res.status} ${p.code ?? res.body.subarray(0, 200).toString()}, expected ${status} ${code}`,
+      );
       return p;
     };
     let last: RawResponse | null = null;
@@ -123,9 +144,16 @@ export async function prepareRejectGroup(server: RejectServer, t: RejectTargets,
         const p = check(last, `attempt ${i}'s`);
         if (!lockedAt && /too many failed/.test(p.detail ?? "")) lockedAt = i;
       }
-      if (kind === "locked") expect(lockedAt > 0, `${label}: no "too many failed attempts" in ${attempts} attempts (is the failure limit on?)`);
+      if (kind === "locked")
+        expect(
+          lockedAt > 0,
+          `${label}: no "too many failed attempts" in ${attempts} attempts (is the failure limit on?)`,
+        );
       else expect(lockedAt === 0, `${label}: locked out at attempt ${lockedAt} though the limit was raised`);
-      checkNote = kind === "locked" ? `locked out from attempt ${lockedAt}: "${problemOf(last!).detail}"` : `${attempts} attempts, none locked out: "${problemOf(last!).detail}"`;
+      checkNote =
+        kind === "locked"
+          ? `locked out from attempt ${lockedAt}: "${problemOf(last!).detail}"`
+          : `${attempts} attempts, none locked out: "${problemOf(last!).detail}"`;
     } else if (kind === "rate") {
       // The key's one token goes on the first request (or went a moment ago): a 429 within three.
       let i = 0;
@@ -138,13 +166,30 @@ export async function prepareRejectGroup(server: RejectServer, t: RejectTargets,
       last = await get(target);
       checkNote = `"${check(last, "the").detail}"`;
     }
-    cases.push({ kind, label, short: KINDS[kind].short, target, status, bytes: last!.body.length, checkNote, okPerSecond: kind === "rate" ? SLOW_KEY_LIMIT.rate : 0 });
+    cases.push({
+      kind,
+      label,
+      short: KINDS[kind].short,
+      target,
+      status,
+      bytes: last!.body.length,
+      checkNote,
+      okPerSecond: kind === "rate" ? SLOW_KEY_LIMIT.rate : 0,
+    });
   }
   if (kinds.includes("locked")) await new Promise((r) => setTimeout(r, LOCKOUT_WAIT_MS));
   return { server, baseline: { target: baseline, bytes: ok.body.length }, cases };
 }
 
 /** Seconds a group takes: every stream (the 200 and each case) once per round, plus the waits after locked-out runs. */
-export function rejectRunSeconds(streams: number, lockedStreams: number, rounds: number, warmup: number, duration: number): number {
-  return streams * rounds * (warmup + duration) + lockedStreams * rounds * (warmup > 0 ? 2 : 1) * (LOCKOUT_WAIT_MS / 1000);
+export function rejectRunSeconds(
+  streams: number,
+  lockedStreams: number,
+  rounds: number,
+  warmup: number,
+  duration: number,
+): number {
+  return (
+    streams * rounds * (warmup + duration) + lockedStreams * rounds * (warmup > 0 ? 2 : 1) * (LOCKOUT_WAIT_MS / 1000)
+  );
 }

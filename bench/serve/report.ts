@@ -11,7 +11,12 @@ export type BenchServer = ServerMode | "deployed";
 /** The server a case is about, whose ratios to the others are the targets. */
 export type Subject = "handler" | "deployed";
 
-const SERVER_NAMES: Record<BenchServer, string> = { handler: "handler", deployed: "as deployed", bare: "bare", "serve-handler": "serve-handler" };
+const SERVER_NAMES: Record<BenchServer, string> = {
+  handler: "handler",
+  deployed: "as deployed",
+  bare: "bare",
+  "serve-handler": "serve-handler",
+};
 
 export interface CaseResult {
   label: string;
@@ -42,7 +47,19 @@ export function cpuRatio(c: CaseResult, other: BenchServer): number | null {
 }
 
 export function renderTable(cases: readonly CaseResult[]): string {
-  const header = ["case", "body", "server", "req/s", "p50 ms", "p99 ms", "MB/s", "CPU us/req", "core", "ours/x req/s", "ours/x CPU"];
+  const header = [
+    "case",
+    "body",
+    "server",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "MB/s",
+    "CPU us/req",
+    "core",
+    "ours/x req/s",
+    "ours/x CPU",
+  ];
   const right = [false, true, false, true, true, true, true, true, true, true, true];
   const rows: string[][] = [];
   for (const c of cases) {
@@ -84,39 +101,76 @@ export interface Verdict {
 export function renderVerdicts(cases: readonly CaseResult[], connections: number): Verdict[] {
   const out: Verdict[] = [];
   const ratioTarget = (subject: Subject, other: ServerMode, min: number) => {
-    const measured = cases.filter((c) => c.subject === subject).map((c) => ({ c, r: ratio(c, other), cpu: cpuRatio(c, other) })).filter((x) => x.r !== null);
+    const measured = cases
+      .filter((c) => c.subject === subject)
+      .map((c) => ({ c, r: ratio(c, other), cpu: cpuRatio(c, other) }))
+      .filter((x) => x.r !== null);
     if (measured.length === 0) return;
     const pass = measured.every((x) => x.r! >= min);
-    const all = measured.map((x) => `${x.c.label} ${x.r!.toFixed(2)}x${x.cpu !== null ? ` (CPU ${x.cpu.toFixed(2)}x)` : ""}`).join(", ");
+    const all = measured
+      .map((x) => `${x.c.label} ${x.r!.toFixed(2)}x${x.cpu !== null ? ` (CPU ${x.cpu.toFixed(2)}x)` : ""}`)
+      .join(", ");
     const who = subject === "handler" ? "handler" : "as-deployed";
-    out.push({ pass, line: `${pass ? "PASS" : "FAIL"}  ${who}/${other} req/s >= ${min}x in every ${subject === "handler" ? "" : "as-deployed "}case: ${all}` });
+    out.push({
+      pass,
+      line: `${pass ? "PASS" : "FAIL"}  ${who}/${other} req/s >= ${min}x in every ${subject === "handler" ? "" : "as-deployed "}case: ${all}`,
+    });
   };
   ratioTarget("handler", "bare", TARGETS.vsBare);
   ratioTarget("handler", "serve-handler", TARGETS.vsServeHandler);
   ratioTarget("deployed", "bare", TARGETS.vsBare);
 
-  const p99 = cases.filter((c) => c.subject === "handler" && c.results.handler && c.p99Target).map((c) => ({ c, p: c.results.handler!.p99, bare: c.results.bare?.p99 }));
+  const p99 = cases
+    .filter((c) => c.subject === "handler" && c.results.handler && c.p99Target)
+    .map((c) => ({ c, p: c.results.handler!.p99, bare: c.results.bare?.p99 }));
   if (p99.length) {
     const pass = p99.every((x) => x.p < TARGETS.p99Ms);
-    const detail = p99.map((x) => `${x.c.label} ${fmtMs(x.p)} ms${x.bare !== undefined ? ` (bare ${fmtMs(x.bare)})` : ""}`).join(", ");
-    out.push({ pass, line: `${pass ? "PASS" : "FAIL"}  handler p99 < ${TARGETS.p99Ms} ms at ${connections} connections, product detail: ${detail}` });
+    const detail = p99
+      .map((x) => `${x.c.label} ${fmtMs(x.p)} ms${x.bare !== undefined ? ` (bare ${fmtMs(x.bare)})` : ""}`)
+      .join(", ");
+    out.push({
+      pass,
+      line: `${pass ? "PASS" : "FAIL"}  handler p99 < ${TARGETS.p99Ms} ms at ${connections} connections, product detail: ${detail}`,
+    });
   }
   for (const c of cases.filter((x) => x.subject === "handler" && x.results.handler && !x.p99Target)) {
     const h = c.results.handler!;
     const bound = (connections / Math.max(h.requestsPerSec, c.results.bare?.requestsPerSec ?? 0)) * 1000;
-    out.push({ pass: true, line: `info  ${c.label} p99 ${fmtMs(h.p99)} ms (bare ${c.results.bare ? fmtMs(c.results.bare.p99) : "-"}): no p99 target; with ${connections} connections even the bare server's mean latency is ${fmtMs(bound)} ms (Little's law: connections / req/s)` });
+    out.push({
+      pass: true,
+      line: `info  ${c.label} p99 ${fmtMs(h.p99)} ms (bare ${c.results.bare ? fmtMs(c.results.bare.p99) : "-"}): no p99 target; with ${connections} connections even the bare server's mean latency is ${fmtMs(bound)} ms (Little's law: connections / req/s)`,
+    });
   }
-  const deployedP99 = cases.filter((c) => c.subject === "deployed" && c.results.deployed).map((c) => `${c.label} ${fmtMs(c.results.deployed!.p99)} ms (bare ${c.results.bare ? fmtMs(c.results.bare.p99) : "-"})`);
-  if (deployedP99.length) out.push({ pass: true, line: `info  as-deployed p99 (no target of its own): ${deployedP99.join(", ")}` });
-  const starved = cases.flatMap((c) => Object.entries(c.coreShare).filter(([, v]) => v < MIN_CORE_SHARE).map(([m, v]) => `${c.label}/${m} ${(v * 100).toFixed(0)}%`));
+  const deployedP99 = cases
+    .filter((c) => c.subject === "deployed" && c.results.deployed)
+    .map(
+      (c) =>
+        `${c.label} ${fmtMs(c.results.deployed!.p99)} ms (bare ${c.results.bare ? fmtMs(c.results.bare.p99) : "-"})`,
+    );
+  if (deployedP99.length)
+    out.push({ pass: true, line: `info  as-deployed p99 (no target of its own): ${deployedP99.join(", ")}` });
+  const starved = cases.flatMap((c) =>
+    Object.entries(c.coreShare)
+      .filter(([, v]) => v < MIN_CORE_SHARE)
+      .map(([m, v]) => `${c.label}/${m} ${(v * 100).toFixed(0)}%`),
+  );
   if (starved.length) {
-    out.push({ pass: true, line: `WARN  in ${starved.length} measurement(s) the server used less than ${MIN_CORE_SHARE * 100}% of its core (${starved.join(", ")}): other processes took core 0 from it, or core 1 from wrk, so req/s and latency are not reliable; rerun on a quiet machine (the CPU ratios are a rougher but steadier guide)` });
+    out.push({
+      pass: true,
+      line: `WARN  in ${starved.length} measurement(s) the server used less than ${MIN_CORE_SHARE * 100}% of its core (${starved.join(", ")}): other processes took core 0 from it, or core 1 from wrk, so req/s and latency are not reliable; rerun on a quiet machine (the CPU ratios are a rougher but steadier guide)`,
+    });
   }
   const errors = cases.flatMap((c) =>
     Object.entries(c.results)
       .filter(([, r]) => r.non2xx + r.socketErrors > 0)
-      .map(([m, r]) => `${c.label}/${m}: ${r.non2xx} non-2xx${r.socketErrors ? `, socket errors ${r.socketErrorDetail}` : ""}`),
+      .map(
+        ([m, r]) =>
+          `${c.label}/${m}: ${r.non2xx} non-2xx${r.socketErrors ? `, socket errors ${r.socketErrorDetail}` : ""}`,
+      ),
   );
-  out.push({ pass: errors.length === 0, line: `${errors.length ? "FAIL" : "PASS"}  no non-2xx responses or socket errors in the cases of the table above (all 200s; the rejection cases have a line of their own)${errors.length ? ` (${errors.join("; ")})` : ""}` });
+  out.push({
+    pass: errors.length === 0,
+    line: `${errors.length ? "FAIL" : "PASS"}  no non-2xx responses or socket errors in the cases of the table above (all 200s; the rejection cases have a line of their own)${errors.length ? ` (${errors.join("; ")})` : ""}`,
+  });
   return out;
 }

@@ -12,5 +12,9 @@ declare module "serve-handler" {
     directoryListing?: boolean | string[];
   }
 
-  export default function serveHandler(req: IncomingMessage, res: ServerResponse, options?: ServeHandlerOptions): Promise<void>;
+  export default function serveHandler(
+    req: IncomingMessage,
+    res: ServerResponse,
+    options?: ServeHandlerOptions,
+  ): Promise<void>;
 }

@@ -17,7 +17,10 @@ async function listen(server: Server, host: string, port: number): Promise<numbe
 
 /** The upper bound: the exact bytes (and headers) our handler sent, looked up by the request target, no auth. */
 function bareServer(config: Extract<ChildConfig, { mode: "bare" }>): Server {
-  const routes = new Map<string, { identity: Buffer; identityHeaders: string[]; br: Buffer | null; brHeaders: string[] }>();
+  const routes = new Map<
+    string,
+    { identity: Buffer; identityHeaders: string[]; br: Buffer | null; brHeaders: string[] }
+  >();
   for (const r of config.routes) {
     routes.set(r.url, {
       identity: readFileSync(r.identity.file),
@@ -54,7 +57,11 @@ async function main(): Promise<void> {
     // Imported here so that the bare and serve-handler processes do not load our code at all.
     const { createHandler } = await import("../../src/serve/handler.ts");
     const { startServer } = await import("../../src/serve/server.ts");
-    const handler = await createHandler({ dataDir: config.dataDir, keysFile: config.keysFile, ...(config.authFailureLimit ? { authFailureLimit: config.authFailureLimit } : {}) });
+    const handler = await createHandler({
+      dataDir: config.dataDir,
+      keysFile: config.keysFile,
+      ...(config.authFailureLimit ? { authFailureLimit: config.authFailureLimit } : {}),
+    });
     const running = await startServer(handler, config.host, config.port);
     port = running.port;
     close = async () => {

@@ -24,7 +24,14 @@ export interface BenchSnapshot {
    * The product detail benchmarked, its bytes read from the snapshot's pack, and the same bytes as static files
    * (`<hash>.json`, `<hash>.json.br` under `staticDir`) for serve-handler: the snapshot keeps bodies in packs.
    */
-  product: { path: string; identity: Buffer; br: Buffer | null; staticDir: string; file: string; brFile: string | null };
+  product: {
+    path: string;
+    identity: Buffer;
+    br: Buffer | null;
+    staticDir: string;
+    file: string;
+    brFile: string | null;
+  };
   list: { path: string; sales: number; size: number; stableForSec: number | null };
 }
 
@@ -71,7 +78,11 @@ export async function prepareSnapshot(workDir: string, options: PrepareOptions):
   const writer = await loadSampleWriter();
   if (typeof writer === "function") {
     try {
-      await writer(catalogDir, { seed: options.seed ?? 1, now, ...(options.products ? { products: options.products } : {}) });
+      await writer(catalogDir, {
+        seed: options.seed ?? 1,
+        now,
+        ...(options.products ? { products: options.products } : {}),
+      });
       catalogNote = `sample catalog (writeSampleCatalog, seed ${options.seed ?? 1}${options.products ? `, ${options.products} products` : ", default scale"})`;
     } catch (err) {
       await writeFallbackCatalog(catalogDir, now, options.products);
@@ -88,21 +99,40 @@ export async function prepareSnapshot(workDir: string, options: PrepareOptions):
   // Benchmark traffic is far above any real key's rate: the limiter still runs on every request, it just never says no.
   const key = await createKey(keysFile, "bench", new Date(), { rate: 1e9, burst: 1e9 });
 
-  const routes: Routes = RoutesSchema.parse(JSON.parse(await readFile(join(dataDir, CURRENT_LINK, ROUTES_FILE), "utf8")));
+  const routes: Routes = RoutesSchema.parse(
+    JSON.parse(await readFile(join(dataDir, CURRENT_LINK, ROUTES_FILE), "utf8")),
+  );
   // The handler picks the list by its clock: a sale beginning or ending mid-run would change the body measured.
   const waitUntil = Date.now() + MAX_BOUNDARY_WAIT_SEC * 1000;
   let list = describeList(routes, Math.floor(Date.now() / 1000));
-  while (options.stableFor && list.stableForSec !== null && list.stableForSec < options.stableFor && Date.now() < waitUntil) {
-    options.log?.(`${SALE_LIST_PATH} changes in ${list.stableForSec} s (a sale begins or ends): waiting for that to pass before measuring`);
+  while (
+    options.stableFor &&
+    list.stableForSec !== null &&
+    list.stableForSec < options.stableFor &&
+    Date.now() < waitUntil
+  ) {
+    options.log?.(
+      `${SALE_LIST_PATH} changes in ${list.stableForSec} s (a sale begins or ends): waiting for that to pass before measuring`,
+    );
     await new Promise((resolve) => setTimeout(resolve, (list.stableForSec! + 1) * 1000));
     list = describeList(routes, Math.floor(Date.now() / 1000));
   }
-  const product = await extractProduct(routes, dataDir, pickProduct(routes, Math.floor(Date.now() / 1000)), join(workDir, "static"));
+  const product = await extractProduct(
+    routes,
+    dataDir,
+    pickProduct(routes, Math.floor(Date.now() / 1000)),
+    join(workDir, "static"),
+  );
   return { dataDir, keysFile, key, catalogNote, buildMs, product, list };
 }
 
 /** Reads a blob's identity and brotli bytes from its pack and writes them as files for serve-handler. */
-async function extractProduct(routes: Routes, dataDir: string, picked: { path: string; blob: Routes["blobs"][number] }, staticDir: string): Promise<BenchSnapshot["product"]> {
+async function extractProduct(
+  routes: Routes,
+  dataDir: string,
+  picked: { path: string; blob: Routes["blobs"][number] },
+  staticDir: string,
+): Promise<BenchSnapshot["product"]> {
   const [hash, size, gzSize, brSize, , packNo, offset] = picked.blob;
   const pack = routes.packs[packNo];
   if (!pack) throw new Error(`routes.json: blob ${hash} is in pack ${packNo}, which is not listed`);
@@ -136,9 +166,11 @@ function pickProduct(routes: Routes, now: number): { path: string; blob: Routes[
     if (!seg || typeof seg[2] !== "number" || (seg[1] !== null && seg[1] < now + 3600)) continue;
     const blob = routes.blobs[seg[2]];
     if (!blob || blob[3] === 0) continue;
-    if (!best || Math.abs(blob[1] - PRODUCT_TARGET_BYTES) < Math.abs(best.blob[1] - PRODUCT_TARGET_BYTES)) best = { path, blob };
+    if (!best || Math.abs(blob[1] - PRODUCT_TARGET_BYTES) < Math.abs(best.blob[1] - PRODUCT_TARGET_BYTES))
+      best = { path, blob };
   }
-  if (!best) throw new Error("the snapshot has no product detail that is on sale now for the next hour (with a brotli variant)");
+  if (!best)
+    throw new Error("the snapshot has no product detail that is on sale now for the next hour (with a brotli variant)");
   return best;
 }
 
@@ -149,6 +181,9 @@ function describeList(routes: Routes, now: number): BenchSnapshot["list"] {
   const body = seg[2];
   const parts = typeof body === "number" ? [body] : body.sales;
   if (parts.length === 0) throw new Error(`${SALE_LIST_PATH} is empty now: no active sales to benchmark`);
-  const size = typeof body === "number" ? routes.blobs[body]![1] : parts.reduce((sum, i) => sum + routes.blobs[i]![1], 0) + parts.length - 1 + '{"sales":[]}'.length;
+  const size =
+    typeof body === "number"
+      ? routes.blobs[body]![1]
+      : parts.reduce((sum, i) => sum + routes.blobs[i]![1], 0) + parts.length - 1 + '{"sales":[]}'.length;
   return { path: SALE_LIST_PATH, sales: parts.length, size, stableForSec: seg[1] === null ? null : seg[1] - now };
 }

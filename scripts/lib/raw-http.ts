@@ -25,7 +25,11 @@ export class NoResponseError extends Error {
  * Parses one response at the start of `buf`. Returns it and the bytes it used, or null while incomplete.
  * Interim 1xx responses are skipped. `ended`: the peer closed, so a body without a length ends here.
  */
-export function parseResponse(buf: Buffer, isHead: boolean, ended = false): { response: RawResponse; used: number } | null {
+export function parseResponse(
+  buf: Buffer,
+  isHead: boolean,
+  ended = false,
+): { response: RawResponse; used: number } | null {
   let start = 0;
   for (;;) {
     const end = buf.indexOf("\r\n\r\n", start);
@@ -47,7 +51,10 @@ export function parseResponse(buf: Buffer, isHead: boolean, ended = false): { re
       start = bodyStart;
       continue;
     }
-    const done = (bodyEnd: number, body: Buffer) => ({ response: { status, headers, body, raw: buf.subarray(start, bodyEnd) }, used: bodyEnd });
+    const done = (bodyEnd: number, body: Buffer) => ({
+      response: { status, headers, body, raw: buf.subarray(start, bodyEnd) },
+      used: bodyEnd,
+    });
     if (isHead || status === 204 || status === 304 || status === 101) return done(bodyStart, Buffer.alloc(0));
     const length = headers["content-length"];
     if (length !== undefined) {
@@ -79,7 +86,12 @@ export function parseResponse(buf: Buffer, isHead: boolean, ended = false): { re
 }
 
 /** Builds a request: `target` and header values are written byte for byte (latin1), so any byte can be sent. */
-export function buildRequest(method: string, target: string, headers: ReadonlyArray<readonly [string, string]> = [], body?: Buffer): Buffer {
+export function buildRequest(
+  method: string,
+  target: string,
+  headers: ReadonlyArray<readonly [string, string]> = [],
+  body?: Buffer,
+): Buffer {
   let head = `${method} ${target} HTTP/1.1\r\n`;
   for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
   head += "\r\n";
@@ -88,7 +100,11 @@ export function buildRequest(method: string, target: string, headers: ReadonlyAr
 }
 
 /** Opens a connection, writes `request` as is, and resolves with the first complete response (or rejects with NoResponseError). */
-export function rawRequest(port: number, request: Buffer | string, options: { host?: string; isHead?: boolean; timeoutMs?: number } = {}): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  request: Buffer | string,
+  options: { host?: string; isHead?: boolean; timeoutMs?: number } = {},
+): Promise<RawResponse> {
   const bytes = typeof request === "string" ? Buffer.from(request, "latin1") : request;
   const isHead = options.isHead ?? bytes.subarray(0, 5).toString("latin1") === "HEAD ";
   return new Promise((resolve, reject) => {
@@ -138,7 +154,11 @@ export function rawRequest(port: number, request: Buffer | string, options: { ho
  * Writes `request` (one or several pipelined requests) on a new connection and collects every response until
  * the server closes the connection or stays silent for `idleMs`. `heads` says which responses answer a HEAD.
  */
-export function rawExchange(port: number, request: Buffer | string, options: { host?: string; idleMs?: number; heads?: readonly boolean[] } = {}): Promise<{ responses: RawResponse[]; closedByServer: boolean }> {
+export function rawExchange(
+  port: number,
+  request: Buffer | string,
+  options: { host?: string; idleMs?: number; heads?: readonly boolean[] } = {},
+): Promise<{ responses: RawResponse[]; closedByServer: boolean }> {
   const bytes = typeof request === "string" ? Buffer.from(request, "latin1") : request;
   return new Promise((resolve, reject) => {
     const socket = connect({ port, host: options.host ?? "127.0.0.1" });

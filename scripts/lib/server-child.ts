@@ -51,7 +51,9 @@ export async function prepareData(options: { products: number; seed: number; por
   await writeSampleCatalog(catalogDir, { products: options.products, seed: options.seed, now: new Date() });
   await buildSnapshot({ catalogDir, dataDir, baseUrl: `http://${HOST}:${options.port}` });
   const key = await createKey(keysFile, "attack", new Date(), { rate: 1e9, burst: 1e9 });
-  const routes = JSON.parse(await readFile(join(dataDir, "current", "routes.json"), "utf8")) as { resources: Record<string, unknown> };
+  const routes = JSON.parse(await readFile(join(dataDir, "current", "routes.json"), "utf8")) as {
+    resources: Record<string, unknown>;
+  };
   const words = new Set<string>();
   const brands = new Set<string>();
   const sizeKeys = new Set<string>();
@@ -63,7 +65,10 @@ export async function prepareData(options: { products: number; seed: number; por
     for (const s of p.skus) if (s.size_key) sizeKeys.add(s.size_key);
   }
   return {
-    root, dataDir, keysFile, key,
+    root,
+    dataDir,
+    keysFile,
+    key,
     paths: Object.keys(routes.resources).sort(),
     words: [...words].sort(),
     brands: [...brands].sort(),
@@ -78,13 +83,26 @@ export function serveListening(host: string): RegExp {
 }
 
 /** Starts `src/cli/serve.ts` under node (one process, so `pid` is the server's own) and waits until it listens. */
-export function startServerChild(options: { dataDir: string; keysFile: string; port: number; env?: Record<string, string> }): Promise<ReadyChild> {
+export function startServerChild(options: {
+  dataDir: string;
+  keysFile: string;
+  port: number;
+  env?: Record<string, string>;
+}): Promise<ReadyChild> {
   return spawnReady({
     name: "server",
     script: "src/cli/serve.ts",
     cwd: ROOT,
     nodeArgs: SERVER_NODE_FLAGS,
-    env: { ...process.env, HOST, PORT: String(options.port), DATA_DIR: options.dataDir, KEYS_FILE: options.keysFile, LOG_REQUESTS: "0", ...options.env },
+    env: {
+      ...process.env,
+      HOST,
+      PORT: String(options.port),
+      DATA_DIR: options.dataDir,
+      KEYS_FILE: options.keysFile,
+      LOG_REQUESTS: "0",
+      ...options.env,
+    },
     core: null,
     ready: { stream: "stderr", pattern: serveListening(HOST) },
     stdout: "ignore",

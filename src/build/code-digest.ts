@@ -37,7 +37,8 @@ export function codeDigest(entries: readonly URL[]): string | null {
   const root = fileURLToPath(new URL("../..", import.meta.url));
   const h = createHash("sha256");
   // Sorted by path relative to the repository, so the digest does not depend on where the checkout lives.
-  for (const [file, text] of texts.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) h.update(file.slice(root.length)).update("\0").update(text).update("\0");
+  for (const [file, text] of texts.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    h.update(file.slice(root.length)).update("\0").update(text).update("\0");
   const digest = h.digest("hex");
   memo.set(key, digest);
   return digest;

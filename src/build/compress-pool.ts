@@ -4,7 +4,6 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { FINAL_EMPTY_BLOCK, gzipMember, MIN_COMPRESS_SIZE, SPLICEABLE_HEADER } from "../snapshot/gzip-members.ts";
 
-
 /** Brotli's quality 11 costs ~7 ms for a 3 KB product, so the highest qualities are kept for the few large bodies. */
 export function brotliQuality(size: number): number {
   if (size < 16 * 1024) return 5;
@@ -73,38 +72,57 @@ export interface CompressPool {
 /** Starts `size` workers (default: one per core). */
 export function createCompressPool(size = Math.max(1, availableParallelism())): CompressPool {
   const workers = Array.from({ length: size }, () => new Worker(WORKER_SOURCE, { eval: true }));
-  const pending = new Map<number, { resolve: (r: Compressed[]) => void; reject: (e: unknown) => void; links: Int32Array }>();
+  const pending = new Map<
+    number,
+    { resolve: (r: Compressed[]) => void; reject: (e: unknown) => void; links: Int32Array }
+  >();
   const idle: Worker[] = [...workers];
   const queue: (() => void)[] = [];
   let nextId = 0;
   for (const w of workers) {
-    w.on("message", ({ id, out, gz, br, pieces }: { id: number; out: Uint8Array; gz: Int32Array; br: Int32Array; pieces: Int32Array }) => {
-      const job = pending.get(id)!;
-      pending.delete(id);
-      const buf = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-      const result: Compressed[] = [];
-      let at = 0;
-      let piece = 0;
-      for (let i = 0; i < job.links.length; i++) {
-        const g = gz[i]! ? buf.subarray(at, (at += gz[i]!)) : null;
-        const b = br[i]! ? buf.subarray(at, (at += br[i]!)) : null;
-        const count = g ? job.links[i]! : 0;
-        result.push({ gzip: g, gzipPieces: Array.from(pieces.subarray(piece, (piece += count))), br: b });
-      }
-      job.resolve(result);
-      idle.push(w);
-      queue.shift()?.();
-    });
+    w.on(
+      "message",
+      ({
+        id,
+        out,
+        gz,
+        br,
+        pieces,
+      }: {
+        id: number;
+        out: Uint8Array;
+        gz: Int32Array;
+        br: Int32Array;
+        pieces: Int32Array;
+      }) => {
+        const job = pending.get(id)!;
+        pending.delete(id);
+        const buf = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+        const result: Compressed[] = [];
+        let at = 0;
+        let piece = 0;
+        for (let i = 0; i < job.links.length; i++) {
+          const g = gz[i]! ? buf.subarray(at, (at += gz[i]!)) : null;
+          const b = br[i]! ? buf.subarray(at, (at += br[i]!)) : null;
+          const count = g ? job.links[i]! : 0;
+          result.push({ gzip: g, gzipPieces: Array.from(pieces.subarray(piece, (piece += count))), br: b });
+        }
+        job.resolve(result);
+        idle.push(w);
+        queue.shift()?.();
+      },
+    );
     w.on("error", (err) => {
       for (const job of pending.values()) job.reject(err);
       pending.clear();
     });
   }
-  const acquire = () => new Promise<Worker>((resolve) => {
-    const take = () => resolve(idle.pop()!);
-    if (idle.length > 0) take();
-    else queue.push(take);
-  });
+  const acquire = () =>
+    new Promise<Worker>((resolve) => {
+      const take = () => resolve(idle.pop()!);
+      if (idle.length > 0) take();
+      else queue.push(take);
+    });
   return {
     async compress(bodies) {
       const worker = await acquire();

@@ -122,9 +122,14 @@ export function renderCategories(categories: readonly string[]): Rendered {
  * The size-key map, `{"<group name>": {"<label>": "<key>"}}`, in the given order. Written by hand because a
  * JS object would move integer-like labels ("8") in front of the others ("7.5").
  */
-export function renderSizes(groups: readonly { name: string; sizes: readonly { label: string; key: string }[] }[]): Rendered {
+export function renderSizes(
+  groups: readonly { name: string; sizes: readonly { label: string; key: string }[] }[],
+): Rendered {
   const body = groups
-    .map((g) => `${JSON.stringify(g.name)}:{${g.sizes.map((s) => `${JSON.stringify(s.label)}:${JSON.stringify(s.key)}`).join(",")}}`)
+    .map(
+      (g) =>
+        `${JSON.stringify(g.name)}:{${g.sizes.map((s) => `${JSON.stringify(s.label)}:${JSON.stringify(s.key)}`).join(",")}}`,
+    )
     .join(",");
   return { bytes: Buffer.from(`{${body}}`), links: [] };
 }

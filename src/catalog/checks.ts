@@ -35,7 +35,12 @@ export function checkProduct(product: Product, file: string, line: number, ctx: 
       problems.error(file, line, `${f}.sale_price`, `${sku.sale_price} is above msrp_price ${sku.msrp_price}`);
     }
     if ((sku.color === undefined) !== (sku.color_group === undefined)) {
-      problems.error(file, line, `${f}.${sku.color === undefined ? "color" : "color_group"}`, "color and color_group must be given together");
+      problems.error(
+        file,
+        line,
+        `${f}.${sku.color === undefined ? "color" : "color_group"}`,
+        "color and color_group must be given together",
+      );
     }
     const sizeFields = [sku.size, sku.size_group, sku.size_key].filter((v) => v !== undefined).length;
     if (sizeFields !== 0 && sizeFields !== 3) {
@@ -49,7 +54,12 @@ export function checkProduct(product: Product, file: string, line: number, ctx: 
       const group = ctx.sizeGroups.get(code);
       if (!group) ctx.sizeGroups.set(code, { name: sku.size_group, where });
       else if (group.name !== sku.size_group) {
-        problems.error(file, line, `${f}.size_group`, `size group code ${code} is "${group.name}" at ${group.where}, not "${sku.size_group}"`);
+        problems.error(
+          file,
+          line,
+          `${f}.size_group`,
+          `size group code ${code} is "${group.name}" at ${group.where}, not "${sku.size_group}"`,
+        );
       }
     }
   });
@@ -66,13 +76,15 @@ export function checkSale(
   products: ReadonlyMap<number, Product>,
   invalidProductIds: ReadonlySet<number>,
 ): void {
-  if (endsAt !== null && endsAt <= beginsAt) problems.error(file, line, "ends", `${sale.ends} is not after begins ${sale.begins}`);
+  if (endsAt !== null && endsAt <= beginsAt)
+    problems.error(file, line, "ends", `${sale.ends} is not after begins ${sale.begins}`);
   const seen = new Set<number>();
   sale.product_ids.forEach((id, i) => {
     if (seen.has(id)) problems.error(file, line, `product_ids[${i}]`, `product ${id} is listed twice`);
     seen.add(id);
     // A product whose own line was invalid is already reported there; don't report it again as missing.
-    if (!products.has(id) && !invalidProductIds.has(id)) problems.error(file, line, `product_ids[${i}]`, `product ${id} does not exist`);
+    if (!products.has(id) && !invalidProductIds.has(id))
+      problems.error(file, line, `product_ids[${i}]`, `product ${id} does not exist`);
   });
 }
 
@@ -93,11 +105,13 @@ export function checkCatalog(
       if (sale.store === "kids") kidsProducts.add(id);
     }
     if (sale.product_ids.length === 0) problems.warn(file, Number(line), "product_ids", "sale lists no products");
-    if (sale.endsAt !== null && sale.endsAt * 1000 <= nowMs) problems.warn(file, Number(line), "ends", "sale has already ended; it will not be served");
+    if (sale.endsAt !== null && sale.endsAt * 1000 <= nowMs)
+      problems.warn(file, Number(line), "ends", "sale has already ended; it will not be served");
   }
   for (const [id, product] of products) {
     const [file = "", line = "0"] = (productSource.get(id) ?? "").split(":");
     if (!listed.has(id)) problems.warn(file, Number(line), "id", `product ${id} is in no sale; it will not be served`);
-    if (kidsProducts.has(id) && product.gender === undefined) problems.warn(file, Number(line), "gender", "kids product has no gender; gender= search will not find it");
+    if (kidsProducts.has(id) && product.gender === undefined)
+      problems.warn(file, Number(line), "gender", "kids product has no gender; gender= search will not find it");
   }
 }

@@ -63,8 +63,10 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
   const digest = options.digest ?? (await digestCatalog(dir));
   const meta = await loadMeta(dir, problems);
   const { saleFiles, productFiles } = await catalogFiles(dir);
-  if (saleFiles.length === 0) problems.error("sales.ndjson", 0, "", "no sales file (sales*.ndjson) in the catalog directory");
-  if (productFiles.length === 0) problems.error("products.ndjson", 0, "", "no products file (products*.ndjson) in the catalog directory");
+  if (saleFiles.length === 0)
+    problems.error("sales.ndjson", 0, "", "no sales file (sales*.ndjson) in the catalog directory");
+  if (productFiles.length === 0)
+    problems.error("products.ndjson", 0, "", "no products file (products*.ndjson) in the catalog directory");
 
   const products = new Map<number, Product>();
   const productSource = new Map<number, string>();
@@ -75,7 +77,9 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
   for (const file of productFiles) {
     await readNdjson(dir, file, problems, (value, line, text) => {
       const lineHash = lineDigest(text);
-      const product = validLines?.has(lineHash) ? (value as Product) : parseLine(ProductSchema, value, file, line, problems);
+      const product = validLines?.has(lineHash)
+        ? (value as Product)
+        : parseLine(ProductSchema, value, file, line, problems);
       const where = `${file}:${line}`;
       if (!product) {
         const id = (value as { id?: unknown } | null)?.id;
@@ -100,7 +104,13 @@ export async function loadCatalog(dir: string, options: LoadCatalogOptions = {})
       const where = `${file}:${line}`;
       const id = `${sale.store}/${sale.key}`;
       const first = saleSource.get(id);
-      if (first) return problems.error(file, line, "key", `duplicate sale key "${sale.key}" in store ${sale.store} (first at ${first})`);
+      if (first)
+        return problems.error(
+          file,
+          line,
+          "key",
+          `duplicate sale key "${sale.key}" in store ${sale.store} (first at ${first})`,
+        );
       saleSource.set(id, where);
       const beginsAt = Date.parse(sale.begins) / 1000;
       const endsAt = sale.ends === undefined ? null : Date.parse(sale.ends) / 1000;
@@ -147,7 +157,12 @@ async function loadMeta(dir: string, problems: ProblemList): Promise<CatalogMeta
     text = await readFile(join(dir, META_FILE), "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    problems.error(META_FILE, 0, "", code === "ENOENT" ? "missing: the catalog directory needs a catalog.json" : `cannot read: ${code ?? String(err)}`);
+    problems.error(
+      META_FILE,
+      0,
+      "",
+      code === "ENOENT" ? "missing: the catalog directory needs a catalog.json" : `cannot read: ${code ?? String(err)}`,
+    );
     return null;
   }
   let value: unknown;
@@ -190,7 +205,13 @@ async function readNdjson(
 }
 
 /** Validates one line against a schema, reporting each issue as `file:line: field: message`. */
-function parseLine<S extends z.ZodType>(schema: S, value: unknown, file: string, line: number, problems: ProblemList): z.infer<S> | null {
+function parseLine<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  file: string,
+  line: number,
+  problems: ProblemList,
+): z.infer<S> | null {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   for (const issue of result.error.issues) {

@@ -7,8 +7,19 @@ export type Store = (typeof STORES)[number];
 
 /** The thirteen colour groups a SKU's colour belongs to. */
 export const COLOR_GROUPS = [
-  "black", "grey", "white", "brown", "beige", "green", "blue",
-  "purple", "red", "pink", "yellow", "orange", "miscellaneous",
+  "black",
+  "grey",
+  "white",
+  "brown",
+  "beige",
+  "green",
+  "blue",
+  "purple",
+  "red",
+  "pink",
+  "yellow",
+  "orange",
+  "miscellaneous",
 ] as const;
 export type ColorGroup = (typeof COLOR_GROUPS)[number];
 
@@ -32,7 +43,10 @@ export const SIZE_KEY_RE = /^([A-Za-z]{2,8}):([^:\u0000-\u001f\u007f]{1,32})$/;
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 const nonBlank = (max: number) =>
-  z.string().max(max).refine((s) => s.trim().length > 0, "must not be blank");
+  z
+    .string()
+    .max(max)
+    .refine((s) => s.trim().length > 0, "must not be blank");
 
 export const IdSchema = z.number().int().positive().max(MAX_ID);
 
@@ -84,7 +98,10 @@ export const SkuSchema = z.strictObject({
   size_group: nonBlank(64).optional(),
   size_key: z.string().regex(SIZE_KEY_RE, "must be <group code>:<label>, like WoSh:8.5").optional(),
   /** Further attributes, sent after color and size. */
-  attributes: z.array(z.strictObject({ name: nonBlank(64), value: nonBlank(256) })).max(32).optional(),
+  attributes: z
+    .array(z.strictObject({ name: nonBlank(64), value: nonBlank(256) }))
+    .max(32)
+    .optional(),
 });
 export type Sku = z.infer<typeof SkuSchema>;
 

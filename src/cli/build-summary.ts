@@ -14,6 +14,8 @@ export function summarize(r: BuildResult): string {
     ? `published ${r.id}: ${r.blobsWritten} of ${r.blobs} blobs new, ${r.productsReused} product bodies reused${r.searchIndexReused ? ", search index reused" : ""}`
     : `catalog unchanged: kept ${r.id}, wrote nothing`;
   const peak = Math.round(process.resourceUsage().maxRSS / 1024);
-  return `build: ${r.resources} resources (${r.sales} sales, ${r.products} products), ${r.filesWritten} files, ${mb} MB written in ${(r.durationMs / 1000).toFixed(1)} s, peak RSS ${peak} MB; ${what}` +
-    (r.warnings.warningCount ? `; ${r.warnings.warningCount} warnings` : "");
+  return (
+    `build: ${r.resources} resources (${r.sales} sales, ${r.products} products), ${r.filesWritten} files, ${mb} MB written in ${(r.durationMs / 1000).toFixed(1)} s, peak RSS ${peak} MB; ${what}` +
+    (r.warnings.warningCount ? `; ${r.warnings.warningCount} warnings` : "")
+  );
 }

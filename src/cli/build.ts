@@ -43,20 +43,32 @@ async function main(): Promise<number> {
     const started = Date.now();
     let phase = "";
     const onProgress = (p: string, done: number, total: number) => {
-      if (values.verbose && p !== phase) console.error(`build: ${((Date.now() - started) / 1000).toFixed(1)} s: ${(phase = p)}`);
+      if (values.verbose && p !== phase)
+        console.error(`build: ${((Date.now() - started) / 1000).toFixed(1)} s: ${(phase = p)}`);
       progress.update(p, done, total);
     };
     try {
-      const result = await buildSnapshot({ catalogDir: values.catalog!, dataDir: config.dataDir, baseUrl: config.baseUrl, keep, force: values.force ?? false, onProgress });
+      const result = await buildSnapshot({
+        catalogDir: values.catalog!,
+        dataDir: config.dataDir,
+        baseUrl: config.baseUrl,
+        keep,
+        force: values.force ?? false,
+        onProgress,
+      });
       progress.done();
-      if (values.verbose) for (const w of result.warnings.warnings) console.error(`warning: ${w.file}:${w.line}: ${w.field}: ${w.message}`);
+      if (values.verbose)
+        for (const w of result.warnings.warnings)
+          console.error(`warning: ${w.file}:${w.line}: ${w.field}: ${w.message}`);
       console.log(summarize(result));
       return 0;
     } catch (err) {
       progress.done();
       if (err instanceof CatalogError) {
         console.error(err.report());
-        console.error("build failed: the catalog has errors; nothing was written and the published snapshot is unchanged");
+        console.error(
+          "build failed: the catalog has errors; nothing was written and the published snapshot is unchanged",
+        );
         return 1;
       }
       if (err instanceof BuildLockedError) {

@@ -2,7 +2,16 @@
 import { parseArgs } from "node:util";
 import { parseConfig } from "../config.ts";
 import type { KeyRecord, Limits } from "../keys/keys-file.ts";
-import { createKey, graceUntil, KeyInputError, KeysFileError, loadKeysFile, revokeKey, rotateKey, setKeyLimits } from "../keys/keys-file.ts";
+import {
+  createKey,
+  graceUntil,
+  KeyInputError,
+  KeysFileError,
+  loadKeysFile,
+  revokeKey,
+  rotateKey,
+  setKeyLimits,
+} from "../keys/keys-file.ts";
 import { KeysLockedError } from "../keys/keys-lock.ts";
 
 const USAGE =
@@ -18,7 +27,8 @@ class UsageError extends Error {}
 /** `30s`, `15m`, `24h`, `7d` or `0` (the old key is refused at once), in ms. */
 function parseGrace(text: string): number {
   const m = /^(0|[1-9][0-9]{0,5})(s|m|h|d)?$/.exec(text);
-  if (!m || (m[1] !== "0" && !m[2])) throw new UsageError(`--grace: "${text}" is not a duration like 30m, 24h or 7d (or 0)`);
+  if (!m || (m[1] !== "0" && !m[2]))
+    throw new UsageError(`--grace: "${text}" is not a duration like 30m, 24h or 7d (or 0)`);
   const ms = Number(m[1]) * UNIT_MS[(m[2] ?? "s") as keyof typeof UNIT_MS];
   if (ms > MAX_GRACE_MS) throw new UsageError(`--grace: "${text}" is longer than 365 days`);
   return ms;
@@ -27,14 +37,16 @@ function parseGrace(text: string): number {
 function parseRate(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const rate = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?$/i.test(text) ? Number(text) : NaN;
-  if (!(Number.isFinite(rate) && rate > 0)) throw new UsageError(`--rate: "${text}" is not a positive number of requests a second`);
+  if (!(Number.isFinite(rate) && rate > 0))
+    throw new UsageError(`--rate: "${text}" is not a positive number of requests a second`);
   return rate;
 }
 
 function parseBurst(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const burst = /^[0-9]+$/.test(text) ? Number(text) : NaN;
-  if (!(Number.isSafeInteger(burst) && burst >= 1)) throw new UsageError(`--burst: "${text}" is not a whole number of at least 1`);
+  if (!(Number.isSafeInteger(burst) && burst >= 1))
+    throw new UsageError(`--burst: "${text}" is not a whole number of at least 1`);
   return burst;
 }
 
@@ -47,7 +59,11 @@ function limitsText(k: KeyRecord): string {
 function statusText(k: KeyRecord, nowMs: number): string {
   if (k.revoked) return `revoked ${k.revoked}`;
   const grace = graceUntil(k, nowMs);
-  return grace ? `active, rotated ${k.rotated}, old key valid until ${grace} (grace period)` : k.rotated ? `active, rotated ${k.rotated}` : "active";
+  return grace
+    ? `active, rotated ${k.rotated}, old key valid until ${grace} (grace period)`
+    : k.rotated
+      ? `active, rotated ${k.rotated}`
+      : "active";
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -58,20 +74,32 @@ async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { rate: { type: "string" }, burst: { type: "string" }, grace: { type: "string" }, default: { type: "boolean" } },
+      options: {
+        rate: { type: "string" },
+        burst: { type: "string" },
+        grace: { type: "string" },
+        default: { type: "boolean" },
+      },
     });
   } catch (err) {
     throw new UsageError(`${(err as Error).message.split(/\.(?:\s|$)/)[0]}; ${USAGE}`);
   }
   const { values, positionals } = parsed;
   const [command, name, ...rest] = positionals;
-  const allowed: Record<string, readonly string[]> = { create: ["rate", "burst"], set: ["rate", "burst", "default"], rotate: ["grace"], revoke: [], list: [] };
+  const allowed: Record<string, readonly string[]> = {
+    create: ["rate", "burst"],
+    set: ["rate", "burst", "default"],
+    rotate: ["grace"],
+    revoke: [],
+    list: [],
+  };
   const flags = allowed[command ?? ""];
   if (!flags) throw new UsageError(command ? `unknown command "${command}"; ${USAGE}` : USAGE);
   const stray = Object.keys(values).find((f) => !flags.includes(f));
   if (stray) throw new UsageError(`${command} takes no --${stray}; ${USAGE}`);
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"; ${USAGE}`);
-  if ((command === "list") !== (name === undefined)) throw new UsageError(command === "list" ? `list takes no name; ${USAGE}` : `${command} needs a key name; ${USAGE}`);
+  if ((command === "list") !== (name === undefined))
+    throw new UsageError(command === "list" ? `list takes no name; ${USAGE}` : `${command} needs a key name; ${USAGE}`);
   const limits: Limits = {};
   const rate = parseRate(values.rate);
   const burst = parseBurst(values.burst);
@@ -86,8 +114,10 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "set": {
-      if (values.default && (rate !== undefined || burst !== undefined)) throw new UsageError("set: --default cannot be combined with --rate or --burst");
-      if (!values.default && rate === undefined && burst === undefined) throw new UsageError(`set needs --rate, --burst or --default; ${USAGE}`);
+      if (values.default && (rate !== undefined || burst !== undefined))
+        throw new UsageError("set: --default cannot be combined with --rate or --burst");
+      if (!values.default && rate === undefined && burst === undefined)
+        throw new UsageError(`set needs --rate, --burst or --default; ${USAGE}`);
       const record = await setKeyLimits(file, name!, values.default ? "default" : limits);
       console.error(`key "${name}": ${limitsText(record)}; running servers apply it within seconds`);
       return 0;
@@ -97,7 +127,9 @@ async function main(argv: string[]): Promise<number> {
       const now = new Date();
       process.stdout.write((await rotateKey(file, name!, grace, now)) + "\n");
       const until = new Date(now.getTime() + grace).toISOString();
-      console.error(`rotated key "${name}"; the new key is shown only now; ${grace > 0 ? `the old one works until ${until}` : "the old one is refused once servers reload (within seconds)"}`);
+      console.error(
+        `rotated key "${name}"; the new key is shown only now; ${grace > 0 ? `the old one works until ${until}` : "the old one is refused once servers reload (within seconds)"}`,
+      );
       return 0;
     }
     case "revoke":
@@ -108,7 +140,8 @@ async function main(argv: string[]): Promise<number> {
       const { keys } = await loadKeysFile(file);
       if (keys.length === 0) console.error(`no keys in ${file}`);
       const now = Date.now();
-      for (const k of keys) process.stdout.write(`${k.name}\t${limitsText(k)}\tcreated ${k.created}\t${statusText(k, now)}\n`);
+      for (const k of keys)
+        process.stdout.write(`${k.name}\t${limitsText(k)}\tcreated ${k.created}\t${statusText(k, now)}\n`);
       return 0;
     }
   }
@@ -118,7 +151,9 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const input = err instanceof UsageError || err instanceof KeyInputError;
-    console.error(input || err instanceof KeysFileError || err instanceof KeysLockedError ? `keys: ${err.message}` : err);
+    console.error(
+      input || err instanceof KeysFileError || err instanceof KeysLockedError ? `keys: ${err.message}` : err,
+    );
     process.exit(input ? 2 : 1);
   },
 );

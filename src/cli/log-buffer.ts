@@ -21,7 +21,10 @@ export interface LogBuffer {
  * is bounded: a full buffer is written at once, and what `out` cannot take yet stays with `out` (its own
  * backpressure) rather than here.
  */
-export function createLogBuffer(out: NodeJS.WritableStream, options: { maxBytes?: number; flushMs?: number } = {}): LogBuffer {
+export function createLogBuffer(
+  out: NodeJS.WritableStream,
+  options: { maxBytes?: number; flushMs?: number } = {},
+): LogBuffer {
   const maxBytes = options.maxBytes ?? DEFAULT_LOG_BUFFER_BYTES;
   let lines: string[] = [];
   let bytes = 0;

@@ -23,7 +23,9 @@ export function createProgress(stream: NodeJS.WriteStream | WriteStream): Progre
       const width = 30;
       const filled = total > 0 ? Math.round((done / total) * width) : 0;
       const rate = done / Math.max(0.001, (now - phaseStart) / 1000);
-      stream.write(`\r${phase.padEnd(8)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${Math.round(rate)}/s   `);
+      stream.write(
+        `\r${phase.padEnd(8)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${Math.round(rate)}/s   `,
+      );
       drawn = true;
     },
     done() {

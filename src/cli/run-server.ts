@@ -18,7 +18,9 @@ export function logError(entry: ErrorLog): void {
 
 export async function runServer(config: Config): Promise<RunningServer> {
   // An exception nothing caught is logged with its stack before node ends the process as it would anyway.
-  process.on("uncaughtExceptionMonitor", (err, origin) => logError({ time: new Date().toISOString(), level: "error", event: origin, error: describeError(err) }));
+  process.on("uncaughtExceptionMonitor", (err, origin) =>
+    logError({ time: new Date().toISOString(), level: "error", event: origin, error: describeError(err) }),
+  );
   const logs = config.logRequests ? createLogBuffer(process.stdout) : null;
   const handler = await createHandler({
     dataDir: config.dataDir,
@@ -34,17 +36,25 @@ export async function runServer(config: Config): Promise<RunningServer> {
   });
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {
     onReload: (id) => console.error(`serve: now serving snapshot ${id}`),
-    onError: (err) => logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),
+    onError: (err) =>
+      logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),
   });
   const tls = config.tls ? await loadTlsPair(config.tls) : null;
   const running = await startServer(handler, config.host, config.port, tls ? { tls } : {});
-  const certificate = (c: CertificateInfo) => `${c.subject.replace(/\n/g, ", ")}, serial ${c.serialNumber}, valid to ${c.validTo}`;
+  const certificate = (c: CertificateInfo) =>
+    `${c.subject.replace(/\n/g, ", ")}, serial ${c.serialNumber}, valid to ${c.validTo}`;
   if (tls) console.error(`serve: TLS certificate ${certificate(describeCertificate(tls))}`);
   const tlsWatcher =
     config.tls && tls && "setSecureContext" in running.server
       ? createTlsWatcher(config.tls, tls, running.server, {
           onReload: (c) => console.error(`serve: now using TLS certificate ${certificate(c)}`),
-          onError: (err) => logError({ time: new Date().toISOString(), level: "error", event: "tls_reload_failed", error: describeError(err) }),
+          onError: (err) =>
+            logError({
+              time: new Date().toISOString(),
+              level: "error",
+              event: "tls_reload_failed",
+              error: describeError(err),
+            }),
         })
       : null;
   handler.metrics?.watch(running.server);

@@ -1,6 +1,11 @@
 // CLI: writes the deterministic sample catalog. `tsx src/cli/sample.ts --out DIR [--seed N] [--products N] [--now ISO]`
 import { parseArgs } from "node:util";
-import { DEFAULT_SAMPLE_PRODUCTS, DEFAULT_SAMPLE_SEED, MAX_SAMPLE_PRODUCTS, writeSampleCatalog } from "../catalog/sample/index.ts";
+import {
+  DEFAULT_SAMPLE_PRODUCTS,
+  DEFAULT_SAMPLE_SEED,
+  MAX_SAMPLE_PRODUCTS,
+  writeSampleCatalog,
+} from "../catalog/sample/index.ts";
 
 const USAGE = `usage: tsx src/cli/sample.ts --out DIR [--seed N] [--products N] [--now ISO]
 
@@ -61,7 +66,8 @@ function parseNow(text: string | undefined): Date {
   if (text === undefined) return new Date();
   const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text);
   const date = new Date(text);
-  if (!ok || Number.isNaN(date.getTime())) throw new UsageError(`--now must be an RFC 3339 timestamp like 2026-11-22T17:00:00Z, not "${text}"`);
+  if (!ok || Number.isNaN(date.getTime()))
+    throw new UsageError(`--now must be an RFC 3339 timestamp like 2026-11-22T17:00:00Z, not "${text}"`);
   return date;
 }
 

@@ -25,7 +25,8 @@ async function sampleNeeded(config: Config, now: number): Promise<string | null>
   }
   if (manifest.source !== "sample") return null; // an operator's own catalog: never replaced by the sample
   if (manifest.base_url !== config.baseUrl) return `its links point at ${manifest.base_url}, not ${config.baseUrl}`;
-  if (manifest.live_until !== null && manifest.live_until * 1000 < now + SAMPLE_MIN_LIFE_MS) return "its sales have run out";
+  if (manifest.live_until !== null && manifest.live_until * 1000 < now + SAMPLE_MIN_LIFE_MS)
+    return "its sales have run out";
   return null;
 }
 
@@ -38,7 +39,13 @@ async function main(): Promise<void> {
     const catalogDir = join(config.dataDir, "sample-catalog");
     await rm(catalogDir, { recursive: true, force: true });
     await writeSampleCatalog(catalogDir, { now: new Date(now) });
-    const result = await buildSnapshot({ catalogDir, dataDir: config.dataDir, baseUrl: config.baseUrl, source: "sample", force: true });
+    const result = await buildSnapshot({
+      catalogDir,
+      dataDir: config.dataDir,
+      baseUrl: config.baseUrl,
+      source: "sample",
+      force: true,
+    });
     console.error(summarize(result));
   }
 
@@ -49,11 +56,15 @@ async function main(): Promise<void> {
     key = await createKey(config.keysFile, "demo");
     console.log(`start: created API key "demo": ${key}`);
   } else {
-    console.error(`start: ${live.length} API key(s) in ${config.keysFile} (only hashes are stored; make another with: npm run keys -- create <name>)`);
+    console.error(
+      `start: ${live.length} API key(s) in ${config.keysFile} (only hashes are stored; make another with: npm run keys -- create <name>)`,
+    );
   }
   const { port } = await runServer({ ...config });
   const base = config.baseUrl.replace(`:${config.port}`, `:${port}`);
-  console.log(`start: serving on ${config.tls ? "https" : "http"}://${config.host}:${port}; try:\n  curl '${base}/v1/sales/active.json?apikey=${key}'`);
+  console.log(
+    `start: serving on ${config.tls ? "https" : "http"}://${config.host}:${port}; try:\n  curl '${base}/v1/sales/active.json?apikey=${key}'`,
+  );
 }
 
 main().catch((err: unknown) => {

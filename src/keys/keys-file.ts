@@ -18,7 +18,12 @@ export const PreviousKeySchema = z.strictObject({ hash: HASH, until: z.iso.datet
 export type PreviousKey = z.infer<typeof PreviousKeySchema>;
 
 export const KeyRecordSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, _ . - (starting with a letter or digit)"),
+  name: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
+      "must be 1-64 letters, digits, _ . - (starting with a letter or digit)",
+    ),
   /** `sha256:<hex>` of the key. Keys are 190 random bits, so a fast hash is enough: there is nothing to brute-force. */
   hash: HASH,
   created: z.string(),
@@ -87,7 +92,9 @@ export async function loadKeysFile(path: string): Promise<KeysFile> {
   }
   const format = (value as { format?: unknown } | null)?.format;
   if (typeof format === "number" && !READS.includes(format)) {
-    throw new KeysFileError(`${path}: keys file format ${format} is not one this code reads (${READS.join(", ")})${format > KEYS_FORMAT ? ": it was written by newer code" : ""}`);
+    throw new KeysFileError(
+      `${path}: keys file format ${format} is not one this code reads (${READS.join(", ")})${format > KEYS_FORMAT ? ": it was written by newer code" : ""}`,
+    );
   }
   const parsed = KeysFileSchema.safeParse(value);
   if (!parsed.success) {
@@ -153,9 +160,12 @@ function find(file: KeysFile, name: string, live: boolean): KeyRecord {
 }
 
 function checkLimits(limits: Limits, ownRate: boolean): void {
-  if (limits.rate !== undefined && !(Number.isFinite(limits.rate) && limits.rate > 0)) throw new KeyInputError(`rate must be a positive number of requests a second, not ${limits.rate}`);
-  if (limits.burst !== undefined && !(Number.isSafeInteger(limits.burst) && limits.burst >= 1)) throw new KeyInputError(`burst must be a whole number of at least 1, not ${limits.burst}`);
-  if (limits.burst !== undefined && !ownRate) throw new KeyInputError("a burst needs a rate of the key's own: give the rate too");
+  if (limits.rate !== undefined && !(Number.isFinite(limits.rate) && limits.rate > 0))
+    throw new KeyInputError(`rate must be a positive number of requests a second, not ${limits.rate}`);
+  if (limits.burst !== undefined && !(Number.isSafeInteger(limits.burst) && limits.burst >= 1))
+    throw new KeyInputError(`burst must be a whole number of at least 1, not ${limits.burst}`);
+  if (limits.burst !== undefined && !ownRate)
+    throw new KeyInputError("a burst needs a rate of the key's own: give the rate too");
 }
 
 /** Adds a key named `name` and returns the key (the only time it is ever seen). */
@@ -172,7 +182,12 @@ export async function createKey(path: string, name: string, now = new Date(), li
 }
 
 /** Sets the rate and/or burst of the key named `name` ("default": the server's defaults again). */
-export async function setKeyLimits(path: string, name: string, limits: Limits | "default", now = new Date()): Promise<KeyRecord> {
+export async function setKeyLimits(
+  path: string,
+  name: string,
+  limits: Limits | "default",
+  now = new Date(),
+): Promise<KeyRecord> {
   return updateKeysFile(path, now, (file) => {
     const record = find(file, name, true);
     if (limits === "default") {
@@ -193,7 +208,8 @@ export async function setKeyLimits(path: string, name: string, limits: Limits | 
  */
 export async function rotateKey(path: string, name: string, graceMs: number, now = new Date()): Promise<string> {
   const until = new Date(now.getTime() + graceMs);
-  if (!(graceMs >= 0) || Number.isNaN(until.getTime())) throw new KeyInputError(`grace period out of range: ${graceMs} ms`);
+  if (!(graceMs >= 0) || Number.isNaN(until.getTime()))
+    throw new KeyInputError(`grace period out of range: ${graceMs} ms`);
   const key = generateKey();
   await updateKeysFile(path, now, (file) => {
     const record = find(file, name, true);

@@ -6,7 +6,9 @@ export const DEFAULT_LOCK_WAIT = 30_000;
 
 export class KeysLockedError extends Error {
   constructor(lockPath: string, pid: number, waitMs: number) {
-    super(`${lockPath}: held by process ${pid} for more than ${waitMs / 1000} s; if that process is not a keys command, remove the lock file`);
+    super(
+      `${lockPath}: held by process ${pid} for more than ${waitMs / 1000} s; if that process is not a keys command, remove the lock file`,
+    );
     this.name = "KeysLockedError";
   }
 }

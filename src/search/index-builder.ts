@@ -51,7 +51,8 @@ function countTerms(text: string): Map<string, number> {
 }
 
 function checkDoc(doc: SearchDoc, previousId: number): void {
-  if (!Number.isSafeInteger(doc.id) || doc.id <= 0) throw new RangeError(`search doc id must be a positive integer below 2^53: ${doc.id}`);
+  if (!Number.isSafeInteger(doc.id) || doc.id <= 0)
+    throw new RangeError(`search doc id must be a positive integer below 2^53: ${doc.id}`);
   if (doc.id === previousId) throw new RangeError(`duplicate search doc id ${doc.id}`);
   for (const w of doc.windows) {
     if (!Number.isFinite(w.from) || (w.to !== null && !Number.isFinite(w.to))) {
@@ -61,7 +62,11 @@ function checkDoc(doc: SearchDoc, previousId: number): void {
 }
 
 /** Inverts the text of docs (sorted by ID) into per-term postings with per-field term frequencies. */
-function invertText(docs: readonly SearchDoc[], nameLengths: Uint32Array, descriptionLengths: Uint32Array): TextPostingTable {
+function invertText(
+  docs: readonly SearchDoc[],
+  nameLengths: Uint32Array,
+  descriptionLengths: Uint32Array,
+): TextPostingTable {
   const termIds = new Map<string, number>();
   const terms: string[] = [];
   // One log of (term, doc, tfs), in doc order; a counting sort by term then yields sorted postings.
@@ -123,7 +128,9 @@ function groupWindows(docs: readonly SearchDoc[]): WindowTable {
       else if (group.docs[group.docs.length - 1] !== d) group.docs.push(d);
     }
   });
-  const groups = [...byKey.values()].sort((a, b) => a.from - b.from || a.to - b.to || (a.store < b.store ? -1 : a.store > b.store ? 1 : 0));
+  const groups = [...byKey.values()].sort(
+    (a, b) => a.from - b.from || a.to - b.to || (a.store < b.store ? -1 : a.store > b.store ? 1 : 0),
+  );
   const storeNames = [...new Set(groups.map((g) => g.store))].sort();
   const offsets = new Uint32Array(groups.length + 1);
   groups.forEach((g, i) => (offsets[i + 1] = offsets[i]! + g.docs.length));

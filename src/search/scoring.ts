@@ -19,7 +19,8 @@ export function scorePostings(data: SearchIndexData): Float32Array {
   const descriptionNorm = new Float64Array(n);
   for (let d = 0; d < n; d++) {
     nameNorm[d] = p.nameWeight / (1 - p.nameB + (p.nameB * data.nameLengths[d]!) / avgName);
-    descriptionNorm[d] = p.descriptionWeight / (1 - p.descriptionB + (p.descriptionB * data.descriptionLengths[d]!) / avgDescription);
+    descriptionNorm[d] =
+      p.descriptionWeight / (1 - p.descriptionB + (p.descriptionB * data.descriptionLengths[d]!) / avgDescription);
   }
   const scores = new Float32Array(text.docs.length);
   for (let t = 0; t + 1 < text.offsets.length; t++) {

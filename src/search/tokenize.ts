@@ -3,9 +3,39 @@ import { stem } from "./stem.ts";
 
 /** Lucene's English stop set: words too common to help, dropped from documents and queries alike. */
 export const STOP_WORDS: ReadonlySet<string> = new Set([
-  "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
-  "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
-  "will", "with",
+  "a",
+  "an",
+  "and",
+  "are",
+  "as",
+  "at",
+  "be",
+  "but",
+  "by",
+  "for",
+  "if",
+  "in",
+  "into",
+  "is",
+  "it",
+  "no",
+  "not",
+  "of",
+  "on",
+  "or",
+  "such",
+  "that",
+  "the",
+  "their",
+  "then",
+  "there",
+  "these",
+  "they",
+  "this",
+  "to",
+  "was",
+  "will",
+  "with",
 ]);
 
 /** Longest term kept, in UTF-16 code units; longer words are cut (the same way on both sides). */
@@ -13,8 +43,19 @@ export const MAX_TERM_LENGTH = 64;
 
 /** Letters that case folding and NFKD leave alone but a shopper types in their plain form. */
 const EXTRA_FOLDS: Readonly<Record<string, string>> = {
-  "ß": "ss", "ẞ": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "ł": "l", "ı": "i", "þ": "th",
-  "ħ": "h", "ŧ": "t", "ŀ": "l",
+  ß: "ss",
+  ẞ: "ss",
+  æ: "ae",
+  œ: "oe",
+  ø: "o",
+  đ: "d",
+  ð: "d",
+  ł: "l",
+  ı: "i",
+  þ: "th",
+  ħ: "h",
+  ŧ: "t",
+  ŀ: "l",
 };
 const EXTRA_FOLD_RE = new RegExp(`[${Object.keys(EXTRA_FOLDS).join("")}]`, "g");
 

@@ -54,7 +54,10 @@ export class TopK {
       let child = 2 * i + 1;
       if (child >= n) break;
       const right = child + 1;
-      if (right < n && (scores[right]! < scores[child]! || (scores[right] === scores[child] && docs[right]! > docs[child]!))) {
+      if (
+        right < n &&
+        (scores[right]! < scores[child]! || (scores[right] === scores[child] && docs[right]! > docs[child]!))
+      ) {
         child = right;
       }
       const cs = scores[child]!;

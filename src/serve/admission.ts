@@ -98,7 +98,11 @@ export function createAdmission(options: AdmissionOptions) {
   const limitOf = (record: KeyRecord | undefined): Limit => {
     if (!record?.rate) return keyLimit;
     let limit = ownLimits.get(record);
-    if (!limit) ownLimits.set(record, (limit = { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) }));
+    if (!limit)
+      ownLimits.set(
+        record,
+        (limit = { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) }),
+      );
     return limit;
   };
 
@@ -128,16 +132,32 @@ export function createAdmission(options: AdmissionOptions) {
     if (failureBuckets.size === 0) return;
     const wait = failureBuckets.waitFor(clientAddress(req), authFailureLimit, nowMs);
     if (wait > 0 && hasKey) {
-      throw rejection(`locked ${wait}`, () => new ApiError(401, "api_key_invalid", "too many failed API-key attempts from this address; the key was not checked", { "Retry-After": String(wait) }, "address_locked_out"));
+      throw rejection(
+        `locked ${wait}`,
+        () =>
+          new ApiError(
+            401,
+            "api_key_invalid",
+            "too many failed API-key attempts from this address; the key was not checked",
+            { "Retry-After": String(wait) },
+            "address_locked_out",
+          ),
+      );
     }
   };
 
-  const authenticate = (keys: KeyRing, req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential => {
+  const authenticate = (
+    keys: KeyRing,
+    req: IncomingMessage,
+    query: Map<string, string[]>,
+    nowMs: number,
+  ): Credential => {
     try {
       const { name, until } = keys.authenticate(query, nowMs);
       return { name, limit: limitOf(keys.record(name)), until };
     } catch (err) {
-      if (err instanceof ApiError && err.code === "api_key_invalid") failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
+      if (err instanceof ApiError && err.code === "api_key_invalid")
+        failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
       throw err;
     }
   };
@@ -146,7 +166,16 @@ export function createAdmission(options: AdmissionOptions) {
     const take = keyBuckets.take(name, limit, nowMs);
     pushRateLimitHeaders(headers, limit, take);
     if (!take.ok) {
-      throw rejection(`429 ${limit.rate} ${limit.burst} ${take.retryAfter}`, () => new ApiError(429, "rate_limited", `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`, { "Retry-After": String(take.retryAfter) }));
+      throw rejection(
+        `429 ${limit.rate} ${limit.burst} ${take.retryAfter}`,
+        () =>
+          new ApiError(
+            429,
+            "rate_limited",
+            `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`,
+            { "Retry-After": String(take.retryAfter) },
+          ),
+      );
     }
   };
 
@@ -198,7 +227,17 @@ export function createAdmission(options: AdmissionOptions) {
             missing = err;
           }
         }
-        const admitted: Admitted = { path, route: info.route, query, credential, affid, callback, states, search, missing };
+        const admitted: Admitted = {
+          path,
+          route: info.route,
+          query,
+          credential,
+          affid,
+          callback,
+          states,
+          search,
+          missing,
+        };
         if (url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);

@@ -51,7 +51,11 @@ export function own(bytes: Buffer): Buffer {
 }
 
 /** `open`, the parts' bytes separated by commas, `close`; with the parts' page-link offsets moved to where they land. */
-export function joinBodies(open: Buffer, parts: readonly LoadedBlob[], close: Buffer): { identity: Buffer; links: number[] } {
+export function joinBodies(
+  open: Buffer,
+  parts: readonly LoadedBlob[],
+  close: Buffer,
+): { identity: Buffer; links: number[] } {
   let size = open.length + close.length + Math.max(0, parts.length - 1);
   for (const part of parts) size += part.identity.length;
   const identity = Buffer.allocUnsafe(size);
@@ -86,7 +90,11 @@ export function registerComposite(blob: LoadedBlob, open: Piece, parts: readonly
  * The gzip of `body`, with `between` at each of its page links and inside `wrap` (a JSONP call) if given, assembled
  * from precompressed pieces: a few buffer copies and CRC combinations, whatever the size of the body.
  */
-export function assembleGzip(body: LoadedBlob, between: Piece | null = null, wrap: readonly [Piece, Piece] | null = null): Buffer {
+export function assembleGzip(
+  body: LoadedBlob,
+  between: Piece | null = null,
+  wrap: readonly [Piece, Piece] | null = null,
+): Buffer {
   const gzip = new GzipJoin();
   if (wrap) gzip.add(wrap[0]);
   const composite = composites.get(body);
@@ -128,13 +136,22 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS): Compressor {
       busy++;
       started.add(blob);
       const quality = identity.length > 1 << 20 ? 5 : identity.length > 32 * 1024 ? 7 : 5;
-      zlib.brotliCompress(identity, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }, (err, out) => {
-        busy--;
-        if (err || out.length >= identity.length * 0.9) return;
-        const br = own(out);
-        blob.br = br;
-        done?.(br);
-      });
+      zlib.brotliCompress(
+        identity,
+        {
+          params: {
+            [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
+            [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length,
+          },
+        },
+        (err, out) => {
+          busy--;
+          if (err || out.length >= identity.length * 0.9) return;
+          const br = own(out);
+          blob.br = br;
+          done?.(br);
+        },
+      );
     },
   };
 }
@@ -146,7 +163,15 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS): Compressor {
 export function composeList(parts: readonly LoadedBlob[], compressor: Compressor): LoadedBlob {
   const { identity, links } = joinBodies(LIST_OPEN, parts, LIST_CLOSE);
   // The fields in the order the snapshot loader creates blobs in: one hidden class for every body the responder sees.
-  const blob: LoadedBlob = { hash: shortHash(parts.map((p) => p.hash)), identity, gzip: null, br: null, links, gzipPieces: [], etags: null };
+  const blob: LoadedBlob = {
+    hash: shortHash(parts.map((p) => p.hash)),
+    identity,
+    gzip: null,
+    br: null,
+    links,
+    gzipPieces: [],
+    etags: null,
+  };
   registerComposite(blob, LIST_OPEN_PIECE, parts, LIST_CLOSE);
   if (identity.length >= MIN_COMPRESS_SIZE) blob.gzip = assembleGzip(blob);
   compressor.brotliLater(blob);
@@ -189,7 +214,9 @@ export class Variant implements LoadedBlob {
   get identity(): Buffer {
     if (this.#identity) return this.#identity;
     const spliced = this.#insert ? splice(this.#body.identity, this.#body.links, this.#insert) : this.#body.identity;
-    const bytes = this.#callback ? Buffer.concat([Buffer.from(`/**/${this.#callback}(`), spliced, JSONP_CLOSE]) : spliced;
+    const bytes = this.#callback
+      ? Buffer.concat([Buffer.from(`/**/${this.#callback}(`), spliced, JSONP_CLOSE])
+      : spliced;
     // Without a callback or links the body's own bytes are sent: nothing new is held.
     this.#identity = bytes === this.#body.identity ? bytes : this.#grown(bytes);
     return bytes;

@@ -72,7 +72,12 @@ function slicedPieces({ identity, links, gzip, gzipPieces }: LoadedBlob): Piece[
     const size = i < links.length ? gzipPieces[i]! : data.length - at;
     if (size < 0 || at + size > data.length || to < from) return null; // sizes that do not add up: a damaged entry
     const bytes = identity.subarray(from, to);
-    pieces.push({ deflate: data.subarray(at, at + size), crc: zlib.crc32(bytes) >>> 0, length: bytes.length, shift: crc32Shift(bytes.length) });
+    pieces.push({
+      deflate: data.subarray(at, at + size),
+      crc: zlib.crc32(bytes) >>> 0,
+      length: bytes.length,
+      shift: crc32Shift(bytes.length),
+    });
     from = to;
     at += size;
   }

@@ -119,7 +119,11 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
   const metrics = options.metricsToken
-    ? createMetrics({ snapshot: () => (state.snapshot ? { id: state.snapshot.id, builtAtMs: Date.parse(state.snapshot.manifest.built_at) } : null), now: clock })
+    ? createMetrics({
+        snapshot: () =>
+          state.snapshot ? { id: state.snapshot.id, builtAtMs: Date.parse(state.snapshot.manifest.built_at) } : null,
+        now: clock,
+      })
     : null;
   const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;
 
@@ -137,11 +141,19 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   /** GET /metrics: the exposition to the holder of the token (answered after it is rendered). */
   const sendMetrics = (req: IncomingMessage, res: ServerResponse): void => {
     if (!metrics || !metricsAuth) throw notFound();
-    if (!metricsAuth(req.headers.authorization)) throw new ApiError(401, "unauthorized", "metrics need Authorization: Bearer <the metrics token>", { "WWW-Authenticate": 'Bearer realm="metrics"' });
+    if (!metricsAuth(req.headers.authorization))
+      throw new ApiError(401, "unauthorized", "metrics need Authorization: Bearer <the metrics token>", {
+        "WWW-Authenticate": 'Bearer realm="metrics"',
+      });
     void metrics.render().then(
       ({ contentType, body }) => sendText(req, res, 200, contentType, body),
       (err: unknown) => {
-        options.onError?.({ time: new Date().toISOString(), level: "error", event: "metrics_failed", error: describeError(err) });
+        options.onError?.({
+          time: new Date().toISOString(),
+          level: "error",
+          event: "metrics_failed",
+          error: describeError(err),
+        });
         sendProblem(req, res, toApiError(err), [], null);
       },
     );
@@ -167,18 +179,49 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         return;
       }
       const { body, changesAt, gzip, perRequest } = find(s, a, Math.floor(nowMs / 1000));
-      const ttl = changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
-      result = sendRepresentation(req, res, variants.represent({ body, changesAt, gzip, perRequest }, a.affid, a.callback), { ttl, headers });
+      const ttl =
+        changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
+      result = sendRepresentation(
+        req,
+        res,
+        variants.represent({ body, changesAt, gzip, perRequest }, a.affid, a.callback),
+        { ttl, headers },
+      );
     } catch (err) {
       const error = toApiError(err);
-      if (metrics && (error.status === 401 || error.status === 429)) metrics.rejection(error.status === 429 ? "rate_limited" : error.reason === "address_locked_out" ? "address_locked_out" : error.code === "api_key_missing" ? "api_key_missing" : "api_key_invalid");
-      if (error.status >= 500 && !(err instanceof ApiError)) options.onError?.({ time: new Date().toISOString(), level: "error", event: "request_failed", method: req.method ?? "", path: redactPath(info.path || pathOf(req.url)), error: describeError(err) });
+      if (metrics && (error.status === 401 || error.status === 429))
+        metrics.rejection(
+          error.status === 429
+            ? "rate_limited"
+            : error.reason === "address_locked_out"
+              ? "address_locked_out"
+              : error.code === "api_key_missing"
+                ? "api_key_missing"
+                : "api_key_invalid",
+        );
+      if (error.status >= 500 && !(err instanceof ApiError))
+        options.onError?.({
+          time: new Date().toISOString(),
+          level: "error",
+          event: "request_failed",
+          method: req.method ?? "",
+          path: redactPath(info.path || pathOf(req.url)),
+          error: describeError(err),
+        });
       result = sendProblem(req, res, error, headers, jsonpOf(info.query));
     } finally {
       if (metrics) metrics.request(info.route, result![0], result![1], (performance.now() - started) / 1000);
       if (options.log) {
         const ms = Math.round((performance.now() - started) * 1000) / 1000;
-        options.log({ time: new Date().toISOString(), method: req.method ?? "", path: redactPath(info.path), status: result![0], bytes: result![1], ms, ...(info.key ? { key: info.key } : {}) });
+        options.log({
+          time: new Date().toISOString(),
+          method: req.method ?? "",
+          path: redactPath(info.path),
+          status: result![0],
+          bytes: result![1],
+          ms,
+          ...(info.key ? { key: info.key } : {}),
+        });
       }
     }
   }) as Handler;
@@ -187,7 +230,12 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     if (!state.snapshot) throw new SnapshotError("no snapshot is loaded");
     return state.snapshot;
   };
-  handler.stats = () => ({ variantBytes: variants.cache.bytes, variants: variants.cache.size, admittedTargets: state.gate.remembered, compressing: compressor.busy });
+  handler.stats = () => ({
+    variantBytes: variants.cache.bytes,
+    variants: variants.cache.size,
+    admittedTargets: state.gate.remembered,
+    compressing: compressor.busy,
+  });
   (handler as { metrics: Metrics | null }).metrics = metrics;
   handler.reload = async () => {
     try {
@@ -220,7 +268,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
 /** The method and the Host lines, checked before anything is parsed. */
 function checkRequest(req: IncomingMessage): void {
   const method = req.method ?? "GET";
-  if (method !== "GET" && method !== "HEAD") throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
+  if (method !== "GET" && method !== "HEAD")
+    throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
   // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
   if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
 }
@@ -252,7 +301,14 @@ function hostLines(raw: readonly string[]): number {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     // Compared letter by letter (ASCII case folded with | 0x20) rather than lowercased into a new string.
-    if (name.length === 4 && (name.charCodeAt(0) | 0x20) === 0x68 && (name.charCodeAt(1) | 0x20) === 0x6f && (name.charCodeAt(2) | 0x20) === 0x73 && (name.charCodeAt(3) | 0x20) === 0x74) n++;
+    if (
+      name.length === 4 &&
+      (name.charCodeAt(0) | 0x20) === 0x68 &&
+      (name.charCodeAt(1) | 0x20) === 0x6f &&
+      (name.charCodeAt(2) | 0x20) === 0x73 &&
+      (name.charCodeAt(3) | 0x20) === 0x74
+    )
+      n++;
   }
   return n;
 }
@@ -266,5 +322,10 @@ export function redactPath(path: string): string {
 function health(snapshot: LoadedSnapshot | null, nowMs: number) {
   if (!snapshot) return { status: "unavailable", detail: "no snapshot is loaded yet" };
   const builtAt = Date.parse(snapshot.manifest.built_at);
-  return { status: "ok", snapshot: snapshot.id, built_at: snapshot.manifest.built_at, age_seconds: Math.max(0, Math.floor((nowMs - builtAt) / 1000)) };
+  return {
+    status: "ok",
+    snapshot: snapshot.id,
+    built_at: snapshot.manifest.built_at,
+    age_seconds: Math.max(0, Math.floor((nowMs - builtAt) / 1000)),
+  };
 }

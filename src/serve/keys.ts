@@ -29,7 +29,11 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
     for (const p of r.previous ?? []) byHash.set(p.hash, { name: r.name, until: Date.parse(p.until) });
     byName.set(r.name, r);
   }
-  const expired = new ApiError(401, "api_key_invalid", "apikey was replaced by a new key and its grace period has ended");
+  const expired = new ApiError(
+    401,
+    "api_key_invalid",
+    "apikey was replaced by a new key and its grace period has ended",
+  );
   return {
     authenticate(query, nowMs) {
       const values = query.get("apikey");

@@ -5,12 +5,24 @@ import type { Server } from "node:http";
 import client from "prom-client";
 
 /** Route classes: the label every request is counted under. */
-export const ROUTES = ["sale_list", "sale_detail", "product", "categories", "sizes", "search", "docs", "health", "metrics", "other"] as const;
+export const ROUTES = [
+  "sale_list",
+  "sale_detail",
+  "product",
+  "categories",
+  "sizes",
+  "search",
+  "docs",
+  "health",
+  "metrics",
+  "other",
+] as const;
 export type Route = number;
 
 /** The route class of a decoded path (an index into ROUTES). */
 export function routeOf(path: string): Route {
-  if (path.startsWith("/v1/sales/")) return path.endsWith("/detail.json") ? 1 : path.endsWith("/active.json") || path.endsWith("/upcoming.json") ? 0 : 9;
+  if (path.startsWith("/v1/sales/"))
+    return path.endsWith("/detail.json") ? 1 : path.endsWith("/active.json") || path.endsWith("/upcoming.json") ? 0 : 9;
   if (path.startsWith("/v1/products")) {
     if (path === "/v1/products") return 5;
     if (path.endsWith("/detail.json")) return 2;
@@ -59,9 +71,16 @@ class Histogram {
     let cumulative = 0;
     for (let b = 0; b <= BUCKETS.length; b++) {
       cumulative += this.counts[s * (BUCKETS.length + 1) + b]!;
-      out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: b < BUCKETS.length ? String(BUCKETS[b]) : "+Inf" }, value: cumulative });
+      out.push({
+        metricName: `${name}_bucket`,
+        labels: { ...labels, le: b < BUCKETS.length ? String(BUCKETS[b]) : "+Inf" },
+        value: cumulative,
+      });
     }
-    out.push({ metricName: `${name}_sum`, labels, value: this.sums[s]! }, { metricName: `${name}_count`, labels, value: cumulative });
+    out.push(
+      { metricName: `${name}_sum`, labels, value: this.sums[s]! },
+      { metricName: `${name}_count`, labels, value: cumulative },
+    );
     return out;
   }
 }
@@ -103,16 +122,44 @@ export function createMetrics(source: MetricsSource): Metrics {
   let lastReloadMs = 0;
   let servers: Server[] = [];
 
-  const custom = (name: string, help: string, type: string, values: () => client.MetricValueWithName<string>[] | Promise<client.MetricValueWithName<string>[]>) => {
-    registry.registerMetric({ name: PREFIX + name, get: async () => ({ name: PREFIX + name, help, type, values: await values(), aggregator: "sum" }) } as unknown as client.Metric);
+  const custom = (
+    name: string,
+    help: string,
+    type: string,
+    values: () => client.MetricValueWithName<string>[] | Promise<client.MetricValueWithName<string>[]>,
+  ) => {
+    registry.registerMetric({
+      name: PREFIX + name,
+      get: async () => ({ name: PREFIX + name, help, type, values: await values(), aggregator: "sum" }),
+    } as unknown as client.Metric);
   };
   custom("requests_total", "Requests answered, by route class and status.", "counter", () =>
-    ROUTES.flatMap((route, r) => STATUS_LABELS.flatMap((status, s) => (requests[r * STATUS_LABELS.length + s] ? [{ labels: { route, status }, value: requests[r * STATUS_LABELS.length + s]! }] : []))),
+    ROUTES.flatMap((route, r) =>
+      STATUS_LABELS.flatMap((status, s) =>
+        requests[r * STATUS_LABELS.length + s]
+          ? [{ labels: { route, status }, value: requests[r * STATUS_LABELS.length + s]! }]
+          : [],
+      ),
+    ),
   );
-  custom("request_duration_seconds", "Time from a request's arrival at the handler to its response, by route class.", "histogram", () => ROUTES.flatMap((route, r) => latency.values(PREFIX + "request_duration_seconds", r, { route })));
-  custom("response_bytes_total", "Body bytes sent, by route class.", "counter", () => ROUTES.map((route, r) => ({ labels: { route }, value: bytes[r]! })));
-  custom("rejections_total", "Requests refused before their resource was looked up (401 and 429), by reason.", "counter", () => REJECTIONS.map((reason, i) => ({ labels: { reason }, value: rejections[i]! })));
-  custom("search_duration_seconds", "Time the search engine took per search.", "histogram", () => searches.values(PREFIX + "search_duration_seconds", 0, {}));
+  custom(
+    "request_duration_seconds",
+    "Time from a request's arrival at the handler to its response, by route class.",
+    "histogram",
+    () => ROUTES.flatMap((route, r) => latency.values(PREFIX + "request_duration_seconds", r, { route })),
+  );
+  custom("response_bytes_total", "Body bytes sent, by route class.", "counter", () =>
+    ROUTES.map((route, r) => ({ labels: { route }, value: bytes[r]! })),
+  );
+  custom(
+    "rejections_total",
+    "Requests refused before their resource was looked up (401 and 429), by reason.",
+    "counter",
+    () => REJECTIONS.map((reason, i) => ({ labels: { reason }, value: rejections[i]! })),
+  );
+  custom("search_duration_seconds", "Time the search engine took per search.", "histogram", () =>
+    searches.values(PREFIX + "search_duration_seconds", 0, {}),
+  );
   custom("snapshot_info", "The snapshot served (value 1; its ID as a label).", "gauge", () => {
     const s = source.snapshot();
     return s ? [{ labels: { snapshot: s.id }, value: 1 }] : [];
@@ -125,9 +172,16 @@ export function createMetrics(source: MetricsSource): Metrics {
     { labels: { result: "success" }, value: reloads[0]! },
     { labels: { result: "failure" }, value: reloads[1]! },
   ]);
-  custom("last_reload_timestamp_seconds", "When the last reload (of either result) ended, epoch seconds; 0 before any.", "gauge", () => [{ labels: {}, value: lastReloadMs / 1000 }]);
+  custom(
+    "last_reload_timestamp_seconds",
+    "When the last reload (of either result) ended, epoch seconds; 0 before any.",
+    "gauge",
+    () => [{ labels: {}, value: lastReloadMs / 1000 }],
+  );
   custom("connections_open", "Client connections open now.", "gauge", async () => {
-    const counts = await Promise.all(servers.map((s) => new Promise<number>((resolve) => s.getConnections((err, n) => resolve(err ? 0 : n)))));
+    const counts = await Promise.all(
+      servers.map((s) => new Promise<number>((resolve) => s.getConnections((err, n) => resolve(err ? 0 : n)))),
+    );
     return [{ labels: {}, value: counts.reduce((a, b) => a + b, 0) }];
   });
 

@@ -105,9 +105,17 @@ export class TokenBuckets {
 
 /** The decimal strings of small numbers, made once (header values are checked character by character per response). */
 const DECIMALS: string[] = [];
-const decimal = (n: number): string => (n >= 0 && n < 100_000 && Number.isInteger(n) ? (DECIMALS[n] ??= String(n)) : String(n));
+const decimal = (n: number): string =>
+  n >= 0 && n < 100_000 && Number.isInteger(n) ? (DECIMALS[n] ??= String(n)) : String(n);
 
 /** Pushes the RateLimit-* headers (IETF draft) of a bucket state onto a flat [name, value, ...] list. */
 export function pushRateLimitHeaders(headers: string[], limit: Limit, take: Take): void {
-  headers.push("RateLimit-Limit", decimal(limit.burst), "RateLimit-Remaining", decimal(take.remaining), "RateLimit-Reset", decimal(take.reset));
+  headers.push(
+    "RateLimit-Limit",
+    decimal(limit.burst),
+    "RateLimit-Remaining",
+    decimal(take.remaining),
+    "RateLimit-Reset",
+    decimal(take.reset),
+  );
 }

@@ -25,7 +25,10 @@ export function createReloader(
 ): Reloader {
   const fingerprint = async () => {
     const link = await readlink(join(dataDir, CURRENT_LINK)).catch(() => "");
-    const keys = await stat(keysFile).then((s) => `${s.mtimeMs}:${s.size}:${s.ino}`, () => "");
+    const keys = await stat(keysFile).then(
+      (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
+      () => "",
+    );
     return `${link}|${keys}`;
   };
   let seen: Promise<string> = fingerprint();

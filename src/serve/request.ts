@@ -40,7 +40,8 @@ function decode(text: string, what: string, plusIsSpace: boolean): string {
  * refused before decoding and dot segments are left as they are, so neither is merged or normalised.
  */
 export function parseTarget(target: string, maxLength = DEFAULT_MAX_URL_LENGTH): ParsedTarget {
-  if (target.length > maxLength) throw new ApiError(414, "uri_too_long", `the request target is longer than ${maxLength} bytes`);
+  if (target.length > maxLength)
+    throw new ApiError(414, "uri_too_long", `the request target is longer than ${maxLength} bytes`);
   let rest = target;
   if (!rest.startsWith("/")) {
     const m = /^https?:\/\/[^/?#]*/i.exec(rest);
@@ -55,7 +56,8 @@ export function parseTarget(target: string, maxLength = DEFAULT_MAX_URL_LENGTH):
   const escaped = rawPath.includes("%");
   if (escaped && BAD_ESCAPE.test(rawPath)) throw new ApiError(404, "not_found", "no such resource");
   const path = escaped ? decode(rawPath, "the path", false) : rawPath;
-  if (BAD_PATH.test(path)) throw new ApiError(400, "invalid_request", "the path contains control characters or backslashes");
+  if (BAD_PATH.test(path))
+    throw new ApiError(400, "invalid_request", "the path contains control characters or backslashes");
   return { path, query: q >= 0 ? parseQuery(rest.slice(q + 1)) : new Map<string, string[]>() };
 }
 
@@ -66,13 +68,14 @@ export function parseQuery(query: string): Map<string, string[]> {
   // The usual query (`apikey=...&affid=...`) has nothing to decode: one test here instead of three per pair.
   const plain = !NEEDS_DECODING.test(query);
   let count = 0;
-  for (let start = 0; start <= query.length; ) {
+  for (let start = 0; start <= query.length;) {
     let end = query.indexOf("&", start);
     if (end < 0) end = query.length;
     const from = start;
     start = end + 1;
     if (end === from) continue;
-    if (++count > MAX_QUERY_PARAMS) throw new ApiError(400, "invalid_request", `more than ${MAX_QUERY_PARAMS} query parameters`);
+    if (++count > MAX_QUERY_PARAMS)
+      throw new ApiError(400, "invalid_request", `more than ${MAX_QUERY_PARAMS} query parameters`);
     const eq = query.indexOf("=", from);
     let name = eq >= 0 && eq < end ? query.slice(from, eq) : query.slice(from, end);
     let value = eq >= 0 && eq < end ? query.slice(eq + 1, end) : "";
@@ -104,7 +107,8 @@ export const CALLBACK_RE = /^[A-Za-z_$][A-Za-z0-9_$.]{0,63}$/;
 /** `affid` and `callback`, validated: the two parameters every endpoint takes besides the key. */
 export function parseCommon(query: Map<string, string[]>): { affid: string; callback: string } {
   const affid = single(query, "affid") ?? "";
-  if (query.has("affid") && !AFFID_RE.test(affid)) throw invalidParameter("affid", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
+  if (query.has("affid") && !AFFID_RE.test(affid))
+    throw invalidParameter("affid", "must be 1-64 characters of A-Z a-z 0-9 _ . -");
   const callback = single(query, "callback") ?? "";
   if (query.has("callback") && !CALLBACK_RE.test(callback)) {
     throw invalidParameter("callback", "must be a JavaScript name: [A-Za-z_$][A-Za-z0-9_$.]{0,63}");

@@ -41,7 +41,8 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
   /** The body of `path` (whose states are `segments`) at `now` and the instant it next changes; a 404 when there is none then. */
   const at = (path: string, segments: readonly LoadedSegment[], now: number): Found => {
     const i = findSegmentIndex(segments, now);
-    if (i < 0) throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
+    if (i < 0)
+      throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
     const segment = segments[i]!;
     if (!("sales" in segment.body)) return { body: segment.body, changesAt: segment.to, gzip: null, perRequest: false };
     const body = compose(segment);
@@ -55,7 +56,8 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
 
 function describeMissing(path: string): string {
   const m = /^\/v1\/sales\/([^/]+)\/(active\.json|upcoming\.json|[^/]+\/detail\.json)$/.exec(path);
-  if (m && !(STORES as readonly string[]).includes(m[1]!)) return `unknown store "${m[1]}": use one of ${STORES.join(", ")}`;
+  if (m && !(STORES as readonly string[]).includes(m[1]!))
+    return `unknown store "${m[1]}": use one of ${STORES.join(", ")}`;
   if (/^\/v1\/sales\/[^/]+\/[^/]+\/detail\.json$/.test(path)) return "no such sale in this store";
   if (/^\/v1\/products\/[^/]+\/detail\.json$/.test(path)) return "no such product";
   return "no such resource";

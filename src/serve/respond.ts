@@ -19,15 +19,24 @@ export interface SendOptions {
  * A body without a gzip variant that can have one (`rep.gzip`) gets it only when it is about to be sent to a
  * client that accepts it: never for a 304 or a client (or CDN) asking for identity.
  */
-export function sendRepresentation(req: IncomingMessage, res: ServerResponse, { body: rep, contentType, gzip: gzipOnDemand }: Representation, { ttl, headers: extra }: SendOptions): [number, number] {
+export function sendRepresentation(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { body: rep, contentType, gzip: gzipOnDemand }: Representation,
+  { ttl, headers: extra }: SendOptions,
+): [number, number] {
   const canGzip = rep.gzip !== null || gzipOnDemand !== null;
   const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, canGzip);
   const etags = (rep.etags ??= [`"${rep.hash}"`, `"${rep.hash}-gz"`, `"${rep.hash}-br"`]);
   const headers: string[] = [
-    "ETag", etags[encoding === "identity" ? 0 : encoding === "gzip" ? 1 : 2],
-    "Cache-Control", cacheControl(ttl),
-    "Vary", "Accept-Encoding",
-    "Access-Control-Allow-Origin", "*",
+    "ETag",
+    etags[encoding === "identity" ? 0 : encoding === "gzip" ? 1 : 2],
+    "Cache-Control",
+    cacheControl(ttl),
+    "Vary",
+    "Accept-Encoding",
+    "Access-Control-Allow-Origin",
+    "*",
   ];
   for (let i = 0; i < extra.length; i++) headers.push(extra[i]!);
   const inm = req.headers["if-none-match"];
@@ -64,7 +73,11 @@ function cacheControl(ttl: number): string {
 export function etagMatches(header: string, hash: string): boolean {
   if (header.trim() === "*") return true;
   for (const raw of header.split(",")) {
-    const tag = raw.trim().replace(/^W\//, "").replace(/^"|"$/g, "").replace(/-(br|gz)$/, "");
+    const tag = raw
+      .trim()
+      .replace(/^W\//, "")
+      .replace(/^"|"$/g, "")
+      .replace(/-(br|gz)$/, "");
     if (tag === hash) return true;
   }
   return false;
@@ -110,7 +123,13 @@ function renderedBy(error: ApiError, jsonp: Jsonp | null): RenderedProblem {
 }
 
 /** Writes the problem response of an error (as a JSONP call when `jsonp` is given); returns [status, bytes]. */
-export function sendProblem(req: IncomingMessage, res: ServerResponse, error: ApiError, extra: readonly string[], jsonp: Jsonp | null): [number, number] {
+export function sendProblem(
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: ApiError,
+  extra: readonly string[],
+  jsonp: Jsonp | null,
+): [number, number] {
   const problem = problemOf(error, jsonp);
   const headers = extra.length === 0 ? problem.headers : problem.headers.concat(extra);
   res.writeHead(problem.status, headers);
@@ -123,9 +142,22 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Ap
 }
 
 /** A text response that is never cached (the metrics exposition). */
-export function sendText(req: IncomingMessage, res: ServerResponse, status: number, contentType: string, text: string): [number, number] {
+export function sendText(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  text: string,
+): [number, number] {
   const body = Buffer.from(text);
-  res.writeHead(status, ["Content-Type", contentType, "Content-Length", String(body.length), "Cache-Control", "no-store"]);
+  res.writeHead(status, [
+    "Content-Type",
+    contentType,
+    "Content-Length",
+    String(body.length),
+    "Cache-Control",
+    "no-store",
+  ]);
   res.end(req.method === "HEAD" ? undefined : body);
   return [status, req.method === "HEAD" ? 0 : body.length];
 }

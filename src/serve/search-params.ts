@@ -24,7 +24,12 @@ function integer(query: Map<string, string[]>, name: string, min: number, max: n
   return Number(raw);
 }
 
-function list<T extends string>(query: Map<string, string[]>, name: string, check: (v: string) => T | null, rule: string): T[] {
+function list<T extends string>(
+  query: Map<string, string[]>,
+  name: string,
+  check: (v: string) => T | null,
+  rule: string,
+): T[] {
   const values = query.get(name) ?? [];
   if (values.length > MAX_FILTER_VALUES) throw invalidParameter(name, `at most ${MAX_FILTER_VALUES} values`);
   return values.map((v) => {
@@ -34,7 +39,10 @@ function list<T extends string>(query: Map<string, string[]>, name: string, chec
   });
 }
 
-const oneOf = <T extends string>(allowed: readonly T[]) => (v: string): T | null => ((allowed as readonly string[]).includes(v) ? (v as T) : null);
+const oneOf =
+  <T extends string>(allowed: readonly T[]) =>
+  (v: string): T | null =>
+    (allowed as readonly string[]).includes(v) ? (v as T) : null;
 
 /** A search query but for its instant: what the query string says, checked once per request target. */
 export type SearchParams = Omit<SearchQuery, "now">;
@@ -45,11 +53,21 @@ export function parseSearchParams(query: Map<string, string[]>): SearchParams {
   if (!query.has("q")) throw invalidParameter("q", "is required");
   if (q === "") throw invalidParameter("q", "must not be empty");
   if (q.length > MAX_TEXT_LENGTH) throw invalidParameter("q", `must be at most ${MAX_TEXT_LENGTH} characters`);
-  const stores = list(query, "store", (v) => STORE_ALIASES[v] ?? oneOf(STORES)(v), `must be one of ${STORES.join(", ")} (or children)`);
+  const stores = list(
+    query,
+    "store",
+    (v) => STORE_ALIASES[v] ?? oneOf(STORES)(v),
+    `must be one of ${STORES.join(", ")} (or children)`,
+  );
   const colors = list<ColorGroup>(query, "color", oneOf(COLOR_GROUPS), `must be one of ${COLOR_GROUPS.join(", ")}`);
   const genders = list<Gender>(query, "gender", oneOf(GENDERS), `must be one of ${GENDERS.join(", ")}`);
   const sizes = list(query, "size", (v) => (SIZE_KEY_RE.test(v) ? v : null), "must be a size key like WoSh:8.5");
-  const brands = list(query, "brand", (v) => (v.trim() !== "" && v.length <= MAX_TEXT_LENGTH ? v.trim() : null), `must be non-empty text of at most ${MAX_TEXT_LENGTH} characters`);
+  const brands = list(
+    query,
+    "brand",
+    (v) => (v.trim() !== "" && v.length <= MAX_TEXT_LENGTH ? v.trim() : null),
+    `must be non-empty text of at most ${MAX_TEXT_LENGTH} characters`,
+  );
   const rows = integer(query, "rows", 1, MAX_ROWS, DEFAULT_ROWS);
   const start = integer(query, "start", 0, MAX_START, 0);
   return { q, brands, stores: [...new Set(stores)], colors, genders, sizes, start, rows };

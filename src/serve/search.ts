@@ -68,7 +68,12 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
   const hash = `${hex8(fmix(h1 ^ h2))}${hex8(fmix((h2 + h1) | 0))}`;
   const body = new PageBlob(hash, products, tail, size);
   // The page gzipped from the products' pieces (a fraction of the cost of compressing it), when it is sent so.
-  return { body, changesAt: result.nextChange, gzip: size >= GZIP_FROM ? () => assembleGzip(body) : null, perRequest: true };
+  return {
+    body,
+    changesAt: result.nextChange,
+    gzip: size >= GZIP_FROM ? () => assembleGzip(body) : null,
+    perRequest: true,
+  };
 }
 
 const rotl = (x: number, r: number) => (x << r) | (x >>> (32 - r));
@@ -89,6 +94,10 @@ const etagKeys = new WeakMap<LoadedBlob, EtagKey>();
 
 function etagKeyOf(body: LoadedBlob): EtagKey {
   let key = etagKeys.get(body);
-  if (!key) etagKeys.set(body, (key = { k1: parseInt(body.hash.slice(0, 8), 16) | 0, k2: parseInt(body.hash.slice(8, 16), 16) | 0 }));
+  if (!key)
+    etagKeys.set(
+      body,
+      (key = { k1: parseInt(body.hash.slice(0, 8), 16) | 0, k2: parseInt(body.hash.slice(8, 16), 16) | 0 }),
+    );
   return key;
 }

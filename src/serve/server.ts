@@ -73,16 +73,23 @@ function prepareSocket(socket: Socket & { [SERVED]?: number }): void {
 
 /** The error for a request node's parser refused (llhttp's error code) or that timed out. */
 function protocolError(code: string | undefined): ApiError {
-  if (code === "HPE_HEADER_OVERFLOW") return new ApiError(431, "headers_too_large", "the request's header fields are too large");
-  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return new ApiError(408, "request_timeout", "the request was not received in time");
+  if (code === "HPE_HEADER_OVERFLOW")
+    return new ApiError(431, "headers_too_large", "the request's header fields are too large");
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT")
+    return new ApiError(408, "request_timeout", "the request was not received in time");
   return new ApiError(400, "invalid_request", "the request is not valid HTTP/1.1");
 }
 
 /** A whole HTTP/1.1 response with a problem body, for a socket written to directly; the connection is closed after it. */
 function rawProblem(error: ApiError, secure: boolean): Buffer {
   const p = renderProblem(error);
-  const head = Object.entries(secure ? { ...p.headers, "Strict-Transport-Security": HSTS } : p.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
-  return Buffer.concat([Buffer.from(`HTTP/1.1 ${p.status} ${STATUS_CODES[p.status] ?? ""}\r\n${head}Connection: close\r\n\r\n`), p.body]);
+  const head = Object.entries(secure ? { ...p.headers, "Strict-Transport-Security": HSTS } : p.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
+  return Buffer.concat([
+    Buffer.from(`HTTP/1.1 ${p.status} ${STATUS_CODES[p.status] ?? ""}\r\n${head}Connection: close\r\n\r\n`),
+    p.body,
+  ]);
 }
 
 export interface RunningServer {
@@ -95,7 +102,12 @@ export interface RunningServer {
 }
 
 /** Starts an HTTP server for `handler` on host:port (HTTPS with `options.tls`). */
-export async function startServer(handler: Handler, host: string, port: number, options: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer(
+  handler: Handler,
+  host: string,
+  port: number,
+  options: ServerOptions = {},
+): Promise<RunningServer> {
   const o = { ...SERVER_DEFAULTS, ...options };
   // Keep-alive is decided here rather than by node:
   // - node's own maxRequestsPerSocket answers 503 to requests pipelined past the limit and keeps the connection;
@@ -116,7 +128,13 @@ export async function startServer(handler: Handler, host: string, port: number, 
   const secure = o.tls !== undefined;
   // connectionsCheckingInterval: how often headersTimeout/requestTimeout are enforced (node's default, 30 s, lets
   // a slow client hold a connection for up to 40 s instead of 10).
-  const httpOptions = { maxHeaderSize: o.maxHeaderSize, requestTimeout: o.requestTimeout, headersTimeout: o.headersTimeout, keepAliveTimeout: o.keepAliveTimeout, connectionsCheckingInterval: 1_000 };
+  const httpOptions = {
+    maxHeaderSize: o.maxHeaderSize,
+    requestTimeout: o.requestTimeout,
+    headersTimeout: o.headersTimeout,
+    keepAliveTimeout: o.keepAliveTimeout,
+    connectionsCheckingInterval: 1_000,
+  };
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (closeAfter(req, res)) return; // pipelined after our `Connection: close`: never answered, closed with the connection
     if (secure) res.setHeader("Strict-Transport-Security", HSTS); // merged by node into whatever writeHead is given
@@ -126,19 +144,30 @@ export async function startServer(handler: Handler, host: string, port: number, 
   // the same http code). headersTimeout only starts once the handshake is done, so the handshake gets as long
   // (node's default handshakeTimeout is 120 s, which a client that never finishes one could hold a connection for).
   const server = o.tls
-    ? createHttpsServer({ ...httpOptions, cert: o.tls.cert, key: o.tls.key, handshakeTimeout: o.headersTimeout }, listener)
+    ? createHttpsServer(
+        { ...httpOptions, cert: o.tls.cert, key: o.tls.key, handshakeTimeout: o.headersTimeout },
+        listener,
+      )
     : createServer(httpOptions, listener);
   // Expect other than 100-continue: the 417 node would send, through the same keep-alive rule.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     if (closeAfter(req, res)) return;
-    res.writeHead(417, secure ? { "Content-Length": "0", "Strict-Transport-Security": HSTS } : { "Content-Length": "0" });
+    res.writeHead(
+      417,
+      secure ? { "Content-Length": "0", "Strict-Transport-Security": HSTS } : { "Content-Length": "0" },
+    );
     res.end();
   });
   // After node's own listener, before the first request is read; with TLS, on the socket requests arrive on.
   server.on(secure ? "secureConnection" : "connection", prepareSocket);
   // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
   server.on("connect", (_req: IncomingMessage, socket: Socket) => {
-    socket.end(rawProblem(new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }), secure));
+    socket.end(
+      rawProblem(
+        new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }),
+        secure,
+      ),
+    );
   });
   // A failed TLS handshake (plain HTTP on this port, a handshake not finished within handshakeTimeout) leaves no
   // channel to answer on: the connection is closed. node's https.Server passes the error on to 'clientError' below,

@@ -33,7 +33,11 @@ export interface CertificateInfo {
 
 /** The files' mtime, size and inode ("" for one that cannot be stat'ed); stat follows symlinks (certbot's live/). */
 async function stampOf(files: TlsFiles): Promise<string> {
-  const one = (path: string) => stat(path).then((s) => `${s.mtimeMs}:${s.size}:${s.ino}`, () => "");
+  const one = (path: string) =>
+    stat(path).then(
+      (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
+      () => "",
+    );
   return `${await one(files.cert)}|${await one(files.key)}`;
 }
 

@@ -35,7 +35,14 @@ export function gzipSplit(body: Uint8Array, cuts: readonly number[] = []): { gzi
  * The member itself, with every dependency a parameter: the build's compression workers run this function's own
  * source text (compress-pool.ts), so what they write cannot drift from what the server expects.
  */
-export function gzipMember(z: typeof zlib, header: Uint8Array, final: Uint8Array, body: Uint8Array, cuts: ArrayLike<number>, pieces: number[]): Buffer {
+export function gzipMember(
+  z: typeof zlib,
+  header: Uint8Array,
+  final: Uint8Array,
+  body: Uint8Array,
+  cuts: ArrayLike<number>,
+  pieces: number[],
+): Buffer {
   const flushed = { level: 9, finishFlush: z.constants.Z_SYNC_FLUSH };
   const parts: Uint8Array[] = [header];
   let at = 0;

@@ -32,26 +32,77 @@ describe("loadCatalog", () => {
   it.each([
     ["invalid JSON", { products: '{"id": 1,\n' }, "products.ndjson:1: invalid JSON"],
     ["a wrong type", { products: JSON.stringify({ ...product(1), id: "1" }) + "\n" }, "products.ndjson:1: id: "],
-    ["an unknown field", { products: JSON.stringify({ ...product(1), colour: "x" }) + "\n" }, "products.ndjson:1: colour: unknown field"],
-    ["a price that is not money", { products: JSON.stringify(product(1, { skus: [sku(1, { sale_price: "12.5" })] })) + "\n" }, "products.ndjson:1: skus[0].sale_price: must be money"],
-    ["a price as a number", { products: JSON.stringify(product(1, { skus: [sku(1, { msrp_price: 10 as unknown as string })] })) + "\n" }, "products.ndjson:1: skus[0].msrp_price: "],
-    ["a sale price above MSRP", { products: JSON.stringify(product(1, { skus: [sku(1, { sale_price: "130.00" })] })) + "\n" }, "products.ndjson:1: skus[0].sale_price: 130.00 is above msrp_price 120.00"],
-    ["a size key that does not match its size", { products: JSON.stringify(product(1, { skus: [sku(1, { size_key: "WoSh:9" })] })) + "\n" }, 'products.ndjson:1: skus[0].size_key: label of "WoSh:9" must equal size "8.5"'],
-    ["a product with no SKUs", { products: JSON.stringify(product(1, { skus: [] })) + "\n" }, "products.ndjson:1: skus: must have at least one SKU"],
-    ["ends before begins", { sales: JSON.stringify(sale("x", { begins: "2026-11-22T17:00:00Z", ends: "2026-11-22T17:00:00Z" })) + "\n" }, "sales.ndjson:1: ends: 2026-11-22T17:00:00Z is not after begins"],
-    ["an unsafe sale key", { sales: JSON.stringify(sale("../etc")) + "\n" }, "sales.ndjson:1: key: must be a URL-safe slug"],
-    ["an unknown store", { sales: JSON.stringify(sale("x", { store: "pets" as "women" })) + "\n" }, "sales.ndjson:1: store: "],
-    ["a fractional second", { sales: JSON.stringify(sale("x", { begins: "2026-11-22T17:00:00.5Z" })) + "\n" }, "sales.ndjson:1: begins: must be a whole second"],
-    ["a missing product", { sales: JSON.stringify(sale("x", { product_ids: [42] })) + "\n" }, "sales.ndjson:1: product_ids[0]: product 42 does not exist"],
+    [
+      "an unknown field",
+      { products: JSON.stringify({ ...product(1), colour: "x" }) + "\n" },
+      "products.ndjson:1: colour: unknown field",
+    ],
+    [
+      "a price that is not money",
+      { products: JSON.stringify(product(1, { skus: [sku(1, { sale_price: "12.5" })] })) + "\n" },
+      "products.ndjson:1: skus[0].sale_price: must be money",
+    ],
+    [
+      "a price as a number",
+      { products: JSON.stringify(product(1, { skus: [sku(1, { msrp_price: 10 as unknown as string })] })) + "\n" },
+      "products.ndjson:1: skus[0].msrp_price: ",
+    ],
+    [
+      "a sale price above MSRP",
+      { products: JSON.stringify(product(1, { skus: [sku(1, { sale_price: "130.00" })] })) + "\n" },
+      "products.ndjson:1: skus[0].sale_price: 130.00 is above msrp_price 120.00",
+    ],
+    [
+      "a size key that does not match its size",
+      { products: JSON.stringify(product(1, { skus: [sku(1, { size_key: "WoSh:9" })] })) + "\n" },
+      'products.ndjson:1: skus[0].size_key: label of "WoSh:9" must equal size "8.5"',
+    ],
+    [
+      "a product with no SKUs",
+      { products: JSON.stringify(product(1, { skus: [] })) + "\n" },
+      "products.ndjson:1: skus: must have at least one SKU",
+    ],
+    [
+      "ends before begins",
+      { sales: JSON.stringify(sale("x", { begins: "2026-11-22T17:00:00Z", ends: "2026-11-22T17:00:00Z" })) + "\n" },
+      "sales.ndjson:1: ends: 2026-11-22T17:00:00Z is not after begins",
+    ],
+    [
+      "an unsafe sale key",
+      { sales: JSON.stringify(sale("../etc")) + "\n" },
+      "sales.ndjson:1: key: must be a URL-safe slug",
+    ],
+    [
+      "an unknown store",
+      { sales: JSON.stringify(sale("x", { store: "pets" as "women" })) + "\n" },
+      "sales.ndjson:1: store: ",
+    ],
+    [
+      "a fractional second",
+      { sales: JSON.stringify(sale("x", { begins: "2026-11-22T17:00:00.5Z" })) + "\n" },
+      "sales.ndjson:1: begins: must be a whole second",
+    ],
+    [
+      "a missing product",
+      { sales: JSON.stringify(sale("x", { product_ids: [42] })) + "\n" },
+      "sales.ndjson:1: product_ids[0]: product 42 does not exist",
+    ],
   ])("reports %s with file:line: field", async (_what, raw, expected) => {
     const lines = await problemsOf({ sales: [], products: [product(1)] }, { sales: "", ...raw });
-    expect(lines.some((l) => l.startsWith(expected)), lines.join("\n")).toBe(true);
+    expect(
+      lines.some((l) => l.startsWith(expected)),
+      lines.join("\n"),
+    ).toBe(true);
   });
 
   it("reports duplicates with where the first one was", async () => {
     const lines = await problemsOf({
       products: [product(1), product(2, { skus: [sku(11)] }), product(1)],
-      sales: [sale("a", { product_ids: [1] }), sale("a", { product_ids: [2] }), sale("a", { store: "men", product_ids: [2] })],
+      sales: [
+        sale("a", { product_ids: [1] }),
+        sale("a", { product_ids: [2] }),
+        sale("a", { store: "men", product_ids: [2] }),
+      ],
     });
     expect(lines).toContain("products.ndjson:2: skus[0].id: duplicate SKU id 11 (first at products.ndjson:1)");
     expect(lines).toContain("products.ndjson:3: id: duplicate product id 1 (first at products.ndjson:1)");
@@ -70,7 +121,10 @@ describe("loadCatalog", () => {
 
   it("a catalog with errors fails the build and writes nothing", async () => {
     const root = await tempDir();
-    const catalogDir = await writeCatalog(join(root, "catalog"), { sales: [sale("x", { product_ids: [9] })], products: [product(1)] });
+    const catalogDir = await writeCatalog(join(root, "catalog"), {
+      sales: [sale("x", { product_ids: [9] })],
+      products: [product(1)],
+    });
     const dataDir = join(root, "data");
     await expect(buildSnapshot({ catalogDir, dataDir, baseUrl: "http://x" })).rejects.toBeInstanceOf(CatalogError);
     expect(await readdir(dataDir)).toEqual([]);

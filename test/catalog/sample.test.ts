@@ -27,7 +27,10 @@ let summary: SampleCatalogSummary;
 let sales: Sale[];
 let products: Product[];
 
-const sha256 = async (path: string): Promise<string> => createHash("sha256").update(await readFile(path)).digest("hex");
+const sha256 = async (path: string): Promise<string> =>
+  createHash("sha256")
+    .update(await readFile(path))
+    .digest("hex");
 const cents = (price: string): number => Math.round(Number(price) * 100);
 const lines = (text: string): string[] => text.split("\n").filter((l) => l !== "");
 const status = (s: Sale): "upcoming" | "active" | "ended" => {
@@ -41,7 +44,9 @@ beforeAll(async () => {
   dirA = join(root, "a");
   summary = await writeSampleCatalog(dirA, { seed: SEED, products: PRODUCTS, now: NOW });
   sales = lines(await readFile(join(dirA, "sales.ndjson"), "utf8")).map((l) => SaleSchema.parse(JSON.parse(l)));
-  products = lines(await readFile(join(dirA, "products.ndjson"), "utf8")).map((l) => ProductSchema.parse(JSON.parse(l)));
+  products = lines(await readFile(join(dirA, "products.ndjson"), "utf8")).map((l) =>
+    ProductSchema.parse(JSON.parse(l)),
+  );
 });
 
 afterAll(async () => {
@@ -63,11 +68,14 @@ describe("writeSampleCatalog: files and determinism", () => {
   it("differs for another seed, and its sales move with now", async () => {
     const dirC = join(root, "c");
     await writeSampleCatalog(dirC, { seed: SEED + 1, products: PRODUCTS, now: NOW });
-    for (const file of ["sales.ndjson", "products.ndjson"]) expect(await sha256(join(dirC, file)), file).not.toBe(await sha256(join(dirA, file)));
+    for (const file of ["sales.ndjson", "products.ndjson"])
+      expect(await sha256(join(dirC, file)), file).not.toBe(await sha256(join(dirA, file)));
     const dirD = join(root, "d");
     await writeSampleCatalog(dirD, { seed: SEED, products: PRODUCTS, now: new Date(NOW_MS + 7 * 24 * HOUR) });
     const later = lines(await readFile(join(dirD, "sales.ndjson"), "utf8")).map((l) => SaleSchema.parse(JSON.parse(l)));
-    expect(Math.min(...later.map((s) => Date.parse(s.begins)))).toBeGreaterThan(Math.min(...sales.map((s) => Date.parse(s.begins))));
+    expect(Math.min(...later.map((s) => Date.parse(s.begins)))).toBeGreaterThan(
+      Math.min(...sales.map((s) => Date.parse(s.begins))),
+    );
   });
 
   it("reports counts that match the files", () => {
@@ -88,7 +96,9 @@ describe("writeSampleCatalog: files and determinism", () => {
 
 describe("writeSampleCatalog: content follows the catalog schema and rules", () => {
   it("every line parses with the zod schemas", async () => {
-    expect(CatalogMetaSchema.safeParse(JSON.parse(await readFile(join(dirA, "catalog.json"), "utf8"))).success).toBe(true);
+    expect(CatalogMetaSchema.safeParse(JSON.parse(await readFile(join(dirA, "catalog.json"), "utf8"))).success).toBe(
+      true,
+    );
     // beforeAll already parsed every line strictly; check nothing was silently dropped by counting raw lines.
     expect(lines(await readFile(join(dirA, "products.ndjson"), "utf8"))).toHaveLength(products.length);
   });
@@ -119,7 +129,10 @@ describe("writeSampleCatalog: content follows the catalog schema and rules", () 
       expect(stores, `product ${product.id}`).toHaveLength(1);
       const store = stores[0] as Store;
       for (const sku of product.skus) {
-        if (sku.size_key !== undefined) expect(sku.size_key.startsWith(STORE_SIZE_PREFIX[store]), `${product.id} ${sku.size_key} in ${store}`).toBe(true);
+        if (sku.size_key !== undefined)
+          expect(sku.size_key.startsWith(STORE_SIZE_PREFIX[store]), `${product.id} ${sku.size_key} in ${store}`).toBe(
+            true,
+          );
       }
       if (store === "kids") expect(product.gender, `kids product ${product.id}`).toBeDefined();
       else expect(product.gender, `${store} product ${product.id}`).toBeUndefined();
@@ -180,7 +193,8 @@ describe("writeSampleCatalog: content follows the catalog schema and rules", () 
   });
 
   it("images: every sale in the sizes clients of the original API read, every product picture in the three product sizes", () => {
-    const sizes = (images: readonly { width: number; height: number }[]) => [...new Set(images.map((i) => `${i.width}x${i.height}`))].sort();
+    const sizes = (images: readonly { width: number; height: number }[]) =>
+      [...new Set(images.map((i) => `${i.width}x${i.height}`))].sort();
     const saleSizes = ["744x281", "636x400", "455x172", "370x345", "300x280", "300x184", "140x130", "100x93"].sort();
     expect(sales.length).toBeGreaterThan(0);
     for (const sale of sales) {
@@ -249,17 +263,22 @@ describe("writeSampleCatalog at the default scale", () => {
       const product = JSON.parse(line) as Product;
       brands.add(product.brand);
       const tokens = new Set(`${product.name} ${product.content.description ?? ""}`.toLowerCase().split(/[^a-z]+/));
-      for (const word of Object.keys(words) as (keyof typeof words)[]) if (tokens.has(word) || tokens.has(`${word}es`)) words[word]++;
+      for (const word of Object.keys(words) as (keyof typeof words)[])
+        if (tokens.has(word) || tokens.has(`${word}es`)) words[word]++;
     }
     expect(brands.size).toBeGreaterThanOrEqual(150);
-    for (const broad of ["dress", "black", "cotton"] as const) expect(words[broad] / result.products, broad).toBeGreaterThan(0.12);
+    for (const broad of ["dress", "black", "cotton"] as const)
+      expect(words[broad] / result.products, broad).toBeGreaterThan(0.12);
     expect(words.insouciant / result.products).toBeLessThan(0.01);
   });
 });
 
 describe("sample CLI", () => {
   const cli = (args: string[]) =>
-    spawnSync(process.execPath, ["--import", "tsx", "src/cli/sample.ts", ...args], { encoding: "utf8", cwd: join(import.meta.dirname, "../..") });
+    spawnSync(process.execPath, ["--import", "tsx", "src/cli/sample.ts", ...args], {
+      encoding: "utf8",
+      cwd: join(import.meta.dirname, "../.."),
+    });
 
   it.each([
     [["--products", "abc", "--out", "x"], /--products/],

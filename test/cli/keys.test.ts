@@ -17,8 +17,12 @@ interface Run {
 /** Runs the real CLI (as `npm run keys` does) as its own process. */
 const keys = (keysFile: string, ...args: string[]) =>
   new Promise<Run>((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "src/cli/keys.ts", ...args], { encoding: "utf8", env: { ...env, KEYS_FILE: keysFile } }, (err, stdout, stderr) =>
-      resolve({ status: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli/keys.ts", ...args],
+      { encoding: "utf8", env: { ...env, KEYS_FILE: keysFile } },
+      (err, stdout, stderr) =>
+        resolve({ status: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr }),
     );
   });
 const KEY_LINE = /^[A-Za-z0-9]{32}\n$/;
@@ -42,7 +46,9 @@ describe("keys CLI", { timeout: SLOW }, () => {
     expect((await keys(file, "set", "partner-1", "--rate", "100", "--burst", "400")).status).toBe(0);
     expect((await keys(file, "set", "limited", "--burst", "3")).status).toBe(0);
     const listed = await keys(file, "list");
-    expect(listed.stdout).toMatch(/^partner-1\trate 100\/s burst 400\tcreated \S+\tactive\nlimited\trate 2\.5\/s burst 3\tcreated \S+\tactive\n$/);
+    expect(listed.stdout).toMatch(
+      /^partner-1\trate 100\/s burst 400\tcreated \S+\tactive\nlimited\trate 2\.5\/s burst 3\tcreated \S+\tactive\n$/,
+    );
     expect((await keys(file, "set", "limited", "--default")).status).toBe(0);
     expect((await keys(file, "list")).stdout).toMatch(/\nlimited\tdefault limits\t/);
 
@@ -59,7 +65,9 @@ describe("keys CLI", { timeout: SLOW }, () => {
     expect(ring.authenticate(query(key), until - 1).name).toBe("partner-1");
     expect(ring.authenticate(query(newKey), until).name).toBe("partner-1");
     expect(() => ring.authenticate(query(key), until)).toThrow(/grace period has ended/);
-    expect((await keys(file, "list")).stdout).toMatch(/^partner-1\t.*\tactive, rotated \S+, old key valid until \S+ \(grace period\)\n/);
+    expect((await keys(file, "list")).stdout).toMatch(
+      /^partner-1\t.*\tactive, rotated \S+, old key valid until \S+ \(grace period\)\n/,
+    );
 
     // --grace 0: the old key is refused at once; no grace period left to list.
     const now = await keys(file, "rotate", "limited", "--grace", "0");
@@ -70,7 +78,8 @@ describe("keys CLI", { timeout: SLOW }, () => {
     expect(revoked.status, revoked.stderr).toBe(0);
     const after = await keys(file, "list");
     expect(after.stdout).toMatch(/^partner-1\t.*\trevoked \S+\n/);
-    for (const secret of [key, newKey, hashKey(key), hashKey(newKey), "sha256:"]) expect(after.stdout + after.stderr).not.toContain(secret);
+    for (const secret of [key, newKey, hashKey(key), hashKey(newKey), "sha256:"])
+      expect(after.stdout + after.stderr).not.toContain(secret);
     // Revoking ends the grace period of the replaced key too.
     const revokedRing = createKeyRing((await loadKeysFile(file)).keys);
     expect(() => revokedRing.authenticate(query(key), 0)).toThrow(/not a valid key/);
@@ -110,7 +119,8 @@ describe("keys CLI", { timeout: SLOW }, () => {
     ];
     // Four at a time: each is a node process, and the machine running the suite may be busy.
     const runs: Run[] = [];
-    for (let i = 0; i < cases.length; i += 4) runs.push(...(await Promise.all(cases.slice(i, i + 4).map(([args]) => keys(file, ...args)))));
+    for (let i = 0; i < cases.length; i += 4)
+      runs.push(...(await Promise.all(cases.slice(i, i + 4).map(([args]) => keys(file, ...args)))));
     runs.forEach((run, i) => {
       const [args, message] = cases[i]!;
       expect({ args, status: run.status, stdout: run.stdout }).toEqual({ args, status: 2, stdout: "" });
@@ -148,9 +158,14 @@ describe("keys CLI", { timeout: SLOW }, () => {
     const file = join(dir, "keys.json");
     const old = "A".repeat(32);
     // Exactly what the code before rotation wrote.
-    const v1 = { format: 1, keys: [{ name: "old", hash: hashKey(old), created: "2026-01-01T00:00:00.000Z", rate: 5, burst: 10 }] };
+    const v1 = {
+      format: 1,
+      keys: [{ name: "old", hash: hashKey(old), created: "2026-01-01T00:00:00.000Z", rate: 5, burst: 10 }],
+    };
     await writeFile(file, JSON.stringify(v1, null, 2) + "\n");
-    expect((await keys(file, "list")).stdout).toBe("old\trate 5/s burst 10\tcreated 2026-01-01T00:00:00.000Z\tactive\n");
+    expect((await keys(file, "list")).stdout).toBe(
+      "old\trate 5/s burst 10\tcreated 2026-01-01T00:00:00.000Z\tactive\n",
+    );
     expect((await keys(file, "create", "new")).status).toBe(0);
     const upgraded = await loadKeysFile(file);
     expect(upgraded.format).toBe(2);
@@ -161,6 +176,8 @@ describe("keys CLI", { timeout: SLOW }, () => {
     await writeFile(future, JSON.stringify({ format: 3, keys: [] }));
     const refused = await keys(future, "list");
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/^keys: \S+future\.json: keys file format 3 is not one this code reads \(1, 2\): it was written by newer code\n$/);
+    expect(refused.stderr).toMatch(
+      /^keys: \S+future\.json: keys file format 3 is not one this code reads \(1, 2\): it was written by newer code\n$/,
+    );
   });
 });

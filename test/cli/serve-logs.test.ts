@@ -19,7 +19,11 @@ describe("npm run serve: request logs", () => {
     try {
       const dataDir = join(root, "data");
       const keysFile = join(root, "keys.json");
-      await buildSnapshot({ catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()), dataDir, baseUrl: BASE });
+      await buildSnapshot({
+        catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
+        dataDir,
+        baseUrl: BASE,
+      });
       const key = await createKey(keysFile, "logs", new Date(), { rate: 1e9, burst: 1e9 });
       const logFile = join(root, "requests.log");
       const out = await open(logFile, "w");
@@ -37,10 +41,19 @@ describe("npm run serve: request logs", () => {
         });
         child.once("exit", (code) => reject(new Error(`server exited (${code}): ${stderr}`)));
       });
-      const paths = ["/v1/sales/active.json", "/v1/products/1/detail.json", "/v1/products/999/detail.json", "/v1/products?q=boot"];
+      const paths = [
+        "/v1/sales/active.json",
+        "/v1/products/1/detail.json",
+        "/v1/products/999/detail.json",
+        "/v1/products?q=boot",
+      ];
       for (let i = 0; i < 600; i += 20) {
         await Promise.all(
-          Array.from({ length: 20 }, (_, j) => fetch(`http://127.0.0.1:${port}${paths[(i + j) % paths.length]}${(i + j) % 5 === 4 ? "" : `${paths[(i + j) % paths.length]!.includes("?") ? "&" : "?"}apikey=${key}`}`).then((r) => r.arrayBuffer())),
+          Array.from({ length: 20 }, (_, j) =>
+            fetch(
+              `http://127.0.0.1:${port}${paths[(i + j) % paths.length]}${(i + j) % 5 === 4 ? "" : `${paths[(i + j) % paths.length]!.includes("?") ? "&" : "?"}apikey=${key}`}`,
+            ).then((r) => r.arrayBuffer()),
+          ),
         );
       }
       child.kill("SIGTERM");

@@ -20,26 +20,50 @@ const D = 24 * H;
 
 export function sku(id: number, over: Partial<Product["skus"][number]> = {}): Product["skus"][number] {
   return {
-    id, inventory_status: "for sale", msrp_price: "120.00", sale_price: "59.00",
-    color: "Navy", color_group: "blue", size: "8.5", size_group: "Women's Shoes", size_key: "WoSh:8.5", ...over,
+    id,
+    inventory_status: "for sale",
+    msrp_price: "120.00",
+    sale_price: "59.00",
+    color: "Navy",
+    color_group: "blue",
+    size: "8.5",
+    size_group: "Women's Shoes",
+    size_key: "WoSh:8.5",
+    ...over,
   };
 }
 
 export function product(id: number, over: Partial<Product> = {}): Product {
   return {
-    id, name: `Leather Ankle Boot ${id}`, brand: "Acme Shoes", page_path: `/product/${id}-boot`,
+    id,
+    name: `Leather Ankle Boot ${id}`,
+    brand: "Acme Shoes",
+    page_path: `/product/${id}-boot`,
     content: { description: "A sturdy leather boot. Goes with everything.", material: "Leather" },
     categories: ["Boots", "Shoes"],
-    images: [{ url: `https://cdn.example-retailer.com/${id}-300x400.jpg`, width: 300, height: 400 }, { url: `https://cdn.example-retailer.com/${id}-91x121.jpg`, width: 91, height: 121 }],
-    skus: [sku(id * 10 + 1), sku(id * 10 + 2, { size: "9", size_key: "WoSh:9", inventory_status: "sold out", shipping_surcharge: "5.00" })],
+    images: [
+      { url: `https://cdn.example-retailer.com/${id}-300x400.jpg`, width: 300, height: 400 },
+      { url: `https://cdn.example-retailer.com/${id}-91x121.jpg`, width: 91, height: 121 },
+    ],
+    skus: [
+      sku(id * 10 + 1),
+      sku(id * 10 + 2, { size: "9", size_key: "WoSh:9", inventory_status: "sold out", shipping_surcharge: "5.00" }),
+    ],
     ...over,
   };
 }
 
 export function sale(key: string, over: Partial<Sale> = {}): Sale {
   return {
-    key, store: "women", name: `Sale ${key}`, description: "Great things.", begins: iso(T0), ends: iso(T0 + 2 * D),
-    images: [{ url: `https://cdn.example-retailer.com/sale-${key}.jpg`, width: 600, height: 300 }], product_ids: [], ...over,
+    key,
+    store: "women",
+    name: `Sale ${key}`,
+    description: "Great things.",
+    begins: iso(T0),
+    ends: iso(T0 + 2 * D),
+    images: [{ url: `https://cdn.example-retailer.com/sale-${key}.jpg`, width: 600, height: 300 }],
+    product_ids: [],
+    ...over,
   };
 }
 
@@ -48,11 +72,49 @@ export function standardCatalog(): { sales: Sale[]; products: Product[] } {
   return {
     products: [
       product(1),
-      product(2, { name: "Suede Chelsea Boot", brand: "Calvin Klein", content: { description: "Soft suede." }, categories: ["Boots"] }),
-      product(3, { name: "Silk Wrap Dress", categories: ["Dresses"], skus: [sku(31, { size: "S", size_group: "Women's Apparel", size_key: "WoAp:S", color: "Black", color_group: "black" })] }),
-      product(4, { name: "Wool Overcoat", categories: ["Coats"], skus: [sku(41, { size: "M", size_group: "Men's Apparel", size_key: "MeAp:M" })] }),
-      product(5, { name: "Kids Rain Boot", gender: "girl", categories: ["Kids Shoes"], skus: [sku(51, { size: "13", size_group: "Kids' Shoes", size_key: "KiSh:13" })] }),
-      product(6, { name: "Orphan Lamp", categories: ["Lighting"], skus: [sku(61, { size: undefined, size_group: undefined, size_key: undefined, color: undefined, color_group: undefined })] }),
+      product(2, {
+        name: "Suede Chelsea Boot",
+        brand: "Calvin Klein",
+        content: { description: "Soft suede." },
+        categories: ["Boots"],
+      }),
+      product(3, {
+        name: "Silk Wrap Dress",
+        categories: ["Dresses"],
+        skus: [
+          sku(31, {
+            size: "S",
+            size_group: "Women's Apparel",
+            size_key: "WoAp:S",
+            color: "Black",
+            color_group: "black",
+          }),
+        ],
+      }),
+      product(4, {
+        name: "Wool Overcoat",
+        categories: ["Coats"],
+        skus: [sku(41, { size: "M", size_group: "Men's Apparel", size_key: "MeAp:M" })],
+      }),
+      product(5, {
+        name: "Kids Rain Boot",
+        gender: "girl",
+        categories: ["Kids Shoes"],
+        skus: [sku(51, { size: "13", size_group: "Kids' Shoes", size_key: "KiSh:13" })],
+      }),
+      product(6, {
+        name: "Orphan Lamp",
+        categories: ["Lighting"],
+        skus: [
+          sku(61, {
+            size: undefined,
+            size_group: undefined,
+            size_key: undefined,
+            color: undefined,
+            color_group: undefined,
+          }),
+        ],
+      }),
     ],
     sales: [
       sale("boots", { product_ids: [1, 2] }),
@@ -69,11 +131,21 @@ export async function tempDir(prefix = "fsa-"): Promise<string> {
 }
 
 /** Writes a catalog directory; `raw` lets a test write exact lines (for bad-input tests). */
-export async function writeCatalog(dir: string, catalog: { sales: unknown[]; products: unknown[] }, raw: { sales?: string; products?: string; meta?: string } = {}): Promise<string> {
+export async function writeCatalog(
+  dir: string,
+  catalog: { sales: unknown[]; products: unknown[] },
+  raw: { sales?: string; products?: string; meta?: string } = {},
+): Promise<string> {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "catalog.json"), raw.meta ?? JSON.stringify({ format: 1, site_url: SITE }));
-  await writeFile(join(dir, "sales.ndjson"), raw.sales ?? catalog.sales.map((s) => JSON.stringify(s)).join("\n") + "\n");
-  await writeFile(join(dir, "products.ndjson"), raw.products ?? catalog.products.map((p) => JSON.stringify(p)).join("\n") + "\n");
+  await writeFile(
+    join(dir, "sales.ndjson"),
+    raw.sales ?? catalog.sales.map((s) => JSON.stringify(s)).join("\n") + "\n",
+  );
+  await writeFile(
+    join(dir, "products.ndjson"),
+    raw.products ?? catalog.products.map((p) => JSON.stringify(p)).join("\n") + "\n",
+  );
   return dir;
 }
 
@@ -91,7 +163,10 @@ export interface TestApi {
 }
 
 /** Builds `catalog` into a temp data dir, makes a key, and serves it on 127.0.0.1:0 with an injected clock. */
-export async function startTestApi(catalog = standardCatalog(), options: Partial<HandlerOptions> = {}): Promise<TestApi> {
+export async function startTestApi(
+  catalog = standardCatalog(),
+  options: Partial<HandlerOptions> = {},
+): Promise<TestApi> {
   const root = await tempDir();
   const catalogDir = await writeCatalog(join(root, "catalog"), catalog);
   const dataDir = join(root, "data");
@@ -111,7 +186,13 @@ export async function startTestApi(catalog = standardCatalog(), options: Partial
   const server = await startServer(handler, "127.0.0.1", 0);
   const url = `http://127.0.0.1:${server.port}`;
   return {
-    url, key, dataDir, keysFile, handler, server, clock,
+    url,
+    key,
+    dataDir,
+    keysFile,
+    handler,
+    server,
+    clock,
     get: (path, init) => fetch(url + path, init),
     close: async () => {
       await server.close();

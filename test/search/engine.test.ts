@@ -12,16 +12,64 @@ function doc(id: number, name: string, description: string, rest: Partial<Search
 
 // 110 is listed first and is an exact copy of 101 (apart from its ID): ties must still come out by ID.
 const CORPUS: SearchDoc[] = [
-  doc(110, "Black Midi Dress", "A flowing dress in soft crepe. Pairs well with boots.", { brand: "Calvin Klein", colorGroups: ["black"], sizeKeys: ["WoAp:S", "WoAp:M"] }),
-  doc(101, "Black Midi Dress", "A flowing dress in soft crepe. Pairs well with boots.", { brand: "Calvin Klein", colorGroups: ["black"], sizeKeys: ["WoAp:S", "WoAp:M"] }),
-  doc(102, "Red Wrap Dress", "Wrap dress with a tie waist, also made in black.", { brand: "Diane von Furstenberg", colorGroups: ["red"], sizeKeys: ["WoAp:M", "WoAp:L"] }),
-  doc(103, "Leather Ankle Boots", "Black leather boots with a stacked heel.", { brand: "Calvin Klein Jeans", colorGroups: ["black", "brown"], sizeKeys: ["WoSh:8", "WoSh:8.5"] }),
-  doc(104, "Running Shoes", "Lightweight shoes for runners who run daily.", { brand: "Nike", colorGroups: ["blue", "white"], sizeKeys: ["MeSh:10"], windows: always("men") }),
-  doc(105, "Classic T-Shirt", "Cotton tee that fits like a 501.", { brand: "Levi's", colorGroups: ["white"], sizeKeys: ["MeAp:L"], windows: always("men") }),
-  doc(106, "Kids Rain Boot", "Waterproof boot for puddles.", { brand: "Hunter", colorGroups: ["yellow"], sizeKeys: ["KiSh:1"], gender: "unisex", windows: always("kids") }),
-  doc(107, "Girls Party Dress", "Sparkly dress for parties.", { brand: "Calvin Klein", colorGroups: ["pink"], sizeKeys: ["KiAp:6"], gender: "girl", windows: always("kids") }),
-  doc(108, "Boys Denim Jacket", "Denim jacket with snaps.", { brand: "Levi's", colorGroups: ["blue"], sizeKeys: ["KiAp:6"], gender: "boy", windows: always("kids") }),
-  doc(109, "Café Table", "Round bistro table with a black steel frame.", { brand: "Crate & Barrel", colorGroups: ["black"], windows: always("home") }),
+  doc(110, "Black Midi Dress", "A flowing dress in soft crepe. Pairs well with boots.", {
+    brand: "Calvin Klein",
+    colorGroups: ["black"],
+    sizeKeys: ["WoAp:S", "WoAp:M"],
+  }),
+  doc(101, "Black Midi Dress", "A flowing dress in soft crepe. Pairs well with boots.", {
+    brand: "Calvin Klein",
+    colorGroups: ["black"],
+    sizeKeys: ["WoAp:S", "WoAp:M"],
+  }),
+  doc(102, "Red Wrap Dress", "Wrap dress with a tie waist, also made in black.", {
+    brand: "Diane von Furstenberg",
+    colorGroups: ["red"],
+    sizeKeys: ["WoAp:M", "WoAp:L"],
+  }),
+  doc(103, "Leather Ankle Boots", "Black leather boots with a stacked heel.", {
+    brand: "Calvin Klein Jeans",
+    colorGroups: ["black", "brown"],
+    sizeKeys: ["WoSh:8", "WoSh:8.5"],
+  }),
+  doc(104, "Running Shoes", "Lightweight shoes for runners who run daily.", {
+    brand: "Nike",
+    colorGroups: ["blue", "white"],
+    sizeKeys: ["MeSh:10"],
+    windows: always("men"),
+  }),
+  doc(105, "Classic T-Shirt", "Cotton tee that fits like a 501.", {
+    brand: "Levi's",
+    colorGroups: ["white"],
+    sizeKeys: ["MeAp:L"],
+    windows: always("men"),
+  }),
+  doc(106, "Kids Rain Boot", "Waterproof boot for puddles.", {
+    brand: "Hunter",
+    colorGroups: ["yellow"],
+    sizeKeys: ["KiSh:1"],
+    gender: "unisex",
+    windows: always("kids"),
+  }),
+  doc(107, "Girls Party Dress", "Sparkly dress for parties.", {
+    brand: "Calvin Klein",
+    colorGroups: ["pink"],
+    sizeKeys: ["KiAp:6"],
+    gender: "girl",
+    windows: always("kids"),
+  }),
+  doc(108, "Boys Denim Jacket", "Denim jacket with snaps.", {
+    brand: "Levi's",
+    colorGroups: ["blue"],
+    sizeKeys: ["KiAp:6"],
+    gender: "boy",
+    windows: always("kids"),
+  }),
+  doc(109, "Café Table", "Round bistro table with a black steel frame.", {
+    brand: "Crate & Barrel",
+    colorGroups: ["black"],
+    windows: always("home"),
+  }),
   doc(111, "Secret Dress", "Not on sale yet.", { windows: [{ from: NOW + 100, to: NOW + 200, store: "women" }] }),
   doc(112, "Old Dress", "Its sale has ended.", { windows: [{ from: NOW - 500, to: NOW - 10, store: "women" }] }),
   doc(113, "Never Dress", "In no sale at all.", { windows: [] }),
@@ -99,7 +147,18 @@ describe("filters", () => {
     ["different params are ANDed: store and brand", "dress", { stores: ["kids"], brands: ["diane"] }, []],
     ["several stores and a brand", "dress", { stores: ["kids", "men"], brands: ["calvin"] }, [107]],
     ["several stores and a colour", "dress", { stores: ["kids", "men"], colors: ["black", "pink"] }, [107]],
-    ["different params are ANDed: all of them", "dress", { stores: ["women", "kids"], brands: ["calvin"], colors: ["black", "pink"], genders: ["girl"], sizes: ["KiAp:6"] }, [107]],
+    [
+      "different params are ANDed: all of them",
+      "dress",
+      {
+        stores: ["women", "kids"],
+        brands: ["calvin"],
+        colors: ["black", "pink"],
+        genders: ["girl"],
+        sizes: ["KiAp:6"],
+      },
+      [107],
+    ],
   ])("%s", (_, q, rest, expected) => {
     expect(findSorted(q, rest)).toEqual(expected);
   });
@@ -132,7 +191,12 @@ describe("time windows", () => {
     buildSearchIndex([
       doc(1, "widget one", "", { windows: [{ from: T, to: T + 100, store: "women" }] }),
       doc(2, "widget two", "", { windows: [{ from: T + 50, to: null, store: "men" }] }),
-      doc(3, "widget three", "", { windows: [{ from: T, to: T + 20, store: "women" }, { from: T + 80, to: T + 150, store: "men" }] }),
+      doc(3, "widget three", "", {
+        windows: [
+          { from: T, to: T + 20, store: "women" },
+          { from: T + 80, to: T + 150, store: "men" },
+        ],
+      }),
     ]),
   );
   const at = (now: number, stores: SearchQuery["stores"] = []) => timed.search(query("widget", { now, stores }));
@@ -168,11 +232,18 @@ describe("time windows", () => {
     for (let round = 0; round < 3; round++) {
       for (const now of times) {
         for (const stores of [[], ["women"], ["men"], ["women", "men"]] as SearchQuery["stores"][]) {
-          const fresh = loadSearchIndex(buildSearchIndex([
-            doc(1, "widget one", "", { windows: [{ from: T, to: T + 100, store: "women" }] }),
-            doc(2, "widget two", "", { windows: [{ from: T + 50, to: null, store: "men" }] }),
-            doc(3, "widget three", "", { windows: [{ from: T, to: T + 20, store: "women" }, { from: T + 80, to: T + 150, store: "men" }] }),
-          ]));
+          const fresh = loadSearchIndex(
+            buildSearchIndex([
+              doc(1, "widget one", "", { windows: [{ from: T, to: T + 100, store: "women" }] }),
+              doc(2, "widget two", "", { windows: [{ from: T + 50, to: null, store: "men" }] }),
+              doc(3, "widget three", "", {
+                windows: [
+                  { from: T, to: T + 20, store: "women" },
+                  { from: T + 80, to: T + 150, store: "men" },
+                ],
+              }),
+            ]),
+          );
           expect(at(now, stores)).toEqual(fresh.search(query("widget", { now, stores })));
         }
       }

@@ -1,15 +1,50 @@
 import { describe, expect, it } from "vitest";
 import { buildSearchIndex, buildSearchIndexData } from "../../src/search/index-builder.ts";
-import { decodeSearchIndex, loadSearchIndex, SEARCH_INDEX_VERSION, SearchIndexError } from "../../src/search/index-format.ts";
+import {
+  decodeSearchIndex,
+  loadSearchIndex,
+  SEARCH_INDEX_VERSION,
+  SearchIndexError,
+} from "../../src/search/index-format.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
 
 const NOW = 1_800_000_000;
 const DOCS: SearchDoc[] = [
-  { id: 7, name: "Black Dress", description: "Crepe, fully lined.", brand: "Calvin Klein", colorGroups: ["black"], sizeKeys: ["WoAp:S"], gender: "girl", windows: [{ from: NOW - 10, to: NOW + 10, store: "kids" }] },
-  { id: 2 ** 53 - 1, name: "Largest ID", description: "Ünïcödé 日本製 t-shirt", brand: "Zed", colorGroups: ["red", "red"], sizeKeys: ["WoSh:8.5"], windows: [{ from: 0, to: null, store: "women" }, { from: 0, to: null, store: "women" }] },
+  {
+    id: 7,
+    name: "Black Dress",
+    description: "Crepe, fully lined.",
+    brand: "Calvin Klein",
+    colorGroups: ["black"],
+    sizeKeys: ["WoAp:S"],
+    gender: "girl",
+    windows: [{ from: NOW - 10, to: NOW + 10, store: "kids" }],
+  },
+  {
+    id: 2 ** 53 - 1,
+    name: "Largest ID",
+    description: "Ünïcödé 日本製 t-shirt",
+    brand: "Zed",
+    colorGroups: ["red", "red"],
+    sizeKeys: ["WoSh:8.5"],
+    windows: [
+      { from: 0, to: null, store: "women" },
+      { from: 0, to: null, store: "women" },
+    ],
+  },
   { id: 3, name: "Plain", description: "", brand: "A", colorGroups: [], sizeKeys: [], windows: [] },
 ];
-const q = (text: string): SearchQuery => ({ q: text, brands: [], stores: [], colors: [], genders: [], sizes: [], start: 0, rows: 10, now: NOW });
+const q = (text: string): SearchQuery => ({
+  q: text,
+  brands: [],
+  stores: [],
+  colors: [],
+  genders: [],
+  sizes: [],
+  start: 0,
+  rows: 10,
+  now: NOW,
+});
 
 describe("round trip", () => {
   it("decodes to exactly what was built", () => {
@@ -59,7 +94,11 @@ describe("bad files are clear errors", () => {
   it.each<[string, Uint8Array, RegExp]>([
     ["empty", new Uint8Array(0), /not a search index file/],
     ["JSON instead", new TextEncoder().encode('{"hello":"world"}'), /not a search index file/],
-    ["another version", patched((b) => new DataView(b.buffer).setUint32(4, SEARCH_INDEX_VERSION + 1, true)), new RegExp(`version ${SEARCH_INDEX_VERSION + 1}, this server reads version ${SEARCH_INDEX_VERSION}`)],
+    [
+      "another version",
+      patched((b) => new DataView(b.buffer).setUint32(4, SEARCH_INDEX_VERSION + 1, true)),
+      new RegExp(`version ${SEARCH_INDEX_VERSION + 1}, this server reads version ${SEARCH_INDEX_VERSION}`),
+    ],
     ["truncated", good.slice(0, good.length - 1), /truncated/],
     ["padded", new Uint8Array([...good, 0]), /truncated or padded/],
     ["a flipped bit in the payload", patched((b) => (b[b.length - 5]! ^= 0x10)), /checksum mismatch/],

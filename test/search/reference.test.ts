@@ -11,7 +11,28 @@ import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
 const random = (seed: number): (() => number) => createRandom(seed).next;
 
 // A small, skewed vocabulary: many docs share words, so ties and long posting lists both occur.
-const WORDS = ["dress", "dresses", "black", "red", "boots", "leather", "cotton", "midi", "wrap", "silk", "shirt", "t-shirt", "running", "café", "501", "wool", "jacket", "soft", "the", "and"];
+const WORDS = [
+  "dress",
+  "dresses",
+  "black",
+  "red",
+  "boots",
+  "leather",
+  "cotton",
+  "midi",
+  "wrap",
+  "silk",
+  "shirt",
+  "t-shirt",
+  "running",
+  "café",
+  "501",
+  "wool",
+  "jacket",
+  "soft",
+  "the",
+  "and",
+];
 const BRANDS = ["Calvin Klein", "Calvin Klein Jeans", "Levi's", "Nike", "Diane von Furstenberg", "Hunter"];
 const SIZES = ["WoAp:S", "WoAp:M", "WoSh:8", "WoSh:8.5", "MeAp:L", "KiAp:6"];
 
@@ -42,7 +63,13 @@ function corpus(seed: number, n: number): { docs: SearchDoc[]; rnd: () => number
 }
 
 // 400 docs, and 3,000 (where the commonest words reach the "broad term" path, over 1,024 docs).
-describe.each([[1, 400], [2, 400], [3, 400], [4, 3000], [5, 3000]])("random corpus, seed %i, %i docs", (seed, n) => {
+describe.each([
+  [1, 400],
+  [2, 400],
+  [3, 400],
+  [4, 3000],
+  [5, 3000],
+])("random corpus, seed %i, %i docs", (seed, n) => {
   const { docs, rnd } = corpus(seed, n);
   const index = loadSearchIndex(buildSearchIndex(docs));
   const reference = createReference(docs);

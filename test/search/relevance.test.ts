@@ -80,14 +80,20 @@ beforeAll(async () => {
   server = await startServer(await createHandler({ dataDir, keysFile, clock: () => NOW.getTime() }), "127.0.0.1", 0);
   url = `http://127.0.0.1:${server.port}`;
 
-  const lines = async (file: string) => (await readFile(join(catalogDir, file), "utf8")).split("\n").filter((l) => l !== "");
+  const lines = async (file: string) =>
+    (await readFile(join(catalogDir, file), "utf8")).split("\n").filter((l) => l !== "");
   sales = (await lines("sales.ndjson")).map((l) => JSON.parse(l) as Sale);
   for (const line of await lines("products.ndjson")) {
     const product = JSON.parse(line) as Product;
     const name = tokenize(product.name);
     const description = tokenize(product.content.description ?? "");
     docs.set(product.id, {
-      product, name, description, text: new Set([...name, ...description]), brand: new Set(tokenize(product.brand)), stores: new Set(),
+      product,
+      name,
+      description,
+      text: new Set([...name, ...description]),
+      brand: new Set(tokenize(product.brand)),
+      stores: new Set(),
       colors: new Set(product.skus.flatMap((s) => (s.color_group ? [s.color_group] : []))),
       sizes: new Set(product.skus.flatMap((s) => (s.size_key ? [s.size_key] : []))),
     });
@@ -105,7 +111,8 @@ afterAll(async () => {
 });
 
 const seconds = (t: string) => Date.parse(t) / 1000;
-const isActive = (sale: Sale, t: number) => seconds(sale.begins) <= t && (sale.ends === undefined || t < seconds(sale.ends));
+const isActive = (sale: Sale, t: number) =>
+  seconds(sale.begins) <= t && (sale.ends === undefined || t < seconds(sale.ends));
 const count = (terms: readonly string[], term: string) => terms.filter((t) => t === term).length;
 const sorted = (ids: Iterable<number>) => [...ids].sort((a, b) => a - b);
 
@@ -118,7 +125,10 @@ function searchUrl(params: Params, apikey = key): string {
 }
 
 /** A GET whose body is returned as sent (fetch would decode it). */
-function rawGet(target: string, headers: Record<string, string>): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+function rawGet(
+  target: string,
+  headers: Record<string, string>,
+): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     httpGet(target, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -140,7 +150,10 @@ async function search(params: Params): Promise<Page> {
   for (const item of page.products) {
     const doc = docs.get(item.id);
     if (!doc) throw new Error(`${JSON.stringify(params)} returned product ${item.id}, which the catalog does not have`);
-    if (doc.stores.size === 0) throw new Error(`${JSON.stringify(params)} returned product ${item.id}, which is not on sale at ${NOW.toISOString()}`);
+    if (doc.stores.size === 0)
+      throw new Error(
+        `${JSON.stringify(params)} returned product ${item.id}, which is not on sale at ${NOW.toISOString()}`,
+      );
   }
   return page;
 }
@@ -205,8 +218,23 @@ describe("the oracle and the catalog", () => {
 
 describe("full text: what is found", () => {
   it.each([
-    "dress", "boot", "black dress", "leather ankle boot", "cotton sweater", "low-top", "lowtop", "low top sneaker", "cafe",
-    "matelasse", "duvet cover", "running", "levi's", "16-piece", "10-inch skillet", "SWEATER", "the dress",
+    "dress",
+    "boot",
+    "black dress",
+    "leather ankle boot",
+    "cotton sweater",
+    "low-top",
+    "lowtop",
+    "low top sneaker",
+    "cafe",
+    "matelasse",
+    "duvet cover",
+    "running",
+    "levi's",
+    "16-piece",
+    "10-inch skillet",
+    "SWEATER",
+    "the dress",
   ])("%j finds exactly the on-sale products with every term", async (q) => {
     const ids = await expectFinds({ q });
     expect(ids.length, `${q} should find something in the sample catalog`).toBeGreaterThan(0);
@@ -253,10 +281,20 @@ describe("full text: what is found", () => {
   );
 
   it("accents fold: cafe, café and CAFÉ find the same products, those whose name or description says café", async () => {
-    const raw = new Set(live.filter((d) => /(?<![\p{L}\p{N}])caf[eé](?![\p{L}\p{N}])/iu.test(`${d.product.name} ${d.product.content.description ?? ""}`)).map((d) => d.product.id));
+    const raw = new Set(
+      live
+        .filter((d) =>
+          /(?<![\p{L}\p{N}])caf[eé](?![\p{L}\p{N}])/iu.test(`${d.product.name} ${d.product.content.description ?? ""}`),
+        )
+        .map((d) => d.product.id),
+    );
     expect(raw.size, "the sample catalog mentions café").toBeGreaterThan(0);
-    expect([...raw].some((id) => /café/i.test(docs.get(id)!.product.content.description ?? "")), "some of them with the accent").toBe(true);
-    for (const q of ["cafe", "café", "CAFÉ", "Cafe\u0301"]) expect(sorted(await ranking({ q })), q).toEqual(sorted(raw));
+    expect(
+      [...raw].some((id) => /café/i.test(docs.get(id)!.product.content.description ?? "")),
+      "some of them with the accent",
+    ).toBe(true);
+    for (const q of ["cafe", "café", "CAFÉ", "Cafe\u0301"])
+      expect(sorted(await ranking({ q })), q).toEqual(sorted(raw));
     expect((await search({ q: "matelasse" })).total_found).toBe((await search({ q: "Matelassé" })).total_found);
   });
 
@@ -288,13 +326,16 @@ describe("full text: ranking", () => {
    */
   function distinctive(): { word: string; id: number; below: number[] }[] {
     const nameHolders = new Map<string, number[]>();
-    for (const d of live) for (const t of new Set(d.name)) nameHolders.set(t, [...(nameHolders.get(t) ?? []), d.product.id]);
+    for (const d of live)
+      for (const t of new Set(d.name)) nameHolders.set(t, [...(nameHolders.get(t) ?? []), d.product.id]);
     const out: { word: string; id: number; below: number[] }[] = [];
     for (const [term, holders] of nameHolders) {
       if (holders.length !== 1) continue;
       const doc = docs.get(holders[0]!)!;
       const word = words(doc.product.name).find((w) => tokenizeQuery(w).join(" ") === term);
-      const below = live.filter((d) => count(d.name, term) === 0 && count(d.description, term) === 1).map((d) => d.product.id);
+      const below = live
+        .filter((d) => count(d.name, term) === 0 && count(d.description, term) === 1)
+        .map((d) => d.product.id);
       if (word && below.length >= 1 && count(doc.name, term) === 1) out.push({ word, id: doc.product.id, below });
     }
     return out;
@@ -308,7 +349,9 @@ describe("full text: ranking", () => {
       const at = ids.indexOf(id);
       expect(at, `${word}: ${id} (${docs.get(id)!.product.name}) must be found`).toBeGreaterThanOrEqual(0);
       for (const other of below) {
-        expect(at, `${word}: name match ${id} must rank above description-only ${other}`).toBeLessThan(ids.indexOf(other));
+        expect(at, `${word}: name match ${id} must rank above description-only ${other}`).toBeLessThan(
+          ids.indexOf(other),
+        );
       }
     }
   });
@@ -346,14 +389,19 @@ describe("full text: ranking", () => {
       // length in terms: the same BM25F score, so the ranking must order them by ID.
       const keyOf = (d: Doc) => {
         const inDescription = terms.map((t) => count(d.description, t));
-        return JSON.stringify([[...d.name].sort(), inDescription, inDescription.some((n) => n > 0) ? d.description.length : null]);
+        return JSON.stringify([
+          [...d.name].sort(),
+          inDescription,
+          inDescription.some((n) => n > 0) ? d.description.length : null,
+        ]);
       };
       const lastOf = new Map<string, number>();
       const sizes = new Map<string, number>();
       for (const id of ids) {
         const k = keyOf(docs.get(id)!);
         const last = lastOf.get(k);
-        if (last !== undefined) expect(id, `${q}: tie between ${last} and ${id} must be by ID ascending`).toBeGreaterThan(last);
+        if (last !== undefined)
+          expect(id, `${q}: tie between ${last} and ${id} must be by ID ascending`).toBeGreaterThan(last);
         lastOf.set(k, id);
         sizes.set(k, (sizes.get(k) ?? 0) + 1);
       }
@@ -366,7 +414,8 @@ describe("full text: ranking", () => {
     for (const q of ["leather", "ankle boot"]) {
       const full = await ranking({ q });
       const small: number[] = [];
-      for (let start = 0; start < 60; start += 7) small.push(...(await search({ q, rows: 7, start })).products.map((p) => p.id));
+      for (let start = 0; start < 60; start += 7)
+        small.push(...(await search({ q, rows: 7, start })).products.map((p) => p.id));
       expect(small).toEqual(full.slice(0, small.length));
     }
   });
@@ -403,28 +452,42 @@ describe("filters", () => {
     ["gender", "gender", "girl", "boy"],
     ["size", "size", "WoAp:S", "WoSh:8.5"],
   ];
-  it.each(filterCases)("%s: one value narrows, each result satisfies it; repeated values widen (OR)", async (_, name, v1, v2) => {
-    for (const q of ["cotton", "leather"]) {
-      const base = (await search({ q })).total_found;
-      const one = await expectFinds({ q, [name]: [v1] });
-      const two = await expectFinds({ q, [name]: [v2] });
-      const either = await expectFinds({ q, [name]: [v1, v2] });
-      const satisfies = (id: number, v: string) => {
-        const d = docs.get(id)!;
-        return name === "store" ? d.stores.has(v) : name === "color" ? d.colors.has(v) : name === "gender" ? d.product.gender === v : d.sizes.has(v);
-      };
-      for (const id of one) expect(satisfies(id, v1), `${id} ${name}=${v1}`).toBe(true);
-      for (const id of either) expect(satisfies(id, v1) || satisfies(id, v2), `${id} ${name}=${v1}|${v2}`).toBe(true);
-      expect(one.length + two.length, `${q} ${name}: the catalog has matches`).toBeGreaterThan(0);
-      expect(one.length, `${q} ${name}=${v1} narrows`).toBeLessThan(base);
-      expect(either.length).toBeGreaterThanOrEqual(Math.max(one.length, two.length));
-      expect(sorted(either)).toEqual(sorted(new Set([...one, ...two])));
-    }
-  });
+  it.each(filterCases)(
+    "%s: one value narrows, each result satisfies it; repeated values widen (OR)",
+    async (_, name, v1, v2) => {
+      for (const q of ["cotton", "leather"]) {
+        const base = (await search({ q })).total_found;
+        const one = await expectFinds({ q, [name]: [v1] });
+        const two = await expectFinds({ q, [name]: [v2] });
+        const either = await expectFinds({ q, [name]: [v1, v2] });
+        const satisfies = (id: number, v: string) => {
+          const d = docs.get(id)!;
+          return name === "store"
+            ? d.stores.has(v)
+            : name === "color"
+              ? d.colors.has(v)
+              : name === "gender"
+                ? d.product.gender === v
+                : d.sizes.has(v);
+        };
+        for (const id of one) expect(satisfies(id, v1), `${id} ${name}=${v1}`).toBe(true);
+        for (const id of either) expect(satisfies(id, v1) || satisfies(id, v2), `${id} ${name}=${v1}|${v2}`).toBe(true);
+        expect(one.length + two.length, `${q} ${name}: the catalog has matches`).toBeGreaterThan(0);
+        expect(one.length, `${q} ${name}=${v1} narrows`).toBeLessThan(base);
+        expect(either.length).toBeGreaterThanOrEqual(Math.max(one.length, two.length));
+        expect(sorted(either)).toEqual(sorted(new Set([...one, ...two])));
+      }
+    },
+  );
 
   it("different parameters narrow (AND): the answer is the intersection of each parameter's own answer", async () => {
     const q = "cotton";
-    const filters: Query = { q, store: ["women", "men"], color: ["black", "blue"], size: ["WoAp:S", "WoAp:M", "MeAp:M"] };
+    const filters: Query = {
+      q,
+      store: ["women", "men"],
+      color: ["black", "blue"],
+      size: ["WoAp:S", "WoAp:M", "MeAp:M"],
+    };
     const ids = await expectFinds(filters);
     expect(ids.length).toBeGreaterThan(0);
     const alone = await Promise.all((["store", "color", "size"] as const).map((k) => ranking({ q, [k]: filters[k] })));
@@ -437,8 +500,12 @@ describe("filters", () => {
       expect(d.colors.has("black") || d.colors.has("blue")).toBe(true);
       expect(["WoAp:S", "WoAp:M", "MeAp:M"].some((z) => d.sizes.has(z))).toBe(true);
     }
-    expect((await expectFinds({ q: "dress", store: ["kids"], gender: ["girl"], color: ["pink", "purple"] })).length).toBeGreaterThan(0);
-    expect((await expectFinds({ q: "boot", brand: ["calvin"], store: ["women"], size: ["WoSh:8.5"] })).length).toBeGreaterThan(0);
+    expect(
+      (await expectFinds({ q: "dress", store: ["kids"], gender: ["girl"], color: ["pink", "purple"] })).length,
+    ).toBeGreaterThan(0);
+    expect(
+      (await expectFinds({ q: "boot", brand: ["calvin"], store: ["women"], size: ["WoSh:8.5"] })).length,
+    ).toBeGreaterThan(0);
   });
 
   it("children is kids", async () => {
@@ -490,12 +557,18 @@ describe("only products on sale now", () => {
   });
 
   it("an upcoming product is found from the second its sale begins (the handler's clock), not a second before", async () => {
-    const sale = sales.filter((s) => seconds(s.begins) > NOW_S).sort((a, b) => seconds(a.begins) - seconds(b.begins))[0]!;
+    const sale = sales
+      .filter((s) => seconds(s.begins) > NOW_S)
+      .sort((a, b) => seconds(a.begins) - seconds(b.begins))[0]!;
     const id = sale.product_ids.find((p) => docs.get(p)!.stores.size === 0)!;
     const { name, brand } = docs.get(id)!.product;
     const at = async (t: number) => {
       const dataDir = join(root, "data");
-      const s = await startServer(await createHandler({ dataDir, keysFile: join(root, "keys.json"), clock: () => t * 1000 }), "127.0.0.1", 0);
+      const s = await startServer(
+        await createHandler({ dataDir, keysFile: join(root, "keys.json"), clock: () => t * 1000 }),
+        "127.0.0.1",
+        0,
+      );
       try {
         const sp = new URLSearchParams({ apikey: key, q: name, brand, rows: "100" });
         const body = (await (await fetch(`http://127.0.0.1:${s.port}/v1/products?${sp.toString()}`)).json()) as Page;
@@ -510,19 +583,32 @@ describe("only products on sale now", () => {
 });
 
 describe("paging", () => {
-  it.each(["dress", "leather boot"])("%j: rows/start pages are consecutive slices of one ranking, total constant", async (q) => {
-    const full = await ranking({ q });
-    expect(full.length).toBeGreaterThan(100);
-    const total = full.length;
-    for (const [start, rows] of [[0, 10], [10, 10], [5, 33], [97, 6], [total - 3, 10], [total - 1, 1]] as const) {
-      const page = await search({ q, start, rows });
-      expect(page.total_found).toBe(total);
-      expect(page.products.map((p) => p.id), `start=${start} rows=${rows}`).toEqual(full.slice(start, start + rows));
-    }
-    for (const start of [total, total + 1, total + 5000, 2_147_483_647]) {
-      expect(await search({ q, start })).toEqual({ products: [], total_found: total });
-    }
-  });
+  it.each(["dress", "leather boot"])(
+    "%j: rows/start pages are consecutive slices of one ranking, total constant",
+    async (q) => {
+      const full = await ranking({ q });
+      expect(full.length).toBeGreaterThan(100);
+      const total = full.length;
+      for (const [start, rows] of [
+        [0, 10],
+        [10, 10],
+        [5, 33],
+        [97, 6],
+        [total - 3, 10],
+        [total - 1, 1],
+      ] as const) {
+        const page = await search({ q, start, rows });
+        expect(page.total_found).toBe(total);
+        expect(
+          page.products.map((p) => p.id),
+          `start=${start} rows=${rows}`,
+        ).toEqual(full.slice(start, start + rows));
+      }
+      for (const start of [total, total + 1, total + 5000, 2_147_483_647]) {
+        expect(await search({ q, start })).toEqual({ products: [], total_found: total });
+      }
+    },
+  );
 
   it("rows defaults to 10 and may be 100", async () => {
     const full = await ranking({ q: "dress" });
@@ -593,10 +679,17 @@ describe("response", () => {
   });
 
   it("a gzipped page (assembled from per-product deflate fragments) decodes, CRC and length checked, to the identity bytes", async () => {
-    const pages: Params[] = [{ q: "dress", rows: 100 }, { q: "leather", rows: 7, start: 3 }, { q: "zzzznothing" }, { q: "cotton", color: ["black"], rows: 1 }];
+    const pages: Params[] = [
+      { q: "dress", rows: 100 },
+      { q: "leather", rows: 7, start: 3 },
+      { q: "zzzznothing" },
+      { q: "cotton", color: ["black"], rows: 1 },
+    ];
     for (const params of pages) {
       const target = searchUrl(params);
-      const plain = Buffer.from(await (await fetch(target, { headers: { "accept-encoding": "identity" } })).arrayBuffer());
+      const plain = Buffer.from(
+        await (await fetch(target, { headers: { "accept-encoding": "identity" } })).arrayBuffer(),
+      );
       const raw = await rawGet(target, { "accept-encoding": "gzip" });
       if (plain.length < 1024) {
         expect(raw.headers["content-encoding"]).toBeUndefined();
@@ -627,12 +720,21 @@ describe("response", () => {
 
 describe("response freshness and JSONP", () => {
   it("max-age never reaches past the next sale start or end (the instant the answer may change)", async () => {
-    const boundaries = sales.flatMap((s) => [seconds(s.begins), ...(s.ends ? [seconds(s.ends)] : [])]).filter((t) => t > NOW_S).sort((a, b) => a - b);
+    const boundaries = sales
+      .flatMap((s) => [seconds(s.begins), ...(s.ends ? [seconds(s.ends)] : [])])
+      .filter((t) => t > NOW_S)
+      .sort((a, b) => a - b);
     const next = boundaries[0]!;
     const t = next - 100;
-    const s = await startServer(await createHandler({ dataDir: join(root, "data"), keysFile: join(root, "keys.json"), clock: () => t * 1000 }), "127.0.0.1", 0);
+    const s = await startServer(
+      await createHandler({ dataDir: join(root, "data"), keysFile: join(root, "keys.json"), clock: () => t * 1000 }),
+      "127.0.0.1",
+      0,
+    );
     try {
-      const res = await fetch(`http://127.0.0.1:${s.port}/v1/products?${new URLSearchParams({ apikey: key, q: "dress" }).toString()}`);
+      const res = await fetch(
+        `http://127.0.0.1:${s.port}/v1/products?${new URLSearchParams({ apikey: key, q: "dress" }).toString()}`,
+      );
       expect(res.status).toBe(200);
       const maxAge = Number(/max-age=(\d+)/.exec(res.headers.get("cache-control") ?? "")?.[1]);
       expect(maxAge).toBeGreaterThanOrEqual(0);

@@ -3,7 +3,10 @@ import { TopK } from "../../src/search/top-k.ts";
 
 /** The oracle: sort every entry, best first (higher score, then lower doc), and slice. */
 function expected(entries: [number, number][], start: number, rows: number): number[] {
-  return [...entries].sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(start, start + rows).map(([, doc]) => doc);
+  return [...entries]
+    .sort((a, b) => b[0] - a[0] || a[1] - b[1])
+    .slice(start, start + rows)
+    .map(([, doc]) => doc);
 }
 
 describe("TopK", () => {
@@ -13,10 +16,19 @@ describe("TopK", () => {
     ["all tied", 50, 1],
   ])("keeps the best of %s, for every page", (_, n, distinct) => {
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const entries: [number, number][] = Array.from({ length: n }, (_, doc) => [Math.floor(rnd() * distinct) / 7, doc]);
     const top = new TopK();
-    const pages: [number, number][] = [[0, 10], [0, 1], [5, 10], [0, n], [n - 3, 10], [n, 10], [n + 50, 10], [3, 0]];
+    const pages: [number, number][] = [
+      [0, 10],
+      [0, 1],
+      [5, 10],
+      [0, n],
+      [n - 3, 10],
+      [n, 10],
+      [n + 50, 10],
+      [3, 0],
+    ];
     for (const [start, rows] of pages) {
       top.reset(rows > 0 ? Math.min(start + rows, n) : 0);
       for (const [score, doc] of entries) top.offer(score, doc);

@@ -20,22 +20,79 @@ interface LoggedCase {
 
 const CASES: LoggedCase[] = [
   { what: "valid list", target: "/v1/sales/active.json?apikey={key}", path: "/v1/sales/active.json", named: true },
-  { what: "valid, gzip", target: "/v1/sales/active.json?apikey={key}", headers: [["Accept-Encoding", "gzip"]], path: "/v1/sales/active.json", named: true },
-  { what: "valid HEAD", method: "HEAD", target: "/v1/products/1/detail.json?apikey={key}", path: "/v1/products/1/detail.json", named: true },
-  { what: "valid, affid and callback", target: "/v1/products/1/detail.json?affid=partner_1&callback=cb&apikey={key}", path: "/v1/products/1/detail.json", named: true },
+  {
+    what: "valid, gzip",
+    target: "/v1/sales/active.json?apikey={key}",
+    headers: [["Accept-Encoding", "gzip"]],
+    path: "/v1/sales/active.json",
+    named: true,
+  },
+  {
+    what: "valid HEAD",
+    method: "HEAD",
+    target: "/v1/products/1/detail.json?apikey={key}",
+    path: "/v1/products/1/detail.json",
+    named: true,
+  },
+  {
+    what: "valid, affid and callback",
+    target: "/v1/products/1/detail.json?affid=partner_1&callback=cb&apikey={key}",
+    path: "/v1/products/1/detail.json",
+    named: true,
+  },
   { what: "search", target: "/v1/products?q=boot&store=women&rows=5&apikey={key}", path: "/v1/products", named: true },
-  { what: "search with a bad parameter", target: "/v1/products?q=boot&rows=1000&apikey={key}", path: "/v1/products", named: true },
-  { what: "404 with a valid key", target: "/v1/products/999/detail.json?apikey={key}", path: "/v1/products/999/detail.json", named: true },
-  { what: "404 outside /v1/", target: "/current/manifest.json?apikey={key}", path: "/current/manifest.json", named: false },
+  {
+    what: "search with a bad parameter",
+    target: "/v1/products?q=boot&rows=1000&apikey={key}",
+    path: "/v1/products",
+    named: true,
+  },
+  {
+    what: "404 with a valid key",
+    target: "/v1/products/999/detail.json?apikey={key}",
+    path: "/v1/products/999/detail.json",
+    named: true,
+  },
+  {
+    what: "404 outside /v1/",
+    target: "/current/manifest.json?apikey={key}",
+    path: "/current/manifest.json",
+    named: false,
+  },
   { what: "missing key", target: "/v1/sales/upcoming.json", path: "/v1/sales/upcoming.json", named: false },
-  { what: "invalid key (well-formed)", target: "/v1/sales/active.json?apikey={c1}", path: "/v1/sales/active.json", named: false },
-  { what: "invalid key (one character off the real one)", target: "/v1/sales/active.json?apikey={c2}", path: "/v1/sales/active.json", named: false },
-  { what: "key given twice", target: "/v1/sales/active.json?apikey={key}&apikey={c3}", path: "/v1/sales/active.json", named: false },
+  {
+    what: "invalid key (well-formed)",
+    target: "/v1/sales/active.json?apikey={c1}",
+    path: "/v1/sales/active.json",
+    named: false,
+  },
+  {
+    what: "invalid key (one character off the real one)",
+    target: "/v1/sales/active.json?apikey={c2}",
+    path: "/v1/sales/active.json",
+    named: false,
+  },
+  {
+    what: "key given twice",
+    target: "/v1/sales/active.json?apikey={key}&apikey={c3}",
+    path: "/v1/sales/active.json",
+    named: false,
+  },
   { what: "key in the query of a 405", method: "DELETE", target: "/v1/sales/active.json?apikey={key}", named: false },
-  { what: "%2e%2e traversal", target: "/v1/sales/%2e%2e/%2e%2e/keys.json?apikey={key}", path: "/v1/sales/../../keys.json", named: true },
+  {
+    what: "%2e%2e traversal",
+    target: "/v1/sales/%2e%2e/%2e%2e/keys.json?apikey={key}",
+    path: "/v1/sales/../../keys.json",
+    named: true,
+  },
   { what: "invalid percent-encoding", target: "/v1/sales/%zz?apikey={key}", named: false },
   { what: "overlong target", target: `/v1/${"a".repeat(5000)}?apikey={key}`, named: false },
-  { what: "absolute-form", target: "http://127.0.0.1/v1/sales/active.json?apikey={key}", path: "/v1/sales/active.json", named: true },
+  {
+    what: "absolute-form",
+    target: "http://127.0.0.1/v1/sales/active.json?apikey={key}",
+    path: "/v1/sales/active.json",
+    named: true,
+  },
   // A client that gets the separator wrong puts its key in the path: the log must still not show it.
   { what: "key after & instead of ?", target: "/v1/sales/active.json&apikey={key}", named: false },
   { what: "key after an encoded ?", target: "/v1/sales/active.json%3Fapikey={key}", named: false },
@@ -53,7 +110,8 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const fill = (s: string) => s.replaceAll("{key}", api.key).replace(/\{c([123])\}/g, (_, i: string) => candidates[Number(i) - 1]!);
+const fill = (s: string) =>
+  s.replaceAll("{key}", api.key).replace(/\{c([123])\}/g, (_, i: string) => candidates[Number(i) - 1]!);
 
 describe("request logs", () => {
   it("one entry per request: time, method, path without the query, status, bytes, ms, key name", async () => {
@@ -64,7 +122,11 @@ describe("request logs", () => {
       const before = entries.length;
       const t0 = Date.now();
       const method = c.method ?? "GET";
-      const res = await rawRequest(api.server.port, buildRequest(method, fill(c.target), [["Host", "127.0.0.1"], ["Connection", "close"], ...(c.headers ?? [])]), { isHead: method === "HEAD" });
+      const res = await rawRequest(
+        api.server.port,
+        buildRequest(method, fill(c.target), [["Host", "127.0.0.1"], ["Connection", "close"], ...(c.headers ?? [])]),
+        { isHead: method === "HEAD" },
+      );
       const t1 = Date.now();
       if (entries.length !== before + 1) {
         wrong.push(`${c.what}: ${entries.length - before} entries`);
@@ -84,7 +146,9 @@ describe("request logs", () => {
       expect(e.ms, c.what).toBeLessThan(1000);
       if (c.named) expect(e.key, c.what).toBe("test");
       else expect(e, c.what).not.toHaveProperty("key");
-      expect(Object.keys(e).sort(), c.what).toEqual(["bytes", "method", "ms", "path", "status", "time", ...(c.named ? ["key"] : [])].sort());
+      expect(Object.keys(e).sort(), c.what).toEqual(
+        ["bytes", "method", "ms", "path", "status", "time", ...(c.named ? ["key"] : [])].sort(),
+      );
     }
     expect(wrong).toEqual([]);
     expect(entries).toHaveLength(CASES.length);
@@ -95,7 +159,8 @@ describe("request logs", () => {
     const leaks: string[] = [];
     for (const e of entries) {
       const line = JSON.stringify(e);
-      for (const secret of [api.key, ...candidates]) if (line.includes(secret)) leaks.push(`${secret === api.key ? "key" : "candidate"} in ${line.slice(0, 160)}`);
+      for (const secret of [api.key, ...candidates])
+        if (line.includes(secret)) leaks.push(`${secret === api.key ? "key" : "candidate"} in ${line.slice(0, 160)}`);
     }
     expect(leaks).toEqual([]);
   });

@@ -101,8 +101,27 @@ describe("sale detail, product detail, categories, sizes", () => {
         "91x121": [{ url: "https://cdn.example-retailer.com/1-91x121.jpg", width: 91, height: 121 }],
       },
       skus: [
-        { id: 11, inventory_status: "for sale", msrp_price: "120.00", sale_price: "59.00", attributes: [{ name: "color", value: "Navy" }, { name: "size", value: "8.5" }] },
-        { id: 12, inventory_status: "sold out", msrp_price: "120.00", sale_price: "59.00", shipping_surcharge: "5.00", attributes: [{ name: "color", value: "Navy" }, { name: "size", value: "9" }] },
+        {
+          id: 11,
+          inventory_status: "for sale",
+          msrp_price: "120.00",
+          sale_price: "59.00",
+          attributes: [
+            { name: "color", value: "Navy" },
+            { name: "size", value: "8.5" },
+          ],
+        },
+        {
+          id: 12,
+          inventory_status: "sold out",
+          msrp_price: "120.00",
+          sale_price: "59.00",
+          shipping_surcharge: "5.00",
+          attributes: [
+            { name: "color", value: "Navy" },
+            { name: "size", value: "9" },
+          ],
+        },
       ],
       categories: ["Boots", "Shoes"],
     });
@@ -122,10 +141,15 @@ describe("sale detail, product detail, categories, sizes", () => {
     expect((await json("/v1/products/categories.json")).body).toEqual({ categories: ["Boots", "Coats", "Shoes"] });
     const sizes = await api.get(withKey(api, "/v1/products/sizes.json"));
     // raw text: label order matters and must not be reordered by a JS object
-    expect(await sizes.text()).toBe('{"Men\'s Apparel":{"M":"MeAp:M"},"Women\'s Shoes":{"8.5":"WoSh:8.5","9":"WoSh:9"}}');
+    expect(await sizes.text()).toBe(
+      '{"Men\'s Apparel":{"M":"MeAp:M"},"Women\'s Shoes":{"8.5":"WoSh:8.5","9":"WoSh:9"}}',
+    );
     api.clock.now = T0 - 1;
     expect((await json("/v1/products/categories.json")).body).toEqual({ categories: ["Coats", "Kids Shoes"] });
-    expect((await json("/v1/products/sizes.json")).body).toEqual({ "Kids' Shoes": { "13": "KiSh:13" }, "Men's Apparel": { M: "MeAp:M" } });
+    expect((await json("/v1/products/sizes.json")).body).toEqual({
+      "Kids' Shoes": { "13": "KiSh:13" },
+      "Men's Apparel": { M: "MeAp:M" },
+    });
   });
 });
 
@@ -163,7 +187,13 @@ describe("errors", () => {
     const res = await api.get("/v1/sales/active.json");
     expect(res.status).toBe(401);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    expect((await res.json()) as any).toEqual({ type: "urn:flash-sale-api:problem:api_key_missing", title: "API key missing", status: 401, detail: "this request needs an apikey query parameter", code: "api_key_missing" });
+    expect((await res.json()) as any).toEqual({
+      type: "urn:flash-sale-api:problem:api_key_missing",
+      title: "API key missing",
+      status: 401,
+      detail: "this request needs an apikey query parameter",
+      code: "api_key_missing",
+    });
   });
 
   it.each([
@@ -258,7 +288,10 @@ describe("HTTP caching and encodings", () => {
 
   it("HEAD has the GET's headers and no body", async () => {
     const get = await api.get(withKey(api, "/v1/sales/active.json"), { headers: { "Accept-Encoding": "identity" } });
-    const head = await api.get(withKey(api, "/v1/sales/active.json"), { method: "HEAD", headers: { "Accept-Encoding": "identity" } });
+    const head = await api.get(withKey(api, "/v1/sales/active.json"), {
+      method: "HEAD",
+      headers: { "Accept-Encoding": "identity" },
+    });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
     expect(head.headers.get("etag")).toBe(get.headers.get("etag"));
@@ -273,7 +306,9 @@ describe("HTTP caching and encodings", () => {
   });
 
   it("identity when the client accepts no compression", async () => {
-    const res = await api.get(withKey(api, "/v1/products/1/detail.json"), { headers: { "Accept-Encoding": "br;q=0, gzip;q=0" } });
+    const res = await api.get(withKey(api, "/v1/products/1/detail.json"), {
+      headers: { "Accept-Encoding": "br;q=0, gzip;q=0" },
+    });
     expect(res.headers.get("content-encoding")).toBeNull();
   });
 

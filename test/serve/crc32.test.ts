@@ -9,7 +9,9 @@ describe("crc32Combine", () => {
     for (const lengthA of [0, 1, 13, 5000]) {
       const a = randomBytes(lengthA);
       const b = randomBytes(lengthB);
-      expect(crc32Combine(crc32(a) >>> 0, crc32(b) >>> 0, crc32Shift(b.length))).toBe(crc32(Buffer.concat([a, b])) >>> 0);
+      expect(crc32Combine(crc32(a) >>> 0, crc32(b) >>> 0, crc32Shift(b.length))).toBe(
+        crc32(Buffer.concat([a, b])) >>> 0,
+      );
     }
   });
 

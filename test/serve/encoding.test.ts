@@ -117,7 +117,8 @@ describe("negotiateEncoding", () => {
     const header = "br;q=0, gzip;q=0.5";
     expect(negotiateEncoding(header, true, true)).toBe("gzip");
     expect(negotiateEncoding(header, true, false)).toBe("identity");
-    for (let i = 0; i < 1000; i++) expect(negotiateEncoding(`gzip;q=0.${i}`, true, true)).toBe(i === 0 ? "identity" : "gzip");
+    for (let i = 0; i < 1000; i++)
+      expect(negotiateEncoding(`gzip;q=0.${i}`, true, true)).toBe(i === 0 ? "identity" : "gzip");
     expect(negotiateEncoding(header, true, true)).toBe("gzip");
     expect(negotiateEncoding(header, true, false)).toBe("identity");
   });

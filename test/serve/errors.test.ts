@@ -25,7 +25,13 @@ describe("an unexpected error", () => {
     expect(body.detail).not.toContain("product 1");
     expect(errors).toHaveLength(1);
     const entry = errors[0]!;
-    expect(entry).toMatchObject({ level: "error", event: "request_failed", method: "GET", path: "/v1/products", error: { name: "Error", message: "search index names product 1, which the snapshot does not hold" } });
+    expect(entry).toMatchObject({
+      level: "error",
+      event: "request_failed",
+      method: "GET",
+      path: "/v1/products",
+      error: { name: "Error", message: "search index names product 1, which the snapshot does not hold" },
+    });
     expect(entry.error.stack).toContain("searchBody");
     expect(JSON.stringify(entry)).not.toContain(api.key);
   });
@@ -46,21 +52,24 @@ describe("errors to JSONP clients", () => {
     ["/v1/products", "q=&callback=cb", 400, 400, "invalid_parameter"],
     ["/v1/products/1/detail.json", "affid=a%20b&callback=cb", 400, 400, "invalid_parameter"],
   ];
-  it.each(cases)("%s?%s: a script calling the callback with the problem, status %i", async (path, params, status, problemStatus, code) => {
-    for (const suppress of [false, true]) {
-      const res = await api.get(withKey(api, path, params + (suppress ? "&suppress_response_codes=1" : "")));
-      expect(res.status).toBe(suppress ? 200 : status);
-      expect(res.headers.get("content-type")).toBe("application/javascript; charset=utf-8");
-      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
-      expect(res.headers.get("cache-control")).toBe("no-store");
-      const text = await res.text();
-      const callback = /callback=([^&]+)/.exec(params)![1]!;
-      expect(text.startsWith(`/**/${callback}(`)).toBe(true);
-      expect(text.endsWith(");")).toBe(true);
-      const problem = JSON.parse(text.slice(`/**/${callback}(`.length, -2)) as { status: number; code: string };
-      expect(problem).toMatchObject({ status: problemStatus, code });
-    }
-  });
+  it.each(cases)(
+    "%s?%s: a script calling the callback with the problem, status %i",
+    async (path, params, status, problemStatus, code) => {
+      for (const suppress of [false, true]) {
+        const res = await api.get(withKey(api, path, params + (suppress ? "&suppress_response_codes=1" : "")));
+        expect(res.status).toBe(suppress ? 200 : status);
+        expect(res.headers.get("content-type")).toBe("application/javascript; charset=utf-8");
+        expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(res.headers.get("cache-control")).toBe("no-store");
+        const text = await res.text();
+        const callback = /callback=([^&]+)/.exec(params)![1]!;
+        expect(text.startsWith(`/**/${callback}(`)).toBe(true);
+        expect(text.endsWith(");")).toBe(true);
+        const problem = JSON.parse(text.slice(`/**/${callback}(`.length, -2)) as { status: number; code: string };
+        expect(problem).toMatchObject({ status: problemStatus, code });
+      }
+    },
+  );
 
   it("a missing key with a callback: a 401 call; an invalid callback: a plain problem+json 400", async () => {
     const res = await api.get("/v1/sales/active.json?callback=cb&suppress_response_codes=1");
@@ -92,7 +101,12 @@ function raw(bytes: string): Promise<string> {
 describe("protocol errors", () => {
   it.each([
     ["a malformed request line", "GARBAGE\r\n\r\n", 400, "invalid_request"],
-    ["headers over the limit", `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431, "headers_too_large"],
+    [
+      "headers over the limit",
+      `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+      431,
+      "headers_too_large",
+    ],
   ])("%s: a problem body with its code", async (_what, bytes, status, code) => {
     const text = await raw(bytes);
     expect(text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));

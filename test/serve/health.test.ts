@@ -45,7 +45,11 @@ describe("/healthz", () => {
       expect(known.status).toBe(503);
       expect(known.headers.get("retry-after")).toBe("5");
       expect(((await known.json()) as { code: string }).code).toBe("service_unavailable");
-      await buildSnapshot({ catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()), dataDir, baseUrl: BASE });
+      await buildSnapshot({
+        catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
+        dataDir,
+        baseUrl: BASE,
+      });
       await handler.reload();
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
     } finally {

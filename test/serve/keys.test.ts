@@ -10,8 +10,11 @@ const { BASE_URL: _vite, ...env } = process.env;
 /** Runs the real keys CLI against the server's keys file; resolves with its stdout (it must exit 0). */
 const keys = (api: TestApi, ...args: string[]) =>
   new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ["--import", "tsx", "src/cli/keys.ts", ...args], { encoding: "utf8", env: { ...env, KEYS_FILE: api.keysFile } }, (err, stdout, stderr) =>
-      err ? reject(new Error(`keys ${args.join(" ")}: ${stderr}`)) : resolve(stdout.trim()),
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli/keys.ts", ...args],
+      { encoding: "utf8", env: { ...env, KEYS_FILE: api.keysFile } },
+      (err, stdout, stderr) => (err ? reject(new Error(`keys ${args.join(" ")}: ${stderr}`)) : resolve(stdout.trim())),
     );
   });
 
@@ -66,7 +69,9 @@ describe("keys changed under a running server", { timeout: 180_000 }, () => {
     for (const key of [oldKey, oldKey]) {
       const refused = await get(key);
       expect(refused.status).toBe(401);
-      expect(((await refused.json()) as { code: string; detail: string }).detail).toMatch(/replaced by a new key and its grace period has ended/);
+      expect(((await refused.json()) as { code: string; detail: string }).detail).toMatch(
+        /replaced by a new key and its grace period has ended/,
+      );
     }
     expect((await get(newKey)).status).toBe(200);
 

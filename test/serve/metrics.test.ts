@@ -28,7 +28,12 @@ async function scrape(): Promise<Map<string, number>> {
 
 describe("/metrics", () => {
   it("refuses a request without the token, or with another, and never counts a label a client chose", async () => {
-    const attempts: Record<string, string>[] = [{}, { Authorization: "Bearer nope" }, { Authorization: `Basic ${TOKEN}` }, { Authorization: `Bearer ${TOKEN}x` }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { Authorization: "Bearer nope" },
+      { Authorization: `Basic ${TOKEN}` },
+      { Authorization: `Bearer ${TOKEN}x` },
+    ];
     for (const headers of attempts) {
       const res = await api.get("/metrics", { headers });
       expect(res.status).toBe(401);
@@ -82,7 +87,10 @@ describe("/metrics", () => {
     const before = await scrape();
     await api.handler.reload();
     const after = await scrape();
-    expect((after.get('flash_sale_reloads_total{result="success"}') ?? 0) - (before.get('flash_sale_reloads_total{result="success"}') ?? 0)).toBe(1);
+    expect(
+      (after.get('flash_sale_reloads_total{result="success"}') ?? 0) -
+        (before.get('flash_sale_reloads_total{result="success"}') ?? 0),
+    ).toBe(1);
     expect(after.get("flash_sale_last_reload_timestamp_seconds")).toBeGreaterThan(0);
   });
 });

@@ -17,7 +17,8 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const get = (key: string) => api.get(`/v1/sales/active.json?apikey=${key}`);
-const headers = (res: Response) => ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"].map((h) => res.headers.get(h));
+const headers = (res: Response) =>
+  ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"].map((h) => res.headers.get(h));
 
 describe("per-key rate limit", () => {
   it("counts down, answers 429 with Retry-After when empty, and refills with time", async () => {
@@ -64,7 +65,8 @@ describe("failed authentication per address", () => {
 describe("token buckets", () => {
   it("checking an address that never failed creates no bucket (a flood of addresses costs no memory)", () => {
     const buckets = new TokenBuckets();
-    for (let i = 0; i < 1000; i++) expect(buckets.waitFor(`10.0.${i >> 8}.${i & 255}`, DEFAULT_AUTH_FAILURE_LIMIT, 0)).toBe(0);
+    for (let i = 0; i < 1000; i++)
+      expect(buckets.waitFor(`10.0.${i >> 8}.${i & 255}`, DEFAULT_AUTH_FAILURE_LIMIT, 0)).toBe(0);
     expect(buckets.size).toBe(0);
     for (let i = 0; i < 10; i++) buckets.take("10.0.0.1", DEFAULT_AUTH_FAILURE_LIMIT, 0);
     expect(buckets.size).toBe(1);

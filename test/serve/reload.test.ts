@@ -20,7 +20,11 @@ function catalogVersion(k: number) {
     product(1000 + i, { name: `Filler ${i} v${k}`, content: { description: `Version ${k}. `.repeat(200) } }),
   );
   c.products = c.products.map((p) => ({ ...p, name: `${p.name} v${k}` })).concat(extra);
-  c.sales = c.sales.map((s) => ({ ...s, name: `Sale ${s.key} v${k}`, product_ids: s.key === "boots" ? [...s.product_ids, ...extra.map((p) => p.id)] : s.product_ids }));
+  c.sales = c.sales.map((s) => ({
+    ...s,
+    name: `Sale ${s.key} v${k}`,
+    product_ids: s.key === "boots" ? [...s.product_ids, ...extra.map((p) => p.id)] : s.product_ids,
+  }));
   return c;
 }
 
@@ -59,7 +63,9 @@ describe("hot reload", () => {
         ]);
         requests += 2;
         if (list.status !== 200 || detail.status !== 200) failures.push(`status ${list.status}/${detail.status}`);
-        const names = ((await list.json()) as { sales: { name: string; products?: string[] }[] }).sales.map((s) => s.name);
+        const names = ((await list.json()) as { sales: { name: string; products?: string[] }[] }).sales.map(
+          (s) => s.name,
+        );
         const versions = new Set(names.map((n) => n.split(" ").pop()));
         if (versions.size !== 1) failures.push(`one list mixes ${[...versions].join(", ")}`);
         versionsSeen.add([...versions][0]!);
@@ -78,7 +84,9 @@ describe("hot reload", () => {
     expect(failures).toEqual([]);
     expect(new Set(swaps).size).toBe(20);
     expect(versionsSeen.size).toBeGreaterThan(1);
-    expect((await (await api.get(withKey(api, "/v1/sales/women/boots/detail.json"))).json() as { name: string }).name).toBe("Sale boots v20");
+    expect(
+      ((await (await api.get(withKey(api, "/v1/sales/women/boots/detail.json"))).json()) as { name: string }).name,
+    ).toBe("Sale boots v20");
     expect(requests).toBeGreaterThan(40);
     gc();
     // Each snapshot here holds ~3 MB; a leak of old snapshots would add ~60 MB.

@@ -1,7 +1,14 @@
 // Request-target and query parsing as tables: each row an input and its exact result, or its exact error.
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/errors.ts";
-import { DEFAULT_MAX_URL_LENGTH, MAX_QUERY_PARAMS, parseCommon, parseQuery, parseTarget, single } from "../../src/serve/request.ts";
+import {
+  DEFAULT_MAX_URL_LENGTH,
+  MAX_QUERY_PARAMS,
+  parseCommon,
+  parseQuery,
+  parseTarget,
+  single,
+} from "../../src/serve/request.ts";
 
 type Query = Record<string, string[]>;
 /** An error as a row writes it: status, problem code and, where the row gives one, the detail. */
@@ -45,7 +52,8 @@ const BAD_QUERY_ESCAPE = { ...BAD_REQUEST, detail: "the query string has invalid
 const BAD_QUERY_CONTROL = { ...BAD_REQUEST, detail: "the query string contains control characters" };
 const TOO_MANY = { ...BAD_REQUEST, detail: `more than ${MAX_QUERY_PARAMS} query parameters` };
 const pairs = (n: number) => Array.from({ length: n }, (_, i) => `p${i}=${i}`).join("&");
-const queryOfPairs = (n: number): Query => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, [String(i)]]));
+const queryOfPairs = (n: number): Query =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, [String(i)]]));
 
 describe("parseTarget", () => {
   it.each<[string, { path: string; query: Query } | Refusal]>([
@@ -59,7 +67,10 @@ describe("parseTarget", () => {
     ["/v1//sales/active.json", { path: "/v1/sales/active.json", query: {} }],
     ["//v1///products/1/detail.json", { path: "/v1/products/1/detail.json", query: {} }],
     ["/v1/sales//women/active.json", { path: "/v1/sales/women/active.json", query: {} }],
-    ["/v1/sales/women//boots//detail.json?apikey=k", { path: "/v1/sales/women/boots/detail.json", query: { apikey: ["k"] } }],
+    [
+      "/v1/sales/women//boots//detail.json?apikey=k",
+      { path: "/v1/sales/women/boots/detail.json", query: { apikey: ["k"] } },
+    ],
     ["//healthz", { path: "/healthz", query: {} }],
     ["///healthz", { path: "/healthz", query: {} }],
     ["//", { path: "/", query: {} }],
@@ -150,8 +161,18 @@ describe("parseTarget", () => {
 
   const filler = (n: number) => `/${"a".repeat(n - 1)}`;
   it.each<[string, string, number | undefined, { path: string; query: Query } | Refusal]>([
-    ["exactly the default cap", filler(DEFAULT_MAX_URL_LENGTH), undefined, { path: filler(DEFAULT_MAX_URL_LENGTH), query: {} }],
-    ["one byte over the default cap", filler(DEFAULT_MAX_URL_LENGTH + 1), undefined, { ...TOO_LONG, detail: `the request target is longer than ${DEFAULT_MAX_URL_LENGTH} bytes` }],
+    [
+      "exactly the default cap",
+      filler(DEFAULT_MAX_URL_LENGTH),
+      undefined,
+      { path: filler(DEFAULT_MAX_URL_LENGTH), query: {} },
+    ],
+    [
+      "one byte over the default cap",
+      filler(DEFAULT_MAX_URL_LENGTH + 1),
+      undefined,
+      { ...TOO_LONG, detail: `the request target is longer than ${DEFAULT_MAX_URL_LENGTH} bytes` },
+    ],
     ["the cap counts the query", `/a?x=${"b".repeat(DEFAULT_MAX_URL_LENGTH)}`, undefined, TOO_LONG],
     ["the cap counts slashes before they are merged", `/${"/".repeat(DEFAULT_MAX_URL_LENGTH)}`, undefined, TOO_LONG],
     ["the cap counts the fragment", `/a#${"b".repeat(DEFAULT_MAX_URL_LENGTH)}`, undefined, TOO_LONG],
@@ -234,7 +255,10 @@ describe("parseQuery", () => {
     ["a=1&".repeat(MAX_QUERY_PARAMS + 1), TOO_MANY],
     ["a&".repeat(MAX_QUERY_PARAMS + 1), TOO_MANY],
   ])("%j -> %j", (input, want) => {
-    expectOutcome(outcome(() => queryOf(parseQuery(input))), want);
+    expectOutcome(
+      outcome(() => queryOf(parseQuery(input))),
+      want,
+    );
   });
 });
 
@@ -244,20 +268,42 @@ describe("single", () => {
     [{ start: ["1"] }, "rows", undefined],
     [{ rows: ["5"] }, "rows", "5"],
     [{ rows: [""] }, "rows", ""],
-    [{ rows: ["5", "6"] }, "rows", { status: 400, code: "invalid_parameter", detail: "rows: must be given at most once" }],
-    [{ rows: ["5", "5"] }, "rows", { status: 400, code: "invalid_parameter", detail: "rows: must be given at most once" }],
+    [
+      { rows: ["5", "6"] },
+      "rows",
+      { status: 400, code: "invalid_parameter", detail: "rows: must be given at most once" },
+    ],
+    [
+      { rows: ["5", "5"] },
+      "rows",
+      { status: 400, code: "invalid_parameter", detail: "rows: must be given at most once" },
+    ],
     [{ Rows: ["5", "6"] }, "rows", undefined],
   ])("%j, %s -> %j", (query, name, want) => {
-    expectOutcome(outcome(() => single(mapOf(query), name)), want);
+    expectOutcome(
+      outcome(() => single(mapOf(query), name)),
+      want,
+    );
   });
 });
 
 describe("parseCommon", () => {
-  const BAD_AFFID = { status: 400, code: "invalid_parameter", detail: "affid: must be 1-64 characters of A-Z a-z 0-9 _ . -" };
-  const BAD_CALLBACK = { status: 400, code: "invalid_parameter", detail: "callback: must be a JavaScript name: [A-Za-z_$][A-Za-z0-9_$.]{0,63}" };
+  const BAD_AFFID = {
+    status: 400,
+    code: "invalid_parameter",
+    detail: "affid: must be 1-64 characters of A-Z a-z 0-9 _ . -",
+  };
+  const BAD_CALLBACK = {
+    status: 400,
+    code: "invalid_parameter",
+    detail: "callback: must be a JavaScript name: [A-Za-z_$][A-Za-z0-9_$.]{0,63}",
+  };
   it.each<[Query, { affid: string; callback: string } | Refusal]>([
     [{}, { affid: "", callback: "" }],
-    [{ apikey: ["k"], q: ["boot"] }, { affid: "", callback: "" }],
+    [
+      { apikey: ["k"], q: ["boot"] },
+      { affid: "", callback: "" },
+    ],
     // affid
     [{ affid: ["partner_7.x-y"] }, { affid: "partner_7.x-y", callback: "" }],
     [{ affid: ["A"] }, { affid: "A", callback: "" }],
@@ -283,12 +329,21 @@ describe("parseCommon", () => {
     [{ callback: ["a-b"] }, BAD_CALLBACK],
     [{ callback: ["alert(1)"] }, BAD_CALLBACK],
     [{ callback: ["<script>"] }, BAD_CALLBACK],
-    [{ callback: ["a", "b"] }, { status: 400, code: "invalid_parameter", detail: "callback: must be given at most once" }],
+    [
+      { callback: ["a", "b"] },
+      { status: 400, code: "invalid_parameter", detail: "callback: must be given at most once" },
+    ],
     // both; a bad affid is reported before a bad callback
-    [{ affid: ["A1"], callback: ["cb"] }, { affid: "A1", callback: "cb" }],
+    [
+      { affid: ["A1"], callback: ["cb"] },
+      { affid: "A1", callback: "cb" },
+    ],
     [{ affid: ["a b"], callback: ["1"] }, BAD_AFFID],
     [{ affid: ["A1"], callback: ["1"] }, BAD_CALLBACK],
   ])("%j -> %j", (query, want) => {
-    expectOutcome(outcome(() => parseCommon(mapOf(query))), want);
+    expectOutcome(
+      outcome(() => parseCommon(mapOf(query))),
+      want,
+    );
   });
 });

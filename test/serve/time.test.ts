@@ -37,7 +37,9 @@ describe("a sale's begins (T0) and ends (T0 + 2 days)", () => {
     expect(detail.body.product_ids).toEqual([1, 2]);
     expect(detail.maxAge).toBe(300);
     expect((await at(T0, "/v1/sales/women/active.json")).body.sales.map((s: any) => s.sale_key)).toEqual(["boots"]);
-    expect((await at(T0, "/v1/sales/women/upcoming.json")).body.sales.map((s: any) => s.sale_key)).not.toContain("boots");
+    expect((await at(T0, "/v1/sales/women/upcoming.json")).body.sales.map((s: any) => s.sale_key)).not.toContain(
+      "boots",
+    );
     const product = await at(T0, "/v1/products/1/detail.json");
     expect(product.status).toBe(200);
   });

@@ -33,9 +33,32 @@ interface PemPair {
 async function makePair(dir: string, name: string): Promise<PemPair> {
   const certFile = join(dir, `${name}.crt`);
   const keyFile = join(dir, `${name}.key`);
-  await run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", `/CN=127.0.0.1/O=${name}`, "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2", "-keyout", keyFile, "-out", certFile]);
+  await run("openssl", [
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    `/CN=127.0.0.1/O=${name}`,
+    "-addext",
+    "subjectAltName=IP:127.0.0.1",
+    "-days",
+    "2",
+    "-keyout",
+    keyFile,
+    "-out",
+    certFile,
+  ]);
   const { stdout } = await run("openssl", ["x509", "-noout", "-serial", "-in", certFile]);
-  return { cert: await readFile(certFile), key: await readFile(keyFile), serial: stdout.trim().replace(/^serial=/, "").toUpperCase() };
+  return {
+    cert: await readFile(certFile),
+    key: await readFile(keyFile),
+    serial: stdout
+      .trim()
+      .replace(/^serial=/, "")
+      .toUpperCase(),
+  };
 }
 
 /** Replaces a file the way an atomic renewal does: written beside it, renamed over it. */
@@ -78,16 +101,31 @@ afterAll(async () => {
 });
 
 /** A GET (or other method) over HTTPS, checking the server's certificate against both test certificates. */
-function get(port: number, path: string, options: { agent?: Agent | false; method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+function get(
+  port: number,
+  path: string,
+  options: { agent?: Agent | false; method?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: "127.0.0.1", port, path, method: options.method ?? "GET", headers: options.headers, agent: options.agent ?? false, ca }, (res) => {
-      let body = "";
-      const socket = res.socket as TLSSocket; // a keep-alive agent takes it back once the response has ended
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body, socket }));
-      res.on("error", reject);
-    });
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: options.method ?? "GET",
+        headers: options.headers,
+        agent: options.agent ?? false,
+        ca,
+      },
+      (res) => {
+        let body = "";
+        const socket = res.socket as TLSSocket; // a keep-alive agent takes it back once the response has ended
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body, socket }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -158,7 +196,10 @@ describe("HTTPS", () => {
       const garbage = await rawTls(port, "GET / HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n");
       expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
       expect(garbage).toContain(`Strict-Transport-Security: ${HSTS}\r\n`);
-      const expect417 = await rawTls(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: tea\r\nConnection: close\r\n\r\n");
+      const expect417 = await rawTls(
+        port,
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: tea\r\nConnection: close\r\n\r\n",
+      );
       expect(expect417).toMatch(/^HTTP\/1\.1 417 /);
       expect(expect417.toLowerCase()).toContain(`strict-transport-security: ${HSTS}\r\n`);
     });
@@ -174,7 +215,10 @@ describe("HTTPS", () => {
   it("refuses plain HTTP on the TLS port, and keeps serving HTTPS", async () => {
     await withTlsServer(a, async ({ port }) => {
       const plain = new Promise<number>((resolve, reject) => {
-        const req = httpGet({ host: "127.0.0.1", port, path: withKey(api, "/v1/sales/active.json"), agent: false }, (res) => resolve(res.statusCode!));
+        const req = httpGet(
+          { host: "127.0.0.1", port, path: withKey(api, "/v1/sales/active.json"), agent: false },
+          (res) => resolve(res.statusCode!),
+        );
         req.on("error", reject);
       });
       await expect(plain).rejects.toThrow();
@@ -247,7 +291,8 @@ describe("certificate renewal", () => {
       while (!done && Date.now() < deadline) {
         try {
           const res = await get(server.port, withKey(api, "/v1/sales/active.json"), { agent });
-          if (res.status !== 200 || res.headers["strict-transport-security"] !== HSTS) failures.push(`status ${res.status}`);
+          if (res.status !== 200 || res.headers["strict-transport-security"] !== HSTS)
+            failures.push(`status ${res.status}`);
           seen.add(res.socket.getPeerCertificate().serialNumber);
           requests++;
         } catch (err) {
@@ -258,7 +303,12 @@ describe("certificate renewal", () => {
     try {
       const before = await get(server.port, "/healthz", { agent: held });
       expect(before.socket.getPeerCertificate().serialNumber).toBe(a.serial);
-      const loops = [loop(keepAlive, serials.keepAlive), loop(keepAlive, serials.keepAlive), loop(false, serials.fresh), loop(false, serials.fresh)];
+      const loops = [
+        loop(keepAlive, serials.keepAlive),
+        loop(keepAlive, serials.keepAlive),
+        loop(false, serials.fresh),
+        loop(false, serials.fresh),
+      ];
       await waitFor(() => requests >= 50, 30_000, "requests before the renewal");
 
       // Half-way: the new certificate is in place, its key not yet. The old pair stays, reported once.
@@ -352,7 +402,17 @@ describe("npm run serve with TLS_CERT and TLS_KEY", () => {
     await writeFile(files.key, a.key);
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
       cwd: REPO,
-      env: { ...process.env, DATA_DIR: api.dataDir, KEYS_FILE: api.keysFile, PORT: "0", HOST: "127.0.0.1", BASE_URL: "", LOG_REQUESTS: "0", TLS_CERT: files.cert, TLS_KEY: files.key },
+      env: {
+        ...process.env,
+        DATA_DIR: api.dataDir,
+        KEYS_FILE: api.keysFile,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        BASE_URL: "",
+        LOG_REQUESTS: "0",
+        TLS_CERT: files.cert,
+        TLS_KEY: files.key,
+      },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";

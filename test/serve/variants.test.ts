@@ -41,7 +41,14 @@ function expected(plain: Buffer, affid: string, callback: string): string {
   const addAffid = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(addAffid);
     if (v && typeof v === "object") {
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, (k === "url" || k === "sale_url") && typeof x === "string" && x.includes("utm_") && affid ? `${x}&affid=${affid}` : addAffid(x)]));
+      return Object.fromEntries(
+        Object.entries(v).map(([k, x]) => [
+          k,
+          (k === "url" || k === "sale_url") && typeof x === "string" && x.includes("utm_") && affid
+            ? `${x}&affid=${affid}`
+            : addAffid(x),
+        ]),
+      );
     }
     return v;
   };
@@ -49,33 +56,51 @@ function expected(plain: Buffer, affid: string, callback: string): string {
   return callback ? `/**/${callback}(${json});` : json;
 }
 
-const PATHS = ["/v1/sales/active.json", "/v1/sales/women/active.json", "/v1/sales/upcoming.json", "/v1/sales/women/boots/detail.json", "/v1/products/1/detail.json", "/v1/products?q=boot", "/v1/products/categories.json"];
-const PARAMS: [string, string][] = [["A1", ""], ["", "cb"], ["partner_7.x-y", "app.cb_1"]];
+const PATHS = [
+  "/v1/sales/active.json",
+  "/v1/sales/women/active.json",
+  "/v1/sales/upcoming.json",
+  "/v1/sales/women/boots/detail.json",
+  "/v1/products/1/detail.json",
+  "/v1/products?q=boot",
+  "/v1/products/categories.json",
+];
+const PARAMS: [string, string][] = [
+  ["A1", ""],
+  ["", "cb"],
+  ["partner_7.x-y", "app.cb_1"],
+];
 const ENCODINGS = ["identity", "gzip", "br, gzip"];
 
 describe("variants", () => {
-  it.each(PATHS)("%s: every variant in every encoding is the plain body with affid spliced in, wrapped for JSONP", async (path) => {
-    const plain = await get(withKey(api, path));
-    expect(plain.status).toBe(200);
-    for (const [affid, callback] of PARAMS) {
-      const params = [affid && `affid=${affid}`, callback && `callback=${callback}`].filter(Boolean).join("&");
-      const want = expected(plain.body, affid, callback);
-      const etags = new Set<string>();
-      // Three rounds: seen once (made and forgotten), then cached, then served from the cache.
-      for (let round = 0; round < 3; round++) {
-        for (const enc of ENCODINGS) {
-          const got = await get(withKey(api, path, params), enc === "identity" ? {} : { "Accept-Encoding": enc });
-          expect(got.status).toBe(200);
-          expect(got.body.toString("utf8")).toBe(want);
-          expect(got.headers["content-type"]).toBe(callback ? "application/javascript; charset=utf-8" : "application/json; charset=utf-8");
-          if (enc !== "identity" && got.body.length >= 256) expect(got.headers["content-encoding"]).toMatch(/^(gzip|br)$/);
-          etags.add(String(got.headers.etag).replace(/-(gz|br)"$/, '"'));
+  it.each(PATHS)(
+    "%s: every variant in every encoding is the plain body with affid spliced in, wrapped for JSONP",
+    async (path) => {
+      const plain = await get(withKey(api, path));
+      expect(plain.status).toBe(200);
+      for (const [affid, callback] of PARAMS) {
+        const params = [affid && `affid=${affid}`, callback && `callback=${callback}`].filter(Boolean).join("&");
+        const want = expected(plain.body, affid, callback);
+        const etags = new Set<string>();
+        // Three rounds: seen once (made and forgotten), then cached, then served from the cache.
+        for (let round = 0; round < 3; round++) {
+          for (const enc of ENCODINGS) {
+            const got = await get(withKey(api, path, params), enc === "identity" ? {} : { "Accept-Encoding": enc });
+            expect(got.status).toBe(200);
+            expect(got.body.toString("utf8")).toBe(want);
+            expect(got.headers["content-type"]).toBe(
+              callback ? "application/javascript; charset=utf-8" : "application/json; charset=utf-8",
+            );
+            if (enc !== "identity" && got.body.length >= 256)
+              expect(got.headers["content-encoding"]).toMatch(/^(gzip|br)$/);
+            etags.add(String(got.headers.etag).replace(/-(gz|br)"$/, '"'));
+          }
         }
+        expect(etags.size).toBe(1);
+        expect([...etags][0]).not.toBe(String(plain.headers.etag));
       }
-      expect(etags.size).toBe(1);
-      expect([...etags][0]).not.toBe(String(plain.headers.etag));
-    }
-  });
+    },
+  );
 
   it("a new affid on every request starts no background work and caches nothing; the cache stays within its bytes", async () => {
     const before = api.handler.stats();

@@ -15,7 +15,12 @@ let snapshot: LoadedSnapshot;
 beforeAll(async () => {
   root = await tempDir();
   await writeSampleCatalog(join(root, "catalog"), { seed: 3, products: 300, now: new Date("2026-11-22T12:00:00Z") });
-  await buildSnapshot({ catalogDir: join(root, "catalog"), dataDir: join(root, "data"), baseUrl: BASE, now: () => Date.parse("2026-11-22T12:00:00Z") });
+  await buildSnapshot({
+    catalogDir: join(root, "catalog"),
+    dataDir: join(root, "data"),
+    baseUrl: BASE,
+    now: () => Date.parse("2026-11-22T12:00:00Z"),
+  });
   snapshot = await loadSnapshot(join(root, "data"));
 }, 60_000);
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -48,17 +53,24 @@ describe("gzip variants written by the build", () => {
     const cut = blob.gzipPieces[0]!;
     const joined = Buffer.concat([data.subarray(0, cut), stored, data.subarray(cut), FINAL_EMPTY_BLOCK]);
     const at = blob.links[0]!;
-    expect(inflateRawSync(joined).equals(Buffer.concat([blob.identity.subarray(0, at), insert, blob.identity.subarray(at)]))).toBe(true);
+    expect(
+      inflateRawSync(joined).equals(Buffer.concat([blob.identity.subarray(0, at), insert, blob.identity.subarray(at)])),
+    ).toBe(true);
   });
 
   it("splice: the deflate data of several bodies, closed by an empty final block, inflates to the bodies joined", () => {
     const blobs = [...snapshot.products.values()].filter((b) => b.gzip).slice(0, 5);
-    const joined = Buffer.concat([...blobs.map((b) => deflateFragment(b.gzip!, b.identity.length)!), FINAL_EMPTY_BLOCK]);
+    const joined = Buffer.concat([
+      ...blobs.map((b) => deflateFragment(b.gzip!, b.identity.length)!),
+      FINAL_EMPTY_BLOCK,
+    ]);
     expect(inflateRawSync(joined).equals(Buffer.concat(blobs.map((b) => b.identity)))).toBe(true);
   });
 
   it("an ordinary gzip stream, or one whose recorded length differs, is not taken for the layout", () => {
-    const body = Buffer.from(JSON.stringify({ name: "Leather Ankle Boot", description: "A sturdy leather boot. ".repeat(40) }));
+    const body = Buffer.from(
+      JSON.stringify({ name: "Leather Ankle Boot", description: "A sturdy leather boot. ".repeat(40) }),
+    );
     expect(deflateFragment(gzipSync(body, { level: 9 }), body.length)).toBeNull();
     expect(deflateFragment(gzipSpliceable(body), body.length + 1)).toBeNull();
     expect(deflateFragment(gzipSpliceable(body), body.length)).not.toBeNull();

@@ -6,7 +6,15 @@ import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import type { Manifest, Routes } from "../../src/snapshot/format.ts";
-import { CURRENT_LINK, MANIFEST_FILE, packPath, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT, snapshotDir } from "../../src/snapshot/format.ts";
+import {
+  CURRENT_LINK,
+  MANIFEST_FILE,
+  packPath,
+  ROUTES_FILE,
+  SEARCH_INDEX_FILE,
+  SNAPSHOT_FORMAT,
+  snapshotDir,
+} from "../../src/snapshot/format.ts";
 import { currentSnapshotId, loadSnapshot, SnapshotError, verifySnapshot } from "../../src/snapshot/load.ts";
 import { BASE, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
@@ -24,7 +32,9 @@ beforeAll(async () => {
   root = await tempDir();
   good = join(root, "good");
   const catalogDir = await writeCatalog(join(root, "catalog"), standardCatalog());
-  id = (await buildSnapshot({ catalogDir, dataDir: good, baseUrl: BASE, now: () => Date.parse("2026-11-22T12:00:00Z") })).id;
+  id = (
+    await buildSnapshot({ catalogDir, dataDir: good, baseUrl: BASE, now: () => Date.parse("2026-11-22T12:00:00Z") })
+  ).id;
   routes = JSON.parse(await readFile(join(snapshotDir(good, id), ROUTES_FILE), "utf8")) as Routes;
   expect(routes.packs).toHaveLength(1);
   [pack, packSize] = routes.packs[0]!;
@@ -57,17 +67,26 @@ const flip = (b: Buffer) => {
   b[b.length >> 1]! ^= 1;
   return b;
 };
-const editJson = <T>(change: (value: T) => unknown) => (b: Buffer) => Buffer.from(JSON.stringify(change(JSON.parse(b.toString("utf8")) as T)));
+const editJson =
+  <T>(change: (value: T) => unknown) =>
+  (b: Buffer) =>
+    Buffer.from(JSON.stringify(change(JSON.parse(b.toString("utf8")) as T)));
 /** Rewrites routes.json and records its new digest in the manifest, as a build would: only the checks beyond the digest can refuse it. */
 async function rewriteRoutes(d: string, change: (r: Routes) => unknown): Promise<void> {
   const bytes = editJson(change)(await readFile(at.routes(d)));
   await writeFile(at.routes(d), bytes);
-  await edit(at.manifest(d), editJson<Manifest>((m) => ({ ...m, files: { ...m.files, [ROUTES_FILE]: sha(bytes) } })));
+  await edit(
+    at.manifest(d),
+    editJson<Manifest>((m) => ({ ...m, files: { ...m.files, [ROUTES_FILE]: sha(bytes) } })),
+  );
 }
 
 /** The error a promise is rejected with; fails when it resolves. */
 async function refusal(promise: Promise<unknown>): Promise<Error> {
-  const err = await promise.then(() => null, (e: unknown) => e);
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(SnapshotError);
   return err as Error;
 }
@@ -86,22 +105,41 @@ const PACK_CONTENT = "content does not match its name and size (corrupt or partl
 const REFUSED: Damage[] = [
   {
     name: "a manifest of the next format",
-    damage: (d) => edit(at.manifest(d), editJson<Manifest>((m) => ({ ...m, format: SNAPSHOT_FORMAT + 1 }))),
-    message: (d) => `${at.manifest(d)}: snapshot format ${SNAPSHOT_FORMAT + 1}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`,
+    damage: (d) =>
+      edit(
+        at.manifest(d),
+        editJson<Manifest>((m) => ({ ...m, format: SNAPSHOT_FORMAT + 1 })),
+      ),
+    message: (d) =>
+      `${at.manifest(d)}: snapshot format ${SNAPSHOT_FORMAT + 1}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`,
   },
   {
     name: "a manifest of the previous format",
-    damage: (d) => edit(at.manifest(d), editJson<Manifest>((m) => ({ ...m, format: SNAPSHOT_FORMAT - 1 }))),
-    message: (d) => `${at.manifest(d)}: snapshot format ${SNAPSHOT_FORMAT - 1}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`,
+    damage: (d) =>
+      edit(
+        at.manifest(d),
+        editJson<Manifest>((m) => ({ ...m, format: SNAPSHOT_FORMAT - 1 })),
+      ),
+    message: (d) =>
+      `${at.manifest(d)}: snapshot format ${SNAPSHOT_FORMAT - 1}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`,
   },
   {
     name: "a manifest with no format",
-    damage: (d) => edit(at.manifest(d), editJson<Manifest>(({ format: _, ...m }) => m)),
-    message: (d) => `${at.manifest(d)}: snapshot format undefined, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`,
+    damage: (d) =>
+      edit(
+        at.manifest(d),
+        editJson<Manifest>(({ format: _, ...m }) => m),
+      ),
+    message: (d) =>
+      `${at.manifest(d)}: snapshot format undefined, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`,
   },
   {
     name: "a manifest of this format missing a field",
-    damage: (d) => edit(at.manifest(d), editJson<Manifest>(({ counts: _, ...m }) => m)),
+    damage: (d) =>
+      edit(
+        at.manifest(d),
+        editJson<Manifest>(({ counts: _, ...m }) => m),
+      ),
     message: (d) => `${at.manifest(d)}: invalid manifest: counts: Invalid input: expected object, received undefined`,
   },
   {
@@ -109,24 +147,72 @@ const REFUSED: Damage[] = [
     damage: (d) => edit(at.manifest(d), (b) => b.subarray(0, b.length >> 1)),
     message: (d) => `${at.manifest(d)}: manifest is not valid JSON (corrupt or partly written)`,
   },
-  { name: "a missing manifest", damage: (d) => unlink(at.manifest(d)), message: (d) => `${at.manifest(d)}: cannot read manifest: ENOENT` },
-  { name: "a flipped byte in routes.json", damage: (d) => edit(at.routes(d), flip), message: (d) => `${at.routes(d)}: ${DIGEST}` },
-  { name: "routes.json cut short", damage: (d) => edit(at.routes(d), (b) => b.subarray(0, -1)), message: (d) => `${at.routes(d)}: ${DIGEST}` },
-  { name: "a missing routes.json", damage: (d) => unlink(at.routes(d)), message: (d) => `${at.routes(d)}: cannot read routes: ENOENT` },
-  { name: "a flipped byte in search.idx", damage: (d) => edit(at.search(d), flip), message: (d) => `${at.search(d)}: ${DIGEST}` },
-  { name: "a missing search.idx", damage: (d) => unlink(at.search(d)), message: (d) => `${at.search(d)}: cannot read search index: ENOENT` },
-  { name: "a flipped byte in the pack", damage: (d) => edit(at.pack(d), flip), message: (d) => `${at.pack(d)}: ${PACK_CONTENT}` },
-  { name: "a pack one byte short", damage: (d) => edit(at.pack(d), (b) => b.subarray(0, -1)), message: (d) => `${at.pack(d)}: ${PACK_CONTENT}` },
-  { name: "a pack one byte long", damage: (d) => edit(at.pack(d), (b) => Buffer.concat([b, Buffer.of(0)])), message: (d) => `${at.pack(d)}: ${PACK_CONTENT}` },
-  { name: "a missing pack", damage: (d) => unlink(at.pack(d)), message: (d) => `${at.pack(d)}: cannot read pack: ENOENT` },
+  {
+    name: "a missing manifest",
+    damage: (d) => unlink(at.manifest(d)),
+    message: (d) => `${at.manifest(d)}: cannot read manifest: ENOENT`,
+  },
+  {
+    name: "a flipped byte in routes.json",
+    damage: (d) => edit(at.routes(d), flip),
+    message: (d) => `${at.routes(d)}: ${DIGEST}`,
+  },
+  {
+    name: "routes.json cut short",
+    damage: (d) => edit(at.routes(d), (b) => b.subarray(0, -1)),
+    message: (d) => `${at.routes(d)}: ${DIGEST}`,
+  },
+  {
+    name: "a missing routes.json",
+    damage: (d) => unlink(at.routes(d)),
+    message: (d) => `${at.routes(d)}: cannot read routes: ENOENT`,
+  },
+  {
+    name: "a flipped byte in search.idx",
+    damage: (d) => edit(at.search(d), flip),
+    message: (d) => `${at.search(d)}: ${DIGEST}`,
+  },
+  {
+    name: "a missing search.idx",
+    damage: (d) => unlink(at.search(d)),
+    message: (d) => `${at.search(d)}: cannot read search index: ENOENT`,
+  },
+  {
+    name: "a flipped byte in the pack",
+    damage: (d) => edit(at.pack(d), flip),
+    message: (d) => `${at.pack(d)}: ${PACK_CONTENT}`,
+  },
+  {
+    name: "a pack one byte short",
+    damage: (d) => edit(at.pack(d), (b) => b.subarray(0, -1)),
+    message: (d) => `${at.pack(d)}: ${PACK_CONTENT}`,
+  },
+  {
+    name: "a pack one byte long",
+    damage: (d) => edit(at.pack(d), (b) => Buffer.concat([b, Buffer.of(0)])),
+    message: (d) => `${at.pack(d)}: ${PACK_CONTENT}`,
+  },
+  {
+    name: "a missing pack",
+    damage: (d) => unlink(at.pack(d)),
+    message: (d) => `${at.pack(d)}: cannot read pack: ENOENT`,
+  },
   {
     name: "routes.json (with its digest) placing a blob past its pack's end",
-    damage: (d) => rewriteRoutes(d, (r) => ({ ...r, blobs: r.blobs.map((b, i) => (i === 0 ? Object.assign([...b], { 6: packSize }) : b)) })),
+    damage: (d) =>
+      rewriteRoutes(d, (r) => ({
+        ...r,
+        blobs: r.blobs.map((b, i) => (i === 0 ? Object.assign([...b], { 6: packSize }) : b)),
+      })),
     message: (d) => `${at.routes(d)}: blob ${routes.blobs[0]![0]} lies outside its pack`,
   },
   {
     name: "routes.json (with its digest) placing a blob in a pack it does not name",
-    damage: (d) => rewriteRoutes(d, (r) => ({ ...r, blobs: r.blobs.map((b, i) => (i === 0 ? Object.assign([...b], { 5: 1 }) : b)) })),
+    damage: (d) =>
+      rewriteRoutes(d, (r) => ({
+        ...r,
+        blobs: r.blobs.map((b, i) => (i === 0 ? Object.assign([...b], { 5: 1 }) : b)),
+      })),
     message: (d) => `${at.routes(d)}: blob ${routes.blobs[0]![0]} lies outside its pack`,
   },
 ];
@@ -172,14 +258,21 @@ describe("loadSnapshot", () => {
 
   it("refuses routes.json (with its digest) whose resource refers to a blob that does not exist", async () => {
     const d = await copyOfGood();
-    await rewriteRoutes(d, (r) => ({ ...r, resources: { ...r.resources, "/v1/sales/active.json": [[null, null, 99_999]] } }));
-    expect((await refusal(loadSnapshot(d))).message).toBe(`${at.routes(d)}: refers to blob 99999, which does not exist`);
+    await rewriteRoutes(d, (r) => ({
+      ...r,
+      resources: { ...r.resources, "/v1/sales/active.json": [[null, null, 99_999]] },
+    }));
+    expect((await refusal(loadSnapshot(d))).message).toBe(
+      `${at.routes(d)}: refers to blob 99999, which does not exist`,
+    );
   });
 
   it("refuses routes.json (with its digest) of another format under a manifest of this one", async () => {
     const d = await copyOfGood();
     await rewriteRoutes(d, (r) => ({ ...r, format: SNAPSHOT_FORMAT + 1 }));
-    expect((await refusal(loadSnapshot(d))).message).toBe(`${at.routes(d)}: invalid routes: Invalid input: expected ${SNAPSHOT_FORMAT}`);
+    expect((await refusal(loadSnapshot(d))).message).toBe(
+      `${at.routes(d)}: invalid routes: Invalid input: expected ${SNAPSHOT_FORMAT}`,
+    );
   });
 });
 
@@ -199,7 +292,11 @@ describe("verifySnapshot", () => {
   it.each<[string, (b: Buffer) => Buffer, (d: string) => string | null]>([
     ["a flipped byte (not read: passes)", flip, () => null],
     ["one byte short", (b) => b.subarray(0, -1), (d) => `${at.pack(d)}: ${packSize - 1} bytes, expected ${packSize}`],
-    ["one byte long", (b) => Buffer.concat([b, Buffer.of(0)]), (d) => `${at.pack(d)}: ${packSize + 1} bytes, expected ${packSize}`],
+    [
+      "one byte long",
+      (b) => Buffer.concat([b, Buffer.of(0)]),
+      (d) => `${at.pack(d)}: ${packSize + 1} bytes, expected ${packSize}`,
+    ],
   ])("a trusted pack with %s", async (_name, change, message) => {
     const d = await copyOfGood();
     await edit(at.pack(d), change);

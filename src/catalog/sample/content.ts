@@ -17,7 +17,8 @@ export function renderContent(rng: Random, subject: CopySubject): ProductContent
   const fit = renderFitNotes(rng, subject);
   if (fit !== undefined && rng.chance(0.85)) content.fit_notes = fit;
   if (rng.chance(0.93)) content.material = zipfPick(rng, subject.material.contents);
-  if (rng.chance(subject.type.fit === "jewelry" ? 0.6 : 0.82)) content.care_instructions = zipfPick(rng, subject.material.care);
+  if (rng.chance(subject.type.fit === "jewelry" ? 0.6 : 0.82))
+    content.care_instructions = zipfPick(rng, subject.material.care);
   if (rng.chance(0.85)) content.origin = zipfPick(rng, ORIGINS, 1.2);
   return content;
 }
@@ -30,7 +31,13 @@ function renderFitNotes(rng: Random, { store, type, sizes }: CopySubject): strin
     case "bottom":
       parts.push(store === "kids" ? zipfPick(rng, KIDS_FIT) : zipfPick(rng, APPAREL_FIT));
       if (type.fit === "dress" && rng.chance(0.5)) parts.push(`Approx. ${rng.int(34, 58)}" from shoulder to hem.`);
-      if (type.fit === "bottom" && store !== "kids" && /Pant|Jean|Chino|Trouser|Jogger/.test(type.noun) && rng.chance(0.5)) parts.push(`Inseam: ${rng.int(27, 34)}".`);
+      if (
+        type.fit === "bottom" &&
+        store !== "kids" &&
+        /Pant|Jean|Chino|Trouser|Jogger/.test(type.noun) &&
+        rng.chance(0.5)
+      )
+        parts.push(`Inseam: ${rng.int(27, 34)}".`);
       if (store !== "kids" && sizes.length > 0 && rng.chance(0.5)) {
         const size = itemAt(sizes, Math.floor(sizes.length / 2));
         parts.push(`Model is ${zipfPick(rng, MODEL_HEIGHTS)} and wears a size ${size}.`);
@@ -57,4 +64,9 @@ function renderFitNotes(rng: Random, { store, type, sizes }: CopySubject): strin
   return parts.length > 0 ? parts.join(" ") : undefined;
 }
 
-const KIDS_FIT = ["Fits true to size.", "Roomy fit with room to grow.", "Slim fit; consider sizing up.", "Snug fit for safety."] as const;
+const KIDS_FIT = [
+  "Fits true to size.",
+  "Roomy fit with room to grow.",
+  "Slim fit; consider sizing up.",
+  "Snug fit for safety.",
+] as const;

@@ -35,8 +35,16 @@ export interface CopySubject {
 
 /** How the material verb reads for a material kind. */
 const MADE: Partial<Record<ProductType["material"], string>> = {
-  knit: "knit from", jersey: "cut from", woven: "cut from", denim: "cut from", suiting: "tailored from",
-  outer: "crafted from", active: "made from", shoe: "crafted in", bag: "crafted in", metal: "made of",
+  knit: "knit from",
+  jersey: "cut from",
+  woven: "cut from",
+  denim: "cut from",
+  suiting: "tailored from",
+  outer: "crafted from",
+  active: "made from",
+  shoe: "crafted in",
+  bag: "crafted in",
+  metal: "made of",
 };
 
 /** Writes a description of 2-6 sentences. */
@@ -44,7 +52,14 @@ export function renderDescription(rng: Random, s: CopySubject): string {
   const home = s.store === "home";
   // Drop a style that repeats the material ("ceramic table lamp ... made of ceramic").
   const materialWords = s.material.name.toLowerCase().split(/[\s-]+/);
-  const style = s.style && !s.style.toLowerCase().split(/[\s-]+/).some((w) => materialWords.includes(w)) ? s.style : undefined;
+  const style =
+    s.style &&
+    !s.style
+      .toLowerCase()
+      .split(/[\s-]+/)
+      .some((w) => materialWords.includes(w))
+      ? s.style
+      : undefined;
   const phrase = lowerPhrase(style ? `${style} ${s.type.noun}` : s.type.noun);
   const plural = s.type.plural === true;
   const one = plural ? "a pair of" : article(phrase);
@@ -58,7 +73,8 @@ export function renderDescription(rng: Random, s: CopySubject): string {
   const mat = materialText(s.material);
   const made = MADE[s.type.material] ?? "made of";
   const roomOccasions = home ? ROOM_OCCASIONS[s.type.room ?? ""] : undefined;
-  const pickOccasion = (): string => (roomOccasions && rng.chance(0.5) ? zipfPick(rng, roomOccasions) : zipfPick(rng, OCCASIONS[s.store]));
+  const pickOccasion = (): string =>
+    roomOccasions && rng.chance(0.5) ? zipfPick(rng, roomOccasions) : zipfPick(rng, OCCASIONS[s.store]);
   const occasion = pickOccasion();
 
   const openers: (() => string)[] = [
@@ -68,24 +84,42 @@ export function renderDescription(rng: Random, s: CopySubject): string {
     () => `${s.brand} brings ${adj} style to ${one} ${phrase} in ${mat}.`,
     () => `Meet your new favorite ${phrase}: ${adj2}, ${feel} and made to last.`,
   ];
-  if (home && s.type.room) openers.splice(1, 0, () => `Bring ${adj} style to your ${s.type.room} with ${these} ${feel} ${phrase}.`);
+  if (home && s.type.room)
+    openers.splice(1, 0, () => `Bring ${adj} style to your ${s.type.room} with ${these} ${feel} ${phrase}.`);
   const sentences = [zipfOf(rng, openers)()];
 
   if (rng.chance(0.9) && s.type.features.length > 0) {
     const features = listJoin(zipfPickDistinct(rng, s.type.features, rng.int(1, 3), 0.8));
-    sentences.push(zipfOf(rng, [`Features ${features}.`, `Details include ${features}.`, `Finished with ${features}.`]));
+    sentences.push(
+      zipfOf(rng, [`Features ${features}.`, `Details include ${features}.`, `Finished with ${features}.`]),
+    );
   }
-  if (rng.chance(0.55)) sentences.push(zipfPick(rng, home ? HOME_LINES : s.store === "kids" ? KIDS_LINES : STYLING_LINES));
+  if (rng.chance(0.55))
+    sentences.push(zipfPick(rng, home ? HOME_LINES : s.store === "kids" ? KIDS_LINES : STYLING_LINES));
   if (rng.chance(0.45)) {
     const other = pickOccasion();
     const both = other === occasion ? occasion : `${occasion} and ${other}`;
-    sentences.push(zipfOf(rng, home || plural ? [`Perfect for ${both}.`, `Ideal for ${both}.`] : [`Perfect for ${both}.`, `Made for ${occasion}.`, `A go-to for ${both}.`]));
+    sentences.push(
+      zipfOf(
+        rng,
+        home || plural
+          ? [`Perfect for ${both}.`, `Ideal for ${both}.`]
+          : [`Perfect for ${both}.`, `Made for ${occasion}.`, `A go-to for ${both}.`],
+      ),
+    );
   }
   const pairing = pickPairing(rng, s);
   if (rng.chance(0.45) && pairing !== undefined) {
-    sentences.push(zipfOf(rng, [`Pair with ${pairing}.`, `Style ${plural ? "them" : "it"} with ${pairing}.`, `Looks great with ${pairing}.`]));
+    sentences.push(
+      zipfOf(rng, [
+        `Pair with ${pairing}.`,
+        `Style ${plural ? "them" : "it"} with ${pairing}.`,
+        `Looks great with ${pairing}.`,
+      ]),
+    );
   }
-  if (s.sizes.length > 1 && s.store === "home") sentences.push(`Comes in ${s.sizes[0] ?? ""} through ${s.sizes[s.sizes.length - 1] ?? ""} sizes.`);
+  if (s.sizes.length > 1 && s.store === "home")
+    sentences.push(`Comes in ${s.sizes[0] ?? ""} through ${s.sizes[s.sizes.length - 1] ?? ""} sizes.`);
   if (s.colors.length > 0 && rng.chance(0.7)) {
     const colors = s.colors.map(lowerPhrase);
     sentences.push(colors.length === 1 ? `Shown in ${colors[0] ?? ""}.` : `Available in ${listJoin(colors)}.`);
@@ -93,7 +127,6 @@ export function renderDescription(rng: Random, s: CopySubject): string {
   if (rng.chance(0.12)) sentences.push(`${capitalize(article(s.brand))} ${s.brand} signature.`);
   return sentences.join(" ");
 }
-
 
 /** Something to wear or use it with: clothes with anything, shoes and bags with clothes, home by room. */
 function pickPairing(rng: Random, s: CopySubject): string | undefined {
@@ -103,7 +136,8 @@ function pickPairing(rng: Random, s: CopySubject): string | undefined {
   }
   // Dresses and jumpsuits go with shoes and bags; other clothes with either; shoes, bags and jewellery with clothes.
   const clothes = s.type.categories[0] === "Clothing";
-  const list = clothes && (s.type.fit === "dress" || rng.chance(0.5)) ? FINISHING_PAIRINGS[s.store] : CLOTHES_PAIRINGS[s.store];
+  const list =
+    clothes && (s.type.fit === "dress" || rng.chance(0.5)) ? FINISHING_PAIRINGS[s.store] : CLOTHES_PAIRINGS[s.store];
   const pairing = zipfPick(rng, list);
   // Not "pair with white sneakers" on a sneaker.
   const noun = (s.type.noun.split(" ").pop() ?? "").toLowerCase().replace(/s$/, "");

@@ -2,19 +2,38 @@
 // Imports only the type from materials.ts, which imports this module: no cycle at run time.
 import type { SampleMaterial } from "./materials.ts";
 
-const WASH = ["Machine wash cold, tumble dry low.", "Machine wash warm, tumble dry low.", "Machine wash cold, line dry."];
+const WASH = [
+  "Machine wash cold, tumble dry low.",
+  "Machine wash warm, tumble dry low.",
+  "Machine wash cold, line dry.",
+];
 const HAND = ["Hand wash cold, lay flat to dry.", "Dry clean or hand wash cold."];
 const DRY = ["Dry clean only.", "Professional dry clean only."];
 const DISH = ["Dishwasher safe.", "Hand wash recommended.", "Dishwasher and microwave safe."];
-const SPOT = ["Spot clean only.", "Vacuum regularly; spot clean with mild detergent.", "Professional cleaning recommended."];
+const SPOT = [
+  "Spot clean only.",
+  "Vacuum regularly; spot clean with mild detergent.",
+  "Professional cleaning recommended.",
+];
 
-const m = (name: string, contents: readonly string[], care: readonly string[], feel: readonly string[], text?: string): SampleMaterial =>
-  text === undefined ? { name, contents, care, feel } : { name, text, contents, care, feel };
+const m = (
+  name: string,
+  contents: readonly string[],
+  care: readonly string[],
+  feel: readonly string[],
+  text?: string,
+): SampleMaterial => (text === undefined ? { name, contents, care, feel } : { name, text, contents, care, feel });
 
 export const HOME_MATERIALS = {
   bedding: [
-    m("Cotton Percale", ["100% cotton percale, 300 thread count", "100% long-staple cotton percale"], WASH, ["crisp", "cool"]),
-    m("Cotton Sateen", ["100% cotton sateen, 400 thread count", "100% cotton sateen, 600 thread count"], WASH, ["silky", "smooth"]),
+    m("Cotton Percale", ["100% cotton percale, 300 thread count", "100% long-staple cotton percale"], WASH, [
+      "crisp",
+      "cool",
+    ]),
+    m("Cotton Sateen", ["100% cotton sateen, 400 thread count", "100% cotton sateen, 600 thread count"], WASH, [
+      "silky",
+      "smooth",
+    ]),
     m("Linen", ["100% French flax linen", "100% linen"], WASH, ["breathable", "relaxed"]),
     m("Egyptian Cotton", ["100% Egyptian cotton, 800 thread count"], WASH, ["luxurious", "smooth"], "Egyptian cotton"),
     m("Flannel", ["100% cotton flannel"], WASH, ["cozy", "brushed"]),
@@ -36,10 +55,24 @@ export const HOME_MATERIALS = {
     m("Viscose", ["100% viscose pile"], SPOT, ["silky", "lustrous"]),
   ],
   kitchen: [
-    m("Stainless Steel", ["18/10 stainless steel, tri-ply", "Stainless steel with aluminum core"], DISH, ["durable", "professional-grade"]),
+    m("Stainless Steel", ["18/10 stainless steel, tri-ply", "Stainless steel with aluminum core"], DISH, [
+      "durable",
+      "professional-grade",
+    ]),
     m("Enameled Cast Iron", ["Enameled cast iron"], ["Hand wash recommended."], ["heavy-duty", "heat-retaining"]),
-    m("Nonstick Aluminum", ["Hard-anodized aluminum, PFOA-free nonstick"], ["Hand wash recommended."], ["lightweight", "easy-release"], "nonstick aluminum"),
-    m("Copper", ["Copper exterior, stainless steel interior"], ["Hand wash; polish as needed."], ["responsive", "gleaming"]),
+    m(
+      "Nonstick Aluminum",
+      ["Hard-anodized aluminum, PFOA-free nonstick"],
+      ["Hand wash recommended."],
+      ["lightweight", "easy-release"],
+      "nonstick aluminum",
+    ),
+    m(
+      "Copper",
+      ["Copper exterior, stainless steel interior"],
+      ["Hand wash; polish as needed."],
+      ["responsive", "gleaming"],
+    ),
     m("Carbon Steel", ["Carbon steel"], ["Hand wash; dry and oil after use."], ["lightweight", "durable"]),
     m("Silicone", ["Food-grade silicone"], DISH, ["heat-resistant", "flexible"]),
   ],
@@ -69,16 +102,47 @@ export const HOME_MATERIALS = {
     m("Cashmere", ["100% cashmere"], DRY, ["luxuriously soft", "lightweight"]),
   ],
   candle: [
-    m("Soy Wax", ["Soy wax blend, cotton wick"], ["Trim wick to 1/4 inch before each burn."], ["clean-burning", "fragrant"]),
-    m("Coconut Wax", ["Coconut-soy wax blend, cotton wick"], ["Trim wick to 1/4 inch before each burn."], ["clean-burning", "long-lasting"]),
-    m("Beeswax", ["100% beeswax, cotton wick"], ["Trim wick to 1/4 inch before each burn."], ["honey-scented", "slow-burning"]),
+    m(
+      "Soy Wax",
+      ["Soy wax blend, cotton wick"],
+      ["Trim wick to 1/4 inch before each burn."],
+      ["clean-burning", "fragrant"],
+    ),
+    m(
+      "Coconut Wax",
+      ["Coconut-soy wax blend, cotton wick"],
+      ["Trim wick to 1/4 inch before each burn."],
+      ["clean-burning", "long-lasting"],
+    ),
+    m(
+      "Beeswax",
+      ["100% beeswax, cotton wick"],
+      ["Trim wick to 1/4 inch before each burn."],
+      ["honey-scented", "slow-burning"],
+    ),
   ],
   furniture: [
-    m("Solid Wood", ["Solid acacia wood", "Kiln-dried solid oak"], ["Wipe clean with a dry cloth."], ["sturdy", "warm"]),
+    m(
+      "Solid Wood",
+      ["Solid acacia wood", "Kiln-dried solid oak"],
+      ["Wipe clean with a dry cloth."],
+      ["sturdy", "warm"],
+    ),
     m("Velvet", ["Velvet upholstery over solid wood frame"], SPOT, ["plush", "rich"]),
-    m("Linen Upholstery", ["Linen-blend upholstery, solid wood legs"], SPOT, ["relaxed", "textured"], "linen-blend upholstery"),
+    m(
+      "Linen Upholstery",
+      ["Linen-blend upholstery, solid wood legs"],
+      SPOT,
+      ["relaxed", "textured"],
+      "linen-blend upholstery",
+    ),
     m("Rattan", ["Natural rattan over iron frame"], ["Dust regularly."], ["airy", "natural"]),
-    m("Metal", ["Powder-coated steel", "Iron with brass finish"], ["Wipe clean with a damp cloth."], ["sleek", "sturdy"]),
+    m(
+      "Metal",
+      ["Powder-coated steel", "Iron with brass finish"],
+      ["Wipe clean with a damp cloth."],
+      ["sleek", "sturdy"],
+    ),
     m("Leather", ["Top-grain leather over hardwood frame"], ["Condition leather twice a year."], ["supple", "rich"]),
   ],
 } as const satisfies Record<string, readonly SampleMaterial[]>;

@@ -39,5 +39,9 @@ export function productImages(productId: number, pictures: number): Image[] {
 
 /** A sale's image at every sale size. */
 export function saleImages(saleKey: string): Image[] {
-  return SALE_IMAGE_SIZES.map(([width, height]) => ({ url: `${CDN_BASE}/sales/${saleKey}/banner-${width}x${height}.jpg`, width, height }));
+  return SALE_IMAGE_SIZES.map(([width, height]) => ({
+    url: `${CDN_BASE}/sales/${saleKey}/banner-${width}x${height}.jpg`,
+    width,
+    height,
+  }));
 }

@@ -51,11 +51,15 @@ export interface SampleCatalogSummary {
  * Writes `catalog.json`, `products.ndjson` and `sales.ndjson` into `dir` (created if missing), streaming products
  * one line at a time so memory stays bounded at any size. Existing files of those names are replaced.
  */
-export async function writeSampleCatalog(dir: string, options: SampleCatalogOptions = {}): Promise<SampleCatalogSummary> {
+export async function writeSampleCatalog(
+  dir: string,
+  options: SampleCatalogOptions = {},
+): Promise<SampleCatalogSummary> {
   const seed = options.seed ?? DEFAULT_SAMPLE_SEED;
   const productCount = options.products ?? DEFAULT_SAMPLE_PRODUCTS;
   const now = (options.now ?? new Date()).getTime();
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`seed must be an integer 0..4294967295, not ${seed}`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new RangeError(`seed must be an integer 0..4294967295, not ${seed}`);
   if (!Number.isInteger(productCount) || productCount < 1 || productCount > MAX_SAMPLE_PRODUCTS) {
     throw new RangeError(`products must be an integer 1..${MAX_SAMPLE_PRODUCTS}, not ${productCount}`);
   }
@@ -89,11 +93,23 @@ export async function writeSampleCatalog(dir: string, options: SampleCatalogOpti
   bytes += Buffer.byteLength(metaText);
 
   const count = (status: PlannedSale["status"]): number => plan.filter((s) => s.status === status).length;
-  return { sales: plan.length, products: productCount, skus, active: count("active"), upcoming: count("upcoming"), ended: count("ended"), bytes };
+  return {
+    sales: plan.length,
+    products: productCount,
+    skus,
+    active: count("active"),
+    upcoming: count("upcoming"),
+    ended: count("ended"),
+    bytes,
+  };
 }
 
 /** Streams every product, sale by sale; fills each sale's product IDs. Returns the SKU count. */
-async function writeProducts(out: ReturnType<typeof createLineWriter>, plan: PlannedSale[], seed: number): Promise<number> {
+async function writeProducts(
+  out: ReturnType<typeof createLineWriter>,
+  plan: PlannedSale[],
+  seed: number,
+): Promise<number> {
   const rng = createRandom(deriveSeed(seed, STREAM_IDS));
   const byStore = new Map<string, PlannedSale[]>();
   for (const sale of plan) {
@@ -105,7 +121,13 @@ async function writeProducts(out: ReturnType<typeof createLineWriter>, plan: Pla
   let skuId = FIRST_SKU_ID;
   for (const sale of plan) {
     for (let i = 0; i < sale.size; i++) {
-      const { product, type, maxPercentOff } = createSampleProduct({ seed, id, firstSkuId: skuId, store: sale.store, constraints: sale.theme });
+      const { product, type, maxPercentOff } = createSampleProduct({
+        seed,
+        id,
+        firstSkuId: skuId,
+        store: sale.store,
+        constraints: sale.theme,
+      });
       sale.productIds.push(id);
       sale.maxPercentOff = Math.max(sale.maxPercentOff, maxPercentOff);
       if (rng.chance(SHARED_PRODUCT_SHARE)) {
@@ -126,7 +148,13 @@ async function writeProducts(out: ReturnType<typeof createLineWriter>, plan: Pla
 }
 
 /** Another sale of the same store whose theme fits the product, if one turns up in a few tries. */
-function pickSecondSale(rng: Random, sales: readonly PlannedSale[], home: PlannedSale, typeId: string, brand: string): PlannedSale | undefined {
+function pickSecondSale(
+  rng: Random,
+  sales: readonly PlannedSale[],
+  home: PlannedSale,
+  typeId: string,
+  brand: string,
+): PlannedSale | undefined {
   for (let tries = 0; tries < 12 && sales.length > 1; tries++) {
     const other = rng.pick(sales);
     if (other === home) continue;

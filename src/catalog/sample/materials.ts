@@ -13,14 +13,27 @@ export interface SampleMaterial {
   feel: readonly string[];
 }
 
-const WASH = ["Machine wash cold, tumble dry low.", "Machine wash cold with like colors; tumble dry low.", "Machine wash cold, lay flat to dry."];
+const WASH = [
+  "Machine wash cold, tumble dry low.",
+  "Machine wash cold with like colors; tumble dry low.",
+  "Machine wash cold, lay flat to dry.",
+];
 const HAND = ["Hand wash cold, lay flat to dry.", "Dry clean or hand wash cold."];
 const DRY = ["Dry clean only.", "Professional dry clean only."];
 const WIPE = ["Wipe clean with a soft, damp cloth.", "Spot clean with a damp cloth; use a leather conditioner."];
-const SPOT = ["Spot clean only.", "Vacuum regularly; spot clean with mild detergent.", "Professional cleaning recommended."];
+const SPOT = [
+  "Spot clean only.",
+  "Vacuum regularly; spot clean with mild detergent.",
+  "Professional cleaning recommended.",
+];
 
-const m = (name: string, contents: readonly string[], care: readonly string[], feel: readonly string[], text?: string): SampleMaterial =>
-  text === undefined ? { name, contents, care, feel } : { name, text, contents, care, feel };
+const m = (
+  name: string,
+  contents: readonly string[],
+  care: readonly string[],
+  feel: readonly string[],
+  text?: string,
+): SampleMaterial => (text === undefined ? { name, contents, care, feel } : { name, text, contents, care, feel });
 
 export const MATERIALS = {
   knit: [
@@ -31,7 +44,13 @@ export const MATERIALS = {
     m("Cotton Blend", ["60% cotton, 40% polyester", "55% cotton, 45% acrylic"], WASH, ["soft", "easy-care"]),
     m("Ribbed Knit", ["95% viscose, 5% elastane", "80% viscose, 20% nylon"], HAND, ["stretchy", "figure-skimming"]),
     m("Alpaca Blend", ["45% alpaca, 35% nylon, 20% wool"], HAND, ["airy", "lofty"]),
-    m("Bouclé", ["60% cotton, 40% nylon", "52% acrylic, 30% wool, 18% nylon"], DRY, ["textured", "nubby"], "bouclé knit"),
+    m(
+      "Bouclé",
+      ["60% cotton, 40% nylon", "52% acrylic, 30% wool, 18% nylon"],
+      DRY,
+      ["textured", "nubby"],
+      "bouclé knit",
+    ),
     m("Mohair Blend", ["40% mohair, 40% acrylic, 20% nylon"], HAND, ["fuzzy", "lofty"]),
     m("Silk Cashmere", ["70% silk, 30% cashmere"], HAND, ["lustrous", "lightweight"], "silk-cashmere"),
   ],
@@ -63,15 +82,29 @@ export const MATERIALS = {
     m("Piqué", ["100% cotton piqué"], WASH, ["textured", "breathable"], "piqué"),
   ],
   denim: [
-    m("Stretch Denim", ["92% cotton, 6% polyester, 2% elastane", "98% cotton, 2% elastane"], WASH, ["stretchy", "comfortable"]),
+    m("Stretch Denim", ["92% cotton, 6% polyester, 2% elastane", "98% cotton, 2% elastane"], WASH, [
+      "stretchy",
+      "comfortable",
+    ]),
     m("Denim", ["100% cotton denim"], WASH, ["rigid", "authentic"]),
     m("Organic Cotton Denim", ["99% organic cotton, 1% elastane"], WASH, ["soft", "sustainable"]),
     m("Selvedge Denim", ["100% cotton selvedge denim"], WASH, ["heavyweight", "authentic"]),
   ],
   outer: [
     m("Wool Blend", ["70% wool, 30% polyamide", "80% wool, 20% nylon"], DRY, ["warm", "structured"]),
-    m("Down", ["Shell: 100% nylon; fill: 90% down, 10% feathers"], ["Machine wash cold, tumble dry low with dryer balls."], ["warm", "packable"], "down-filled nylon"),
-    m("Leather", ["100% lambskin leather", "Genuine leather; lining: 100% polyester"], ["Professional leather clean only."], ["buttery", "supple"]),
+    m(
+      "Down",
+      ["Shell: 100% nylon; fill: 90% down, 10% feathers"],
+      ["Machine wash cold, tumble dry low with dryer balls."],
+      ["warm", "packable"],
+      "down-filled nylon",
+    ),
+    m(
+      "Leather",
+      ["100% lambskin leather", "Genuine leather; lining: 100% polyester"],
+      ["Professional leather clean only."],
+      ["buttery", "supple"],
+    ),
     m("Cotton Twill", ["100% cotton twill"], WASH, ["durable", "lightweight"]),
     m("Suede", ["100% goat suede", "Genuine suede"], ["Professional leather clean only."], ["velvety", "supple"]),
     m("Quilted Nylon", ["100% nylon; fill: 100% polyester"], WASH, ["lightweight", "warm"]),
@@ -107,12 +140,26 @@ export const MATERIALS = {
     m("Fleece", ["100% polyester fleece", "80% cotton, 20% polyester fleece"], WASH, ["cozy", "brushed"]),
   ],
   shoe: [
-    m("Leather", ["Leather upper, synthetic sole", "Leather upper and lining, rubber sole"], WIPE, ["supple", "polished"]),
-    m("Suede", ["Suede upper, rubber sole", "Kid suede upper, leather sole"], ["Brush with a suede brush; use a protective spray."], ["soft", "velvety"]),
+    m("Leather", ["Leather upper, synthetic sole", "Leather upper and lining, rubber sole"], WIPE, [
+      "supple",
+      "polished",
+    ]),
+    m(
+      "Suede",
+      ["Suede upper, rubber sole", "Kid suede upper, leather sole"],
+      ["Brush with a suede brush; use a protective spray."],
+      ["soft", "velvety"],
+    ),
     m("Patent Leather", ["Patent leather upper, leather sole"], WIPE, ["glossy", "high-shine"]),
     m("Canvas", ["Canvas upper, rubber sole"], ["Spot clean with mild soap and water."], ["durable", "casual"]),
     m("Nubuck", ["Nubuck upper, rubber sole"], ["Brush clean; use a protective spray."], ["soft", "matte"]),
-    m("Knit", ["Knit textile upper, rubber sole"], ["Spot clean; air dry."], ["flexible", "breathable"], "stretch knit"),
+    m(
+      "Knit",
+      ["Knit textile upper, rubber sole"],
+      ["Spot clean; air dry."],
+      ["flexible", "breathable"],
+      "stretch knit",
+    ),
     m("Satin", ["Satin upper, leather sole"], ["Spot clean only."], ["luxe", "lustrous"]),
     m("Rubber", ["100% natural rubber"], ["Wipe clean with a damp cloth."], ["waterproof", "durable"]),
     m("Calf Hair", ["Calf hair upper, leather sole"], ["Spot clean only."], ["textured", "bold"]),
@@ -128,18 +175,44 @@ export const MATERIALS = {
     m("Straw", ["100% paper straw", "Raffia with leather trim"], ["Spot clean only."], ["woven", "summery"]),
   ],
   metal: [
-    m("Sterling Silver", ["Sterling silver", "Sterling silver with cubic zirconia"], ["Polish with a soft cloth; store in a pouch."], ["polished", "gleaming"]),
-    m("Gold Plated", ["14K gold-plated brass", "18K gold plate over brass"], ["Avoid water and perfume; polish with a soft cloth."], ["gleaming", "warm-toned"], "gold-plated brass"),
+    m(
+      "Sterling Silver",
+      ["Sterling silver", "Sterling silver with cubic zirconia"],
+      ["Polish with a soft cloth; store in a pouch."],
+      ["polished", "gleaming"],
+    ),
+    m(
+      "Gold Plated",
+      ["14K gold-plated brass", "18K gold plate over brass"],
+      ["Avoid water and perfume; polish with a soft cloth."],
+      ["gleaming", "warm-toned"],
+      "gold-plated brass",
+    ),
     m("Stainless Steel", ["Stainless steel"], ["Wipe clean with a soft cloth."], ["tarnish-resistant", "sleek"]),
-    m("Freshwater Pearl", ["Freshwater cultured pearls, sterling silver"], ["Wipe with a soft, dry cloth."], ["lustrous", "classic"], "freshwater pearl"),
-    m("Gold Vermeil", ["18K gold vermeil over sterling silver"], ["Polish with a soft cloth."], ["luxe", "warm-toned"], "gold vermeil"),
+    m(
+      "Freshwater Pearl",
+      ["Freshwater cultured pearls, sterling silver"],
+      ["Wipe with a soft, dry cloth."],
+      ["lustrous", "classic"],
+      "freshwater pearl",
+    ),
+    m(
+      "Gold Vermeil",
+      ["18K gold vermeil over sterling silver"],
+      ["Polish with a soft cloth."],
+      ["luxe", "warm-toned"],
+      "gold vermeil",
+    ),
     m("Crystal", ["Crystal, rhodium-plated brass"], ["Wipe with a soft, dry cloth."], ["sparkling", "glamorous"]),
   ],
 } as const satisfies Record<string, readonly SampleMaterial[]>;
 
 export type MaterialKind = keyof typeof MATERIALS | keyof typeof HOME_MATERIALS;
 
-export const ALL_MATERIALS: Readonly<Record<MaterialKind, readonly SampleMaterial[]>> = { ...MATERIALS, ...HOME_MATERIALS };
+export const ALL_MATERIALS: Readonly<Record<MaterialKind, readonly SampleMaterial[]>> = {
+  ...MATERIALS,
+  ...HOME_MATERIALS,
+};
 
 /** The material as it reads inside a sentence. */
 export function materialText(material: SampleMaterial): string {

@@ -3,10 +3,28 @@ import type { Random } from "./random.ts";
 import { createWeighted } from "./random.ts";
 
 /** How deep a sale's markdowns go at most, in percent off MSRP: "up to 60% off". */
-const SALE_DEPTHS = createWeighted([[40, 1], [50, 2], [60, 3], [65, 2], [70, 3], [75, 2], [80, 2]]);
+const SALE_DEPTHS = createWeighted([
+  [40, 1],
+  [50, 2],
+  [60, 3],
+  [65, 2],
+  [70, 3],
+  [75, 2],
+  [80, 2],
+]);
 
-const MSRP_ENDINGS = createWeighted([[0, 60], [95, 22], [50, 10], [99, 8]]);
-const SALE_ENDINGS = createWeighted([[99, 40], [0, 40], [95, 15], [50, 5]]);
+const MSRP_ENDINGS = createWeighted([
+  [0, 60],
+  [95, 22],
+  [50, 10],
+  [99, 8],
+]);
+const SALE_ENDINGS = createWeighted([
+  [99, 40],
+  [0, 40],
+  [95, 15],
+  [50, 5],
+]);
 
 /** The deepest markdown a sale allows, in whole percent. */
 export function pickSaleDepth(rng: Random): number {

@@ -47,10 +47,28 @@ export interface SampleProduct {
 }
 
 const STREAM_PRODUCT = 0x70726f64;
-const COLOR_COUNTS = createWeighted([[1, 42], [2, 33], [3, 17], [4, 8]]);
-const SIZED_COLOR_COUNTS = createWeighted([[1, 48], [2, 34], [3, 14], [4, 4]]);
-const KID_GENDERS = createWeighted<Gender>([["girl", 42], ["boy", 38], ["unisex", 20]]);
-const PICTURES = createWeighted([[2, 3], [3, 4], [4, 3]]);
+const COLOR_COUNTS = createWeighted([
+  [1, 42],
+  [2, 33],
+  [3, 17],
+  [4, 8],
+]);
+const SIZED_COLOR_COUNTS = createWeighted([
+  [1, 48],
+  [2, 34],
+  [3, 14],
+  [4, 4],
+]);
+const KID_GENDERS = createWeighted<Gender>([
+  ["girl", 42],
+  ["boy", 38],
+  ["unisex", 20],
+]);
+const PICTURES = createWeighted([
+  [2, 3],
+  [3, 4],
+  [4, 3],
+]);
 
 const typePickers = new Map<string, Picker<ProductType>>();
 
@@ -87,7 +105,12 @@ export function createSampleProduct(request: ProductRequest): SampleProduct {
 }
 
 /** A type by weight, among the theme's types (default: the store's) that the theme's brand, if any, sells. */
-function pickType(rng: Random, store: Store, typeIds: readonly string[] | undefined, brand: string | undefined): ProductType {
+function pickType(
+  rng: Random,
+  store: Store,
+  typeIds: readonly string[] | undefined,
+  brand: string | undefined,
+): ProductType {
   const key = `${store}|${typeIds ? typeIds.join(",") : "*"}|${brand ?? "*"}`;
   let picker = typePickers.get(key);
   if (!picker) {
@@ -113,7 +136,12 @@ function pickBrand(rng: Random, store: Store, type: ProductType): string {
  * The theme's material if the type comes in it; else the material the style names ("Flannel Shirt" is flannel);
  * else one of the type's materials by popularity.
  */
-function pickMaterial(rng: Random, type: ProductType, style: string | undefined, wanted: string | undefined): SampleMaterial {
+function pickMaterial(
+  rng: Random,
+  type: ProductType,
+  style: string | undefined,
+  wanted: string | undefined,
+): SampleMaterial {
   const materials = materialsOf(type);
   const styleWord = style?.split(" ")[0];
   return (
@@ -131,7 +159,9 @@ function materialsOf(type: ProductType): readonly SampleMaterial[] {
   if (!list) {
     const all = ALL_MATERIALS[type.material];
     const names = type.materialNames;
-    const narrowed = names ? all.filter((m) => names.includes(m.name)).sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name)) : all;
+    const narrowed = names
+      ? all.filter((m) => names.includes(m.name)).sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name))
+      : all;
     list = narrowed.length > 0 ? narrowed : all;
     materialLists.set(type.id, list);
   }
@@ -198,7 +228,14 @@ function renderName(rng: Random, { store, type, style, material, brand, gender }
   if (type.fits && rng.chance(0.4)) parts.push(zipfPick(rng, type.fits));
   // Leave the material out when it would repeat a word: no "Ribbed Knit Cable Knit Sweater".
   const taken = new Set(`${style ?? ""} ${type.noun}`.toLowerCase().split(/[\s-]+/));
-  if (rng.chance(0.45) && !material.name.toLowerCase().split(/[\s-]+/).some((w) => taken.has(w))) parts.push(material.name);
+  if (
+    rng.chance(0.45) &&
+    !material.name
+      .toLowerCase()
+      .split(/[\s-]+/)
+      .some((w) => taken.has(w))
+  )
+    parts.push(material.name);
   if (style) parts.push(style);
   parts.push(type.noun);
   return parts.join(" ");

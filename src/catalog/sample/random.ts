@@ -56,7 +56,10 @@ export function itemAt<T>(items: readonly T[], index: number): T {
 
 /** Picks by explicit weights (any non-negative numbers). */
 export function createWeighted<T>(entries: readonly (readonly [T, number])[]): Picker<T> {
-  return createCumulative(entries.map(([item]) => item), entries.map(([, weight]) => weight));
+  return createCumulative(
+    entries.map(([item]) => item),
+    entries.map(([, weight]) => weight),
+  );
 }
 
 /**
@@ -64,7 +67,10 @@ export function createWeighted<T>(entries: readonly (readonly [T, number])[]): P
  * items of a list dominate and its tail is rare. Lists are written most common first.
  */
 export function createZipf<T>(items: readonly T[], exponent = 1): Picker<T> {
-  return createCumulative(items, items.map((_, r) => 1 / Math.pow(r + 1, exponent)));
+  return createCumulative(
+    items,
+    items.map((_, r) => 1 / Math.pow(r + 1, exponent)),
+  );
 }
 
 function createCumulative<T>(items: readonly T[], weights: readonly number[]): Picker<T> {
@@ -127,7 +133,10 @@ export function zipfIndex(rng: Random, n: number, exponent = 1): number {
   const key = `${n}:${exponent}`;
   let picker = indexPickers.get(key);
   if (!picker) {
-    picker = createZipf(Array.from({ length: n }, (_, i) => i), exponent);
+    picker = createZipf(
+      Array.from({ length: n }, (_, i) => i),
+      exponent,
+    );
     indexPickers.set(key, picker);
   }
   return picker(rng);

@@ -13,7 +13,14 @@ const DROP_HOURS: readonly (readonly [number, number])[] = [
 ];
 
 /** Usual sale lengths in hours. */
-const DURATIONS = createWeighted([[36, 1], [48, 3], [60, 1], [72, 3], [84, 1], [96, 2]]);
+const DURATIONS = createWeighted([
+  [36, 1],
+  [48, 3],
+  [60, 1],
+  [72, 3],
+  [84, 1],
+  [96, 2],
+]);
 
 /** How far ahead upcoming sales are announced. */
 export const UPCOMING_HORIZON_MS = 3 * DAY_MS;
@@ -35,7 +42,8 @@ export interface SaleWindow {
 
 /** A window that has the given status at `now` (epoch ms). */
 export function pickWindow(rng: Random, status: SaleStatus, length: SaleLength, now: number): SaleWindow {
-  if (status === "active" && length === "open") return { begins: pickDrop(rng, now - 21 * DAY_MS, now - 2 * DAY_MS), ends: null };
+  if (status === "active" && length === "open")
+    return { begins: pickDrop(rng, now - 21 * DAY_MS, now - 2 * DAY_MS), ends: null };
   const duration = length === "long" ? LONG_SALE_MS : DURATIONS(rng) * HOUR_MS;
   let begins: number;
   if (status === "upcoming") begins = pickDrop(rng, now, now + UPCOMING_HORIZON_MS);

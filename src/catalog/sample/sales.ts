@@ -49,13 +49,24 @@ export function planSales(seed: number, productCount: number, now: number): Plan
   const evergreen = active >= 4 ? Math.min(4, Math.max(1, Math.floor(active / 25))) : 0;
 
   const drafts: Omit<PlannedSale, "key" | "size" | "productIds" | "maxPercentOff">[] = [];
-  for (const [status, count] of [["ended", ended], ["active", active], ["upcoming", upcoming]] as const) {
-    const perStore = apportion(count, STORES.map((s) => STORE_WEIGHTS[s]), status === "active" && count >= 4 ? 1 : 0);
+  for (const [status, count] of [
+    ["ended", ended],
+    ["active", active],
+    ["upcoming", upcoming],
+  ] as const) {
+    const perStore = apportion(
+      count,
+      STORES.map((s) => STORE_WEIGHTS[s]),
+      status === "active" && count >= 4 ? 1 : 0,
+    );
     STORES.forEach((store, s) => {
       for (let i = 0; i < (perStore[s] ?? 0); i++) {
         const open = status === "active" && i === 0 && s < evergreen;
         const length: SaleLength = open ? "open" : status !== "ended" && rng.chance(0.04) ? "long" : "normal";
-        const theme = { ...(open ? EVERGREEN_THEMES[store] : pickTheme(rng, store)), maxPercentOff: pickSaleDepth(rng) };
+        const theme = {
+          ...(open ? EVERGREEN_THEMES[store] : pickTheme(rng, store)),
+          maxPercentOff: pickSaleDepth(rng),
+        };
         drafts.push({ store, name: theme.name, theme, status, ...pickWindow(rng, status, length, now) });
       }
     });
@@ -63,11 +74,21 @@ export function planSales(seed: number, productCount: number, now: number): Plan
   // Plain code-unit comparison, not localeCompare: the order must not depend on the machine's locale.
   drafts.sort((a, b) => a.begins - b.begins || compare(a.store, b.store) || compare(a.name, b.name));
 
-  const sizes = apportion(productCount, drafts.map(() => rng.float(0.5, 1.5)), productCount >= drafts.length ? 1 : 0);
+  const sizes = apportion(
+    productCount,
+    drafts.map(() => rng.float(0.5, 1.5)),
+    productCount >= drafts.length ? 1 : 0,
+  );
   let number = 1100;
   return drafts.map((draft, i) => {
     number += rng.int(1, 9);
-    return { ...draft, key: `${slugify(draft.name, 50)}-${number}`, size: sizes[i] ?? 0, productIds: [], maxPercentOff: 0 };
+    return {
+      ...draft,
+      key: `${slugify(draft.name, 50)}-${number}`,
+      size: sizes[i] ?? 0,
+      productIds: [],
+      maxPercentOff: 0,
+    };
   });
 }
 

@@ -9,7 +9,11 @@ import type { SizeGroup } from "./sizes.ts";
 import { SIZE_GROUPS } from "./sizes.ts";
 
 /** Mostly for sale; sold-out and reserved sizes as a flash sale goes on. */
-const STATUSES = createWeighted<Sku["inventory_status"]>([["for sale", 80], ["sold out", 14], ["reserved", 6]]);
+const STATUSES = createWeighted<Sku["inventory_status"]>([
+  ["for sale", 80],
+  ["sold out", 14],
+  ["reserved", 6],
+]);
 
 export interface SkuRequest {
   /** IDs are `firstSkuId`, `firstSkuId + 1`, ... */
@@ -23,7 +27,10 @@ export interface SkuRequest {
 }
 
 /** One SKU per colour and size, priced alike except where size (bedding, rugs) or a colour's extra markdown differ. */
-export function createSkus(rng: Random, { firstSkuId, type, colors, sizes, depth }: SkuRequest): { skus: Sku[]; maxPercentOff: number } {
+export function createSkus(
+  rng: Random,
+  { firstSkuId, type, colors, sizes, depth }: SkuRequest,
+): { skus: Sku[]; maxPercentOff: number } {
   const skus: Sku[] = [];
   const group: SizeGroup | undefined = type.sizes ? SIZE_GROUPS[type.sizes] : undefined;
   const factors = group?.priceFactors;
