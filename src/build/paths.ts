@@ -1,4 +1,4 @@
-// Output paths are built from catalog IDs and keys: every one is checked to stay inside the output directory.
+// Paths under the data directory (packs, named by their digest) are joined with safeJoin, which refuses any outside it.
 import { isAbsolute, relative, resolve } from "node:path";
 
 export class UnsafePathError extends Error {

@@ -1,5 +1,5 @@
 // Atomic publish: a snapshot is written under a temporary name, verified, renamed, and only then pointed to by `current`.
-import { link, lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
+import { link, mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fg from "fast-glob";
 import { PACKS_DIR, CURRENT_LINK, ROUTES_FILE, SNAPSHOTS_DIR, snapshotDir } from "../snapshot/format.ts";
@@ -9,7 +9,7 @@ import { currentSnapshotId, verifySnapshot } from "../snapshot/load.ts";
 export const DEFAULT_KEEP = 3;
 const TMP_PREFIX = ".tmp-";
 
-/** Removes what a crashed or killed build left behind: partial snapshot directories and temporary blob files. */
+/** Removes what a crashed or killed build left behind: partial snapshot directories, temporary packs and `current` links. */
 export async function cleanLeftovers(dataDir: string): Promise<number> {
   const leftovers = await fg([`${SNAPSHOTS_DIR}/${TMP_PREFIX}*`, `${PACKS_DIR}/${TMP_PREFIX}*`, `${CURRENT_LINK}.tmp-*`], {
     cwd: dataDir,
@@ -92,12 +92,4 @@ export async function pruneSnapshots(dataDir: string, keep: number): Promise<{ s
   const unused = files.filter((f) => !referenced.has(f.slice(f.lastIndexOf("/") + 1)));
   await Promise.all(unused.map((f) => rm(join(dataDir, f), { force: true })));
   return { snapshots: doomed.length, packs: unused.length };
-}
-
-/** True when `path` exists (as anything, a dangling symlink included). */
-export async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
 }

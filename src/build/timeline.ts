@@ -39,8 +39,8 @@ export function isUpcoming(sale: CatalogSale, t: number): boolean {
 }
 
 /**
- * Evaluates a body per interval and merges neighbours with equal bodies into segments; a null body is a gap
- * (the resource is a 404 then). `key` says when two bodies are equal.
+ * Evaluates a body per interval and merges neighbours with equal bodies (the same JSON) into segments; a null
+ * body is a gap (the resource is a 404 then).
  */
 export function segmentsOver(all: readonly Interval[], bodyAt: (t: number) => Body | null): Segment[] {
   const segments: Segment[] = [];

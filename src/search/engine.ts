@@ -1,6 +1,6 @@
 // The query engine over a decoded index: filters as bitsets, then BM25F over the AND of the query terms.
 import { andInto, hasDoc, orInto, popcount, seek, setDocs, wordsFor } from "./bitset.ts";
-import type { PostingTable, SearchIndex, SearchIndexData } from "./index-format.ts";
+import type { PostingTable, SearchIndex, SearchIndexData } from "./index-data.ts";
 import { BroadTerms } from "./broad-terms.ts";
 import { OnSale } from "./on-sale.ts";
 import { scorePostings } from "./scoring.ts";

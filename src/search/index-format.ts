@@ -3,9 +3,10 @@ import { crc32 } from "node:zlib";
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import { createSearchEngine } from "./engine.ts";
 import { SearchIndexError } from "./errors.ts";
-import type { SearchQuery, SearchResult } from "./types.ts";
+import type { Bm25Params, PostingTable, SearchIndex, SearchIndexData, TextPostingTable } from "./index-data.ts";
 
 export { SearchIndexError } from "./errors.ts";
+export type { Bm25Params, PostingTable, SearchIndex, SearchIndexData, TextPostingTable, WindowTable } from "./index-data.ts";
 
 /**
  * Bumped on any incompatible change of the layout below, and whenever the tokenizer or stemmer changes what
@@ -17,63 +18,6 @@ export const SEARCH_INDEX_VERSION = 1;
 /** The first four bytes of every index file. */
 export const SEARCH_INDEX_MAGIC = "FSIX";
 const HEADER_BYTES = 16;
-
-/** A loaded index, ready for queries. */
-export interface SearchIndex {
-  /** Runs one query; synchronous, allocation-light, safe to call for every request. */
-  search(query: SearchQuery): SearchResult;
-  /** Number of products in the index (on sale or not). */
-  readonly size: number;
-}
-
-/** Parameters of the relevance formula, stored in the file so that a loader scores as the builder meant. */
-export interface Bm25Params {
-  k1: number;
-  nameWeight: number;
-  nameB: number;
-  descriptionWeight: number;
-  descriptionB: number;
-}
-
-/** Keys with a sorted list of doc numbers each: the docs of key i are docs[offsets[i] .. offsets[i + 1]). */
-export interface PostingTable {
-  keys: string[];
-  offsets: Uint32Array;
-  docs: Uint32Array;
-}
-
-/** The text postings also carry per-field term frequencies. */
-export interface TextPostingTable extends PostingTable {
-  nameTf: Uint16Array;
-  descriptionTf: Uint16Array;
-}
-
-/** Sale windows, grouped: group g is on sale in [from[g], to[g]) (to = Infinity: open) in stores[store[g]]. */
-export interface WindowTable {
-  storeNames: string[];
-  from: Float64Array;
-  to: Float64Array;
-  store: Uint8Array;
-  offsets: Uint32Array;
-  docs: Uint32Array;
-}
-
-/**
- * Everything the file holds, decoded. Doc numbers are dense, 0..n-1, in ascending product ID order, so
- * ordering by doc number is ordering by ID.
- */
-export interface SearchIndexData {
-  params: Bm25Params;
-  ids: Float64Array;
-  nameLengths: Uint32Array;
-  descriptionLengths: Uint32Array;
-  text: TextPostingTable;
-  brand: PostingTable;
-  colors: PostingTable;
-  genders: PostingTable;
-  sizes: PostingTable;
-  windows: WindowTable;
-}
 
 // Layout, all little-endian:
 //   header  "FSIX" | u32 version | u32 payload length | u32 CRC-32 of the payload
