@@ -1,51 +1,68 @@
-// Writes the bodies a snapshot needs that no kept pack holds into one new pack: compressed, appended, renamed atomically.
+// Writes the bodies a snapshot needs that no kept pack holds into one new pack: compressed (or copied), appended, renamed atomically.
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
-import type { BlobEntry } from "../snapshot/format.ts";
+import type { BlobRecord } from "../snapshot/format.ts";
 import { PACKS_DIR, packPath } from "../snapshot/format.ts";
+import type { Compressed } from "./compress-pool.ts";
 import { createCompressPool } from "./compress-pool.ts";
 import { safeJoin } from "./paths.ts";
+import { blobHash } from "./plan.ts";
+import type { KnownBlob, KnownBlobs } from "./previous.ts";
+import { createPackReader, packIsIntact } from "./previous.ts";
 
-/** Bodies a worker compresses per message. */
+/** Bodies a worker compresses (or blobs copied from an old pack) per batch. */
 const BATCH_SIZE = 256;
 /** Batches being compressed or waiting to be appended at once: bounds the memory the compressed bytes hold. */
 export const DEFAULT_BATCHES_IN_FLIGHT = 8;
 
-/** Where a body already is: its pack's name and size, and its entry there. */
-export interface KnownBlob {
-  pack: string;
-  packSize: number;
-  entry: BlobEntry;
+export interface WritePackOptions {
+  /**
+   * Write every blob into the new pack, so that the snapshot uses that pack alone: a blob of `known` is copied from
+   * its old pack as it is there (identity, gzip and brotli bytes, and its gzip pieces), not compressed again, once
+   * that pack's bytes are checked against its name. Default false: blobs of `known` stay where they are.
+   */
+  repack?: boolean;
+  /** Batches in flight. Default DEFAULT_BATCHES_IN_FLIGHT (8). */
+  concurrency?: number;
+  /** Called after each blob written, with the count so far. */
+  onProgress?: (done: number) => void;
 }
-export type KnownBlobs = ReadonlyMap<string, KnownBlob>;
 
 export interface WritePackResult {
-  /** The packs the entries now point into (`Routes.packs`). */
+  /** The packs the blobs now point into (`Routes.packs`). */
   packs: [string, number][];
-  /** Blobs written to the new pack. */
-  blobs: number;
+  /** The blobs given, in the same order, each placed in a pack: its pack, offset and compressed sizes filled in. */
+  blobs: BlobRecord[];
+  /** Blobs written to the new pack, copied ones included. */
+  written: number;
+  /** Of those, blobs copied from an old pack (a repack) rather than compressed. */
+  copied: number;
   /** Files written (the new pack, or none). */
   files: number;
   bytes: number;
 }
 
+/** What to append for one blob: its body to compress, or its bytes in an old pack to copy. */
+type Source = { body: Buffer } | { from: KnownBlob };
+
 /**
- * Points every entry at its bytes: blobs in `known` stay where they are; the others are compressed and appended to
- * one new pack, written under a temporary name and renamed to its digest. Fills in sizes, pack and offset in place.
+ * Places every blob: blobs in `known` stay where they are (unless `repack`); the others are compressed, or copied
+ * from their old pack, and appended to one new pack, written under a temporary name and renamed to its digest.
+ * `body` gives a blob's identity bytes, by index (asked only of blobs to compress). The records given are not
+ * changed.
  */
 export async function writePack(
   dataDir: string,
-  entries: BlobEntry[],
-  bodies: readonly Buffer[],
+  blobs: readonly BlobRecord[],
+  body: (index: number) => Buffer,
   known: KnownBlobs,
-  options: { concurrency?: number; onProgress?: (done: number) => void } = {},
+  options: WritePackOptions = {},
 ): Promise<WritePackResult> {
   const packIndex = new Map<string, number>();
   const packs: [string, number][] = [];
-  const fresh: number[] = [];
   const indexOf = (name: string, size: number) => {
     let i = packIndex.get(name);
     if (i === undefined) {
@@ -54,18 +71,21 @@ export async function writePack(
     }
     return i;
   };
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!;
-    const old = known.get(entry[0]);
-    if (old) {
-      entry[2] = old.entry[2];
-      entry[3] = old.entry[3];
-      entry[5] = indexOf(old.pack, old.packSize);
-      entry[6] = old.entry[6];
-      entry[7] = old.entry[7];
-    } else fresh.push(i);
+  const placed = [...blobs];
+  const toWrite: number[] = [];
+  const sources = new Map<number, Source>();
+  for (let i = 0; i < blobs.length; i++) {
+    const old = known.get(blobs[i]!.hash);
+    // Its gzip pieces are split at its links: an old blob whose links were found elsewhere is compressed anew.
+    const reusable = old && sameNumbers(old.record.links, blobs[i]!.links) ? old : undefined;
+    if (reusable && !options.repack) placed[i] = { ...reusable.record, pack: indexOf(reusable.pack, reusable.packSize) };
+    else {
+      toWrite.push(i);
+      sources.set(i, reusable ? { from: reusable } : { body: bodyOf(blobs[i]!, body(i)) });
+    }
   }
-  if (fresh.length === 0) return { packs, blobs: 0, files: 0, bytes: 0 };
+  if (toWrite.length === 0) return { packs, blobs: placed, written: 0, copied: 0, files: 0, bytes: 0 };
+  await checkSourcePacks(dataDir, blobs, body, sources);
 
   await mkdir(join(dataDir, PACKS_DIR), { recursive: true });
   const tmp = safeJoin(dataDir, join(PACKS_DIR, `.tmp-${process.pid}.pack`));
@@ -75,33 +95,48 @@ export async function writePack(
   const digest = createHash("sha256");
   let offset = 0;
   let done = 0;
+  let copied = 0;
   const append = async (chunk: Buffer) => {
     digest.update(chunk);
     offset += chunk.length;
     if (!out.write(chunk)) await Promise.race([new Promise<void>((r) => out.once("drain", () => r())), failed]);
   };
-  // Batches are compressed on worker threads, a bounded number at once, and appended in order.
+  // Batches are compressed on worker threads (or read from old packs), a bounded number at once, and appended in order.
   const pool = createCompressPool();
+  const oldPacks = createPackReader(dataDir);
   const limit = pLimit(options.concurrency ?? DEFAULT_BATCHES_IN_FLIGHT);
   let writing: Promise<void> = Promise.resolve();
   try {
     const batches: number[][] = [];
-    for (let i = 0; i < fresh.length; i += BATCH_SIZE) batches.push(fresh.slice(i, i + BATCH_SIZE));
+    for (let i = 0; i < toWrite.length; i += BATCH_SIZE) batches.push(toWrite.slice(i, i + BATCH_SIZE));
     await Promise.all(
       batches.map((batch) =>
         limit(async () => {
-          const compressed = await pool.compress(batch.map((i) => ({ bytes: bodies[i]!, links: entries[i]![4] })));
+          const fresh: { i: number; body: Buffer }[] = [];
+          for (const i of batch) {
+            const source = sources.get(i)!;
+            if ("body" in source) fresh.push({ i, body: source.body });
+          }
+          const [compressed, read] = await Promise.all([
+            fresh.length ? pool.compress(fresh.map(({ i, body }) => ({ bytes: body, links: blobs[i]!.links }))) : Promise.resolve([]),
+            Promise.all(batch.map(async (i) => { const s = sources.get(i)!; return "from" in s ? oldPacks.read(s.from) : null; })),
+          ]);
+          const byIndex = new Map<number, Compressed & { body: Buffer }>(fresh.map(({ i, body }, k) => [i, { ...compressed[k]!, body }]));
           writing = writing.then(async () => {
             for (let k = 0; k < batch.length; k++) {
-              const entry = entries[batch[k]!]!;
-              const { gzip, gzipPieces, br } = compressed[k]!;
-              entry[6] = offset;
-              entry[2] = gzip?.length ?? 0;
-              entry[3] = br?.length ?? 0;
-              entry[7] = gzipPieces;
-              await append(bodies[batch[k]!]!);
-              if (gzip) await append(gzip);
-              if (br) await append(br);
+              const i = batch[k]!;
+              const copy = read[k];
+              if (copy) {
+                placed[i] = { ...(sources.get(i) as { from: KnownBlob }).from.record, offset };
+                await append(copy);
+                copied++;
+              } else {
+                const { body, gzip, gzipPieces, br } = byIndex.get(i)!;
+                placed[i] = { ...blobs[i]!, offset, gzipSize: gzip?.length ?? 0, brSize: br?.length ?? 0, gzipPieces };
+                await append(body);
+                if (gzip) await append(gzip);
+                if (br) await append(br);
+              }
               options.onProgress?.(++done);
             }
           });
@@ -113,13 +148,42 @@ export async function writePack(
     const name = digest.digest("hex").slice(0, 32);
     await rename(tmp, safeJoin(dataDir, packPath(name)));
     const index = indexOf(name, offset);
-    for (const i of fresh) entries[i]![5] = index;
-    return { packs, blobs: fresh.length, files: 1, bytes: offset };
+    for (const i of toWrite) placed[i] = { ...placed[i]!, pack: index };
+    return { packs, blobs: placed, written: toWrite.length, copied, files: 1, bytes: offset };
   } catch (err) {
     out.destroy();
     await unlink(tmp).catch(() => {});
     throw err;
   } finally {
-    await pool.close();
+    await Promise.all([pool.close(), oldPacks.close()]);
   }
+}
+
+/** A blob's identity bytes, which must be there to be compressed. */
+function bodyOf(blob: BlobRecord, body: Buffer): Buffer {
+  if (body.length !== blob.size) throw new Error(`blob ${blob.hash}: ${body.length} bytes to write, expected ${blob.size}`);
+  return body;
+}
+
+/**
+ * A new pack is named after its bytes, so what it copies from an old pack must be what that pack's name vouches
+ * for: each pack copied from is read and hashed first. A blob in a pack that does not match is compressed from its
+ * body instead (one reused unrendered is rendered now, and must render to its hash).
+ */
+async function checkSourcePacks(dataDir: string, blobs: readonly BlobRecord[], body: (index: number) => Buffer, sources: Map<number, Source>): Promise<void> {
+  const packs = new Map<string, number>();
+  for (const s of sources.values()) if ("from" in s) packs.set(s.from.pack, s.from.packSize);
+  const damaged = new Set<string>();
+  for (const [name, size] of packs) if (!(await packIsIntact(dataDir, name, size))) damaged.add(name);
+  if (damaged.size === 0) return;
+  for (const [i, s] of sources) {
+    if (!("from" in s) || !damaged.has(s.from.pack)) continue;
+    const bytes = body(i);
+    if (blobHash(bytes) !== blobs[i]!.hash) throw new Error(`blob ${blobs[i]!.hash}: its old pack ${s.from.pack} is damaged, and rendering it again gives other bytes`);
+    sources.set(i, { body: bytes });
+  }
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -4,8 +4,7 @@ import type { Catalog, CatalogSale } from "../catalog/load.ts";
 import type { ColorGroup, Product } from "../catalog/schema.ts";
 import { codeDigest } from "./code-digest.ts";
 import { STORES } from "../catalog/schema.ts";
-import type { BlobEntry, Body, Routes, Segment } from "../snapshot/format.ts";
-import { SNAPSHOT_FORMAT } from "../snapshot/format.ts";
+import type { BlobRecord, Body, Routes, Segment } from "../snapshot/format.ts";
 import type { SearchDoc } from "../search/types.ts";
 import type { LinkBase, Rendered } from "./render.ts";
 import { productPath, renderCategories, renderProduct, renderSale, renderSizes, salePath } from "./render.ts";
@@ -14,9 +13,15 @@ import { intervals, isActive, isUpcoming, mergeWindows, saleBoundaries, segments
 
 /** The build's in-memory result: what to write. */
 export interface Plan {
-  routes: Routes;
-  /** Identity bytes of each blob, by the same index as `routes.blobs` (empty for a blob reused unrendered). */
-  bodies: Buffer[];
+  /** The routes but their blobs and packs (which the pack writer places). */
+  routes: Omit<Routes, "format" | "packs" | "blobs">;
+  /** Every blob the resources refer to, by index, not yet placed in a pack (pack, offset and compressed sizes 0). */
+  blobs: BlobRecord[];
+  /**
+   * Identity bytes of blob `index`. A product body reused unrendered is rendered only when asked: when the pack it
+   * would be copied from turns out damaged.
+   */
+  body: (index: number) => Buffer;
   searchDocs: SearchDoc[];
   /** Each product line's digest and the blob its product rendered to ("" when not on sale): the next build's reuse. */
   productLines: Record<string, string>;
@@ -29,7 +34,7 @@ export interface PlanReuse {
   /** Product line digest -> the blob hash it rendered to, recorded by the previous build under the same render key. */
   rendered: ReadonlyMap<string, string>;
   /** The previous snapshot's blobs: size and links of each, by hash. */
-  known: ReadonlyMap<string, { entry: BlobEntry }>;
+  known: ReadonlyMap<string, { record: BlobRecord }>;
 }
 
 /**
@@ -47,32 +52,33 @@ export function blobHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex").slice(0, 32);
 }
 
-const EMPTY = Buffer.alloc(0);
-
-/** Deduplicating table of rendered bodies. */
+/** Deduplicating table of rendered bodies: records not yet placed in a pack, and their identity bytes. */
 class BlobTable {
-  readonly entries: BlobEntry[] = [];
-  readonly bodies: Buffer[] = [];
+  readonly records: BlobRecord[] = [];
+  /** Each record's identity bytes, or for one reused unrendered, how to render them. */
+  readonly bodies: (Buffer | (() => Buffer))[] = [];
   private readonly byHash = new Map<string, number>();
 
-  /** A blob of the previous snapshot, by hash, without its bytes (the pack writer keeps it where it is). */
-  addKnown(hash: string, known: BlobEntry): number {
-    const existing = this.byHash.get(hash);
-    if (existing !== undefined) return existing;
-    const index = this.entries.length;
-    this.entries.push([hash, known[1], 0, 0, known[4], 0, 0, []]);
-    this.bodies.push(EMPTY);
-    this.byHash.set(hash, index);
-    return index;
+  /** A blob of the previous snapshot, unrendered (the pack writer keeps it where it is, or copies it from there). */
+  addKnown(known: BlobRecord, render: () => Buffer): number {
+    return this.#add(known.hash, known.size, known.links, render);
   }
 
   add(rendered: Rendered): number {
-    const hash = blobHash(rendered.bytes);
+    return this.#add(blobHash(rendered.bytes), rendered.bytes.length, rendered.links, rendered.bytes);
+  }
+
+  body(index: number): Buffer {
+    const body = this.bodies[index]!;
+    return typeof body === "function" ? body() : body;
+  }
+
+  #add(hash: string, size: number, links: number[], body: Buffer | (() => Buffer)): number {
     const existing = this.byHash.get(hash);
     if (existing !== undefined) return existing;
-    const index = this.entries.length;
-    this.entries.push([hash, rendered.bytes.length, 0, 0, rendered.links, 0, 0, []]);
-    this.bodies.push(rendered.bytes);
+    const index = this.records.length;
+    this.records.push({ hash, size, gzipSize: 0, brSize: 0, links, pack: 0, offset: 0, gzipPieces: [] });
+    this.bodies.push(body);
     this.byHash.set(hash, index);
     return index;
   }
@@ -141,8 +147,8 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
     const hash = line === undefined ? undefined : reuse?.rendered.get(line);
     const known = hash ? reuse?.known.get(hash) : undefined;
     if (known) reused++;
-    const blob = known ? blobs.addKnown(hash!, known.entry) : blobs.add(renderProduct(product, base));
-    if (line !== undefined) productLines[line] = blobs.entries[blob]![0];
+    const blob = known ? blobs.addKnown(known.record, () => renderProduct(product, base).bytes) : blobs.add(renderProduct(product, base));
+    if (line !== undefined) productLines[line] = blobs.records[blob]!.hash;
     productBlobs[id] = blob;
     resources[productPath(id)] = mergeWindows(productWindows).map((w): Segment => [w.from, w.to, blob]);
     searchDocs.push(searchDoc(product, productWindows));
@@ -183,8 +189,7 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
     ),
   );
 
-  const routes: Routes = { format: SNAPSHOT_FORMAT, packs: [], blobs: blobs.entries, resources, products: productBlobs, boundaries };
-  return { routes, bodies: blobs.bodies, searchDocs, productLines, reused };
+  return { routes: { resources, products: productBlobs, boundaries }, blobs: blobs.records, body: (i) => blobs.body(i), searchDocs, productLines, reused };
 }
 
 /** The categories and the size map (group name -> label -> key) of a set of products. */

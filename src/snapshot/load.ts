@@ -71,6 +71,8 @@ export async function loadManifest(dataDir: string, id: string): Promise<Manifes
   if (!parsed.success) {
     const format = (value as { format?: unknown } | null)?.format;
     if (format !== SNAPSHOT_FORMAT) throw new SnapshotError(`${path}: snapshot format ${String(format)}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`);
+    // Format 3 as first written kept the search documents' digest under `files`: such a snapshot needs a rebuild too.
+    if (value !== null && typeof value === "object" && !("search_docs_digest" in value)) throw new SnapshotError(`${path}: snapshot format ${SNAPSHOT_FORMAT} without search_docs_digest (written before it was added): rebuild the snapshot`);
     const issue = parsed.error.issues[0];
     throw new SnapshotError(`${path}: invalid manifest: ${issue?.path.join(".")}: ${issue?.message}`);
   }
@@ -148,7 +150,7 @@ export async function verifySnapshot(dataDir: string, id: string, trusted: Reado
 }
 
 /** A file of the snapshot, checked against the digest its manifest records. */
-async function readRecorded(dir: string, manifest: Manifest, file: string, what: string): Promise<Buffer> {
+async function readRecorded(dir: string, manifest: Manifest, file: keyof Manifest["files"], what: string): Promise<Buffer> {
   const path = join(dir, file);
   const bytes = await readOrFail(path, what);
   if (sha(bytes) !== manifest.files[file]) throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
