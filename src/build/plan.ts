@@ -165,7 +165,7 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
       for (const c of f.categories) categories.add(c);
       for (const [group, labels] of f.sizes) {
         let target = sizes.get(group);
-        if (!target) sizes.set(group, (target = new Map()));
+        if (!target) sizes.set(group, (target = new Map<string, string>()));
         for (const [label, key] of labels) target.set(label, key);
       }
     }
@@ -201,7 +201,7 @@ function facetsOf(list: readonly Product[]) {
     for (const sku of p.skus) {
       if (sku.size_group === undefined || sku.size === undefined || sku.size_key === undefined) continue;
       let labels = sizes.get(sku.size_group);
-      if (!labels) sizes.set(sku.size_group, (labels = new Map()));
+      if (!labels) sizes.set(sku.size_group, (labels = new Map<string, string>()));
       labels.set(sku.size, sku.size_key);
     }
   }

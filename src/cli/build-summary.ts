@@ -11,7 +11,7 @@ export function parseInterval(text: string): number {
 export function summarize(r: BuildResult): string {
   const mb = (r.bytesWritten / 1e6).toFixed(1);
   const what = r.changed
-    ? `published ${r.id}: ${r.blobsWritten} of ${r.blobs} blobs new, ${r.productsReused} product bodies reused${r.searchIndexReused ? ", search index reused" : ""}`
+    ? `published ${r.id}: ${r.blobsWritten - r.blobsCopied} of ${r.blobs} blobs new${r.repacked ? `, repacked (${r.blobsCopied} copied from the old packs)` : ""}, ${r.productsReused} product bodies reused${r.searchIndexReused ? ", search index reused" : ""}`
     : `catalog unchanged: kept ${r.id}, wrote nothing`;
   const peak = Math.round(process.resourceUsage().maxRSS / 1024);
   return (

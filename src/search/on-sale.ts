@@ -1,6 +1,6 @@
 // Which docs are on sale at an instant, per store: bitsets per time interval, built on first use and cached.
 import { orInto, setDocs } from "./bitset.ts";
-import type { WindowTable } from "./index-format.ts";
+import type { WindowTable } from "./index-data.ts";
 
 /** How many time intervals keep their bitsets; requests cluster around the present, so few are needed. */
 const INTERVAL_CACHE_SIZE = 8;

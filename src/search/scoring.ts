@@ -1,5 +1,5 @@
 // Relevance: each posting's BM25F contribution, computed once when the index loads.
-import type { SearchIndexData } from "./index-format.ts";
+import type { SearchIndexData } from "./index-data.ts";
 
 /**
  * The per-posting score: the term's BM25F contribution to that doc, computed once at load. Query terms all
