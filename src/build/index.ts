@@ -6,7 +6,14 @@ import { CATALOG_RULES_VERSION, digestCatalog, loadCatalog } from "../catalog/lo
 import { buildSearchIndex } from "../search/index-builder.ts";
 import { SEARCH_INDEX_VERSION } from "../search/index-format.ts";
 import type { BlobRecord, LinesFile, Manifest, Routes } from "../snapshot/format.ts";
-import { blobEntry, LINES_FILE, MANIFEST_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, SNAPSHOT_FORMAT } from "../snapshot/format.ts";
+import {
+  blobEntry,
+  LINES_FILE,
+  MANIFEST_FILE,
+  ROUTES_FILE,
+  SEARCH_INDEX_FILE,
+  SNAPSHOT_FORMAT,
+} from "../snapshot/format.ts";
 import { codeDigest } from "./code-digest.ts";
 import { acquireBuildLock } from "./lock.ts";
 import { writePack } from "./pack-writer.ts";
@@ -73,13 +80,36 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // Unchanged catalog and options: nothing to do, decided from the files' digest before parsing a line (and
     // before reading more of the published snapshot than its manifest).
     const catalogDigest = await digestCatalog(options.catalogDir);
-    const previous = await readPrevious(options.dataDir, (m) => !options.force && m.catalog_digest === catalogDigest && m.options_digest === optionsDigest);
+    const previous = await readPrevious(
+      options.dataDir,
+      (m) => !options.force && m.catalog_digest === catalogDigest && m.options_digest === optionsDigest,
+    );
     if (previous?.unchanged) {
       const m = previous.manifest;
-      return { id: previous.id, changed: false, sales: m.counts.sales, products: m.counts.products, resources: m.counts.resources, blobs: m.counts.blobs, blobsWritten: 0, blobsCopied: 0, repacked: false, filesWritten: 0, bytesWritten: 0, searchIndexReused: true, productsReused: m.counts.products, durationMs: now() - started, warnings: new ProblemList() };
+      return {
+        id: previous.id,
+        changed: false,
+        sales: m.counts.sales,
+        products: m.counts.products,
+        resources: m.counts.resources,
+        blobs: m.counts.blobs,
+        blobsWritten: 0,
+        blobsCopied: 0,
+        repacked: false,
+        filesWritten: 0,
+        bytesWritten: 0,
+        searchIndexReused: true,
+        productsReused: m.counts.products,
+        durationMs: now() - started,
+        warnings: new ProblemList(),
+      };
     }
     const lines = options.force ? null : (previous?.lines ?? null);
-    const catalog = await loadCatalog(options.catalogDir, { now: now(), digest: catalogDigest, ...(lines?.rules === CATALOG_RULES_VERSION ? { validLines: new Set(lines.products.keys()) } : {}) });
+    const catalog = await loadCatalog(options.catalogDir, {
+      now: now(),
+      digest: catalogDigest,
+      ...(lines?.rules === CATALOG_RULES_VERSION ? { validLines: new Set(lines.products.keys()) } : {}),
+    });
     const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
 
     options.onProgress?.("render", 0, 1);
@@ -87,7 +117,11 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const key = renderKey(linkBase);
     const known: KnownBlobs = previous?.blobs ?? new Map();
     // Products whose line is unchanged keep the blob they rendered to last time, unrendered.
-    const plan = planSnapshot(catalog, linkBase, key !== null && lines?.render === key ? { rendered: lines.products, known } : undefined);
+    const plan = planSnapshot(
+      catalog,
+      linkBase,
+      key !== null && lines?.render === key ? { rendered: lines.products, known } : undefined,
+    );
     // A repack writes every blob into one new pack: the known ones (those reused unrendered among them) are copied
     // from their old packs as they are.
     const repack = shouldRepack(plan.blobs, known);
@@ -96,7 +130,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       concurrency: options.concurrency,
       onProgress: (done) => options.onProgress?.("blobs", done, plan.blobs.length),
     });
-    const routes: Routes = { format: SNAPSHOT_FORMAT, packs: written.packs, blobs: written.blobs.map(blobEntry), ...plan.routes };
+    const routes: Routes = {
+      format: SNAPSHOT_FORMAT,
+      packs: written.packs,
+      blobs: written.blobs.map(blobEntry),
+      ...plan.routes,
+    };
 
     // The search index depends only on the documents: reuse the previous one when they are the same.
     options.onProgress?.("index", 0, 1);
@@ -104,11 +143,14 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // of it (its digest, as for the render key) must not reuse an old index. No digest (no sources): no reuse.
     const indexCode = codeDigest([new URL("../search/index-builder.ts", import.meta.url)]);
     const docsDigest = sha256(`${SEARCH_INDEX_VERSION}\0${indexCode}\0${JSON.stringify(plan.searchDocs)}`);
-    const previousIndex = indexCode !== null && previous?.searchIndex?.docsDigest === docsDigest ? previous.searchIndex : null;
+    const previousIndex =
+      indexCode !== null && previous?.searchIndex?.docsDigest === docsDigest ? previous.searchIndex : null;
     const searchIndexReused = previousIndex !== null;
     const index = previousIndex?.bytes ?? buildSearchIndex(plan.searchDocs);
     const routesBytes = Buffer.from(JSON.stringify(routes));
-    const linesBytes = Buffer.from(JSON.stringify({ rules: CATALOG_RULES_VERSION, render: key, products: plan.productLines } satisfies LinesFile));
+    const linesBytes = Buffer.from(
+      JSON.stringify({ rules: CATALOG_RULES_VERSION, render: key, products: plan.productLines } satisfies LinesFile),
+    );
     const builtAt = new Date(now());
     const id = `${builtAt.toISOString().replace(/[-:.]/g, "")}-${catalog.digest.slice(0, 8)}`;
     const manifest: Manifest = {
@@ -120,16 +162,30 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       base_url: baseUrl,
       source: options.source ?? "catalog",
       live_until: catalog.sales.some((s) => s.endsAt === null) ? null : Math.max(0, ...routes.boundaries),
-      counts: { sales: base.sales, products: Object.keys(routes.products).length, resources: Object.keys(routes.resources).length, blobs: routes.blobs.length },
+      counts: {
+        sales: base.sales,
+        products: Object.keys(routes.products).length,
+        resources: Object.keys(routes.resources).length,
+        blobs: routes.blobs.length,
+      },
       search_docs_digest: docsDigest,
-      files: { [ROUTES_FILE]: sha256(routesBytes), [SEARCH_INDEX_FILE]: sha256(index), [LINES_FILE]: sha256(linesBytes) },
+      files: {
+        [ROUTES_FILE]: sha256(routesBytes),
+        [SEARCH_INDEX_FILE]: sha256(index),
+        [LINES_FILE]: sha256(linesBytes),
+      },
     };
     const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
     options.onProgress?.("publish", 0, 1);
     const tmpId = await writeSnapshotFiles(
       options.dataDir,
       id,
-      { [MANIFEST_FILE]: manifestBytes, [ROUTES_FILE]: routesBytes, [LINES_FILE]: linesBytes, ...(previousIndex ? {} : { [SEARCH_INDEX_FILE]: index }) },
+      {
+        [MANIFEST_FILE]: manifestBytes,
+        [ROUTES_FILE]: routesBytes,
+        [LINES_FILE]: linesBytes,
+        ...(previousIndex ? {} : { [SEARCH_INDEX_FILE]: index }),
+      },
       previousIndex ? { [SEARCH_INDEX_FILE]: previousIndex.path } : {},
     );
     // Packs kept from the published snapshot were verified against their names when their build wrote them: the
@@ -148,7 +204,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       blobsCopied: written.copied,
       repacked: repack,
       filesWritten: written.files + (searchIndexReused ? 3 : 4),
-      bytesWritten: written.bytes + manifestBytes.length + routesBytes.length + linesBytes.length + (searchIndexReused ? 0 : index.length),
+      bytesWritten:
+        written.bytes +
+        manifestBytes.length +
+        routesBytes.length +
+        linesBytes.length +
+        (searchIndexReused ? 0 : index.length),
       searchIndexReused,
       productsReused: plan.reused,
       durationMs: now() - started,

@@ -78,7 +78,8 @@ export async function writePack(
     const old = known.get(blobs[i]!.hash);
     // Its gzip pieces are split at its links: an old blob whose links were found elsewhere is compressed anew.
     const reusable = old && sameNumbers(old.record.links, blobs[i]!.links) ? old : undefined;
-    if (reusable && !options.repack) placed[i] = { ...reusable.record, pack: indexOf(reusable.pack, reusable.packSize) };
+    if (reusable && !options.repack)
+      placed[i] = { ...reusable.record, pack: indexOf(reusable.pack, reusable.packSize) };
     else {
       toWrite.push(i);
       sources.set(i, reusable ? { from: reusable } : { body: bodyOf(blobs[i]!, body(i)) });
@@ -118,10 +119,19 @@ export async function writePack(
             if ("body" in source) fresh.push({ i, body: source.body });
           }
           const [compressed, read] = await Promise.all([
-            fresh.length ? pool.compress(fresh.map(({ i, body }) => ({ bytes: body, links: blobs[i]!.links }))) : Promise.resolve([]),
-            Promise.all(batch.map(async (i) => { const s = sources.get(i)!; return "from" in s ? oldPacks.read(s.from) : null; })),
+            fresh.length
+              ? pool.compress(fresh.map(({ i, body }) => ({ bytes: body, links: blobs[i]!.links })))
+              : Promise.resolve([]),
+            Promise.all(
+              batch.map(async (i) => {
+                const s = sources.get(i)!;
+                return "from" in s ? oldPacks.read(s.from) : null;
+              }),
+            ),
           ]);
-          const byIndex = new Map<number, Compressed & { body: Buffer }>(fresh.map(({ i, body }, k) => [i, { ...compressed[k]!, body }]));
+          const byIndex = new Map<number, Compressed & { body: Buffer }>(
+            fresh.map(({ i, body }, k) => [i, { ...compressed[k]!, body }]),
+          );
           writing = writing.then(async () => {
             for (let k = 0; k < batch.length; k++) {
               const i = batch[k]!;
@@ -161,7 +171,8 @@ export async function writePack(
 
 /** A blob's identity bytes, which must be there to be compressed. */
 function bodyOf(blob: BlobRecord, body: Buffer): Buffer {
-  if (body.length !== blob.size) throw new Error(`blob ${blob.hash}: ${body.length} bytes to write, expected ${blob.size}`);
+  if (body.length !== blob.size)
+    throw new Error(`blob ${blob.hash}: ${body.length} bytes to write, expected ${blob.size}`);
   return body;
 }
 
@@ -170,7 +181,12 @@ function bodyOf(blob: BlobRecord, body: Buffer): Buffer {
  * for: each pack copied from is read and hashed first. A blob in a pack that does not match is compressed from its
  * body instead (one reused unrendered is rendered now, and must render to its hash).
  */
-async function checkSourcePacks(dataDir: string, blobs: readonly BlobRecord[], body: (index: number) => Buffer, sources: Map<number, Source>): Promise<void> {
+async function checkSourcePacks(
+  dataDir: string,
+  blobs: readonly BlobRecord[],
+  body: (index: number) => Buffer,
+  sources: Map<number, Source>,
+): Promise<void> {
   const packs = new Map<string, number>();
   for (const s of sources.values()) if ("from" in s) packs.set(s.from.pack, s.from.packSize);
   const damaged = new Set<string>();
@@ -179,7 +195,10 @@ async function checkSourcePacks(dataDir: string, blobs: readonly BlobRecord[], b
   for (const [i, s] of sources) {
     if (!("from" in s) || !damaged.has(s.from.pack)) continue;
     const bytes = body(i);
-    if (blobHash(bytes) !== blobs[i]!.hash) throw new Error(`blob ${blobs[i]!.hash}: its old pack ${s.from.pack} is damaged, and rendering it again gives other bytes`);
+    if (blobHash(bytes) !== blobs[i]!.hash)
+      throw new Error(
+        `blob ${blobs[i]!.hash}: its old pack ${s.from.pack} is damaged, and rendering it again gives other bytes`,
+      );
     sources.set(i, { body: bytes });
   }
 }

@@ -13,6 +13,7 @@ export function safeJoin(root: string, path: string): string {
   const base = resolve(root);
   const target = resolve(base, path);
   const rel = relative(base, target);
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel) || path.includes("\0")) throw new UnsafePathError(base, path);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel) || path.includes("\0"))
+    throw new UnsafePathError(base, path);
   return target;
 }

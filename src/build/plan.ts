@@ -45,7 +45,9 @@ export interface PlanReuse {
  */
 export function renderKey(base: LinkBase): string | null {
   const code = codeDigest([new URL("./render.ts", import.meta.url), new URL("../catalog/load.ts", import.meta.url)]);
-  return code === null ? null : createHash("sha256").update(JSON.stringify(base)).update("\0").update(code).digest("hex").slice(0, 32);
+  return code === null
+    ? null
+    : createHash("sha256").update(JSON.stringify(base)).update("\0").update(code).digest("hex").slice(0, 32);
 }
 
 export function blobHash(bytes: Uint8Array): string {
@@ -106,9 +108,8 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
     const upcoming = blobs.add(renderSale(sale, false, base));
     const active = blobs.add(renderSale(sale, true, base));
     saleBlobs.set(sale, { upcoming, active });
-    resources[salePath(sale.store, sale.key)] = segmentsOver(
-      intervals(saleBoundaries([sale])),
-      (t) => (isUpcoming(sale, t) ? upcoming : isActive(sale, t) ? active : null),
+    resources[salePath(sale.store, sale.key)] = segmentsOver(intervals(saleBoundaries([sale])), (t) =>
+      isUpcoming(sale, t) ? upcoming : isActive(sale, t) ? active : null,
     );
   }
 
@@ -147,7 +148,9 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
     const hash = line === undefined ? undefined : reuse?.rendered.get(line);
     const known = hash ? reuse?.known.get(hash) : undefined;
     if (known) reused++;
-    const blob = known ? blobs.addKnown(known.record, () => renderProduct(product, base).bytes) : blobs.add(renderProduct(product, base));
+    const blob = known
+      ? blobs.addKnown(known.record, () => renderProduct(product, base).bytes)
+      : blobs.add(renderProduct(product, base));
     if (line !== undefined) productLines[line] = blobs.records[blob]!.hash;
     productBlobs[id] = blob;
     resources[productPath(id)] = mergeWindows(productWindows).map((w): Segment => [w.from, w.to, blob]);
@@ -189,7 +192,14 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
     ),
   );
 
-  return { routes: { resources, products: productBlobs, boundaries }, blobs: blobs.records, body: (i) => blobs.body(i), searchDocs, productLines, reused };
+  return {
+    routes: { resources, products: productBlobs, boundaries },
+    blobs: blobs.records,
+    body: (i) => blobs.body(i),
+    searchDocs,
+    productLines,
+    reused,
+  };
 }
 
 /** The categories and the size map (group name -> label -> key) of a set of products. */

@@ -11,11 +11,14 @@ const TMP_PREFIX = ".tmp-";
 
 /** Removes what a crashed or killed build left behind: partial snapshot directories, temporary packs and `current` links. */
 export async function cleanLeftovers(dataDir: string): Promise<number> {
-  const leftovers = await fg([`${SNAPSHOTS_DIR}/${TMP_PREFIX}*`, `${PACKS_DIR}/${TMP_PREFIX}*`, `${CURRENT_LINK}.tmp-*`], {
-    cwd: dataDir,
-    onlyFiles: false,
-    dot: true,
-  });
+  const leftovers = await fg(
+    [`${SNAPSHOTS_DIR}/${TMP_PREFIX}*`, `${PACKS_DIR}/${TMP_PREFIX}*`, `${CURRENT_LINK}.tmp-*`],
+    {
+      cwd: dataDir,
+      onlyFiles: false,
+      dot: true,
+    },
+  );
   await Promise.all(leftovers.map((p) => rm(join(dataDir, p), { recursive: true, force: true })));
   return leftovers.length;
 }
@@ -24,7 +27,12 @@ export async function cleanLeftovers(dataDir: string): Promise<number> {
  * Writes the snapshot's own files under a temporary directory name and returns that name. `reused` names files
  * taken unchanged from another snapshot: they are hard-linked, not written again.
  */
-export async function writeSnapshotFiles(dataDir: string, id: string, files: Record<string, Uint8Array>, reused: Record<string, string> = {}): Promise<string> {
+export async function writeSnapshotFiles(
+  dataDir: string,
+  id: string,
+  files: Record<string, Uint8Array>,
+  reused: Record<string, string> = {},
+): Promise<string> {
   const tmpId = `${TMP_PREFIX}${id}`;
   const dir = snapshotDir(dataDir, tmpId);
   await mkdir(dir, { recursive: true });
@@ -38,7 +46,12 @@ export async function writeSnapshotFiles(dataDir: string, id: string, files: Rec
  * of the packs it kept, the search index loads), then renames it into place and switches `current` to it with an
  * atomic rename.
  */
-export async function verifyAndPublish(dataDir: string, tmpId: string, id: string, keptPacks: ReadonlySet<string> = new Set()): Promise<void> {
+export async function verifyAndPublish(
+  dataDir: string,
+  tmpId: string,
+  id: string,
+  keptPacks: ReadonlySet<string> = new Set(),
+): Promise<void> {
   await verifySnapshot(dataDir, tmpId, keptPacks);
   await rename(snapshotDir(dataDir, tmpId), snapshotDir(dataDir, id));
   await switchCurrent(dataDir, id);
@@ -85,7 +98,9 @@ export async function pruneSnapshots(dataDir: string, keep: number): Promise<{ s
 
   const referenced = new Set<string>();
   for (const id of kept) {
-    const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, id), ROUTES_FILE), "utf8")) as { packs: [string, number][] };
+    const routes = JSON.parse(await readFile(join(snapshotDir(dataDir, id), ROUTES_FILE), "utf8")) as {
+      packs: [string, number][];
+    };
     for (const [name] of routes.packs) referenced.add(`${name}.pack`);
   }
   const files = await fg(`${PACKS_DIR}/*.pack`, { cwd: dataDir, onlyFiles: true });

@@ -61,7 +61,9 @@ export function segmentsOver(all: readonly Interval[], bodyAt: (t: number) => Bo
 }
 
 /** Merges half-open windows [from, to) (to null = open-ended) into disjoint ones, ascending. */
-export function mergeWindows(windows: readonly { from: number; to: number | null }[]): { from: number; to: number | null }[] {
+export function mergeWindows(
+  windows: readonly { from: number; to: number | null }[],
+): { from: number; to: number | null }[] {
   const sorted = [...windows].sort((a, b) => a.from - b.from);
   const out: { from: number; to: number | null }[] = [];
   for (const w of sorted) {

@@ -6,7 +6,14 @@ import { SearchIndexError } from "./errors.ts";
 import type { Bm25Params, PostingTable, SearchIndex, SearchIndexData, TextPostingTable } from "./index-data.ts";
 
 export { SearchIndexError } from "./errors.ts";
-export type { Bm25Params, PostingTable, SearchIndex, SearchIndexData, TextPostingTable, WindowTable } from "./index-data.ts";
+export type {
+  Bm25Params,
+  PostingTable,
+  SearchIndex,
+  SearchIndexData,
+  TextPostingTable,
+  WindowTable,
+} from "./index-data.ts";
 
 /**
  * Bumped on any incompatible change of the layout below, and whenever the tokenizer or stemmer changes what
@@ -148,7 +155,13 @@ export function decodeSearchIndex(bytes: Uint8Array): SearchIndexData {
   if (crc32(payload) !== view.getUint32(12, true)) corrupt("checksum mismatch (damaged file)");
 
   const r = new ByteReader(payload);
-  const params: Bm25Params = { k1: r.f64(), nameWeight: r.f64(), nameB: r.f64(), descriptionWeight: r.f64(), descriptionB: r.f64() };
+  const params: Bm25Params = {
+    k1: r.f64(),
+    nameWeight: r.f64(),
+    nameB: r.f64(),
+    descriptionWeight: r.f64(),
+    descriptionB: r.f64(),
+  };
   const n = r.varint();
   const ids = new Float64Array(n);
   let id = 0;
@@ -194,7 +207,15 @@ export function decodeSearchIndex(bytes: Uint8Array): SearchIndexData {
   if (win.offsets.length !== groups + 1) corrupt("window table size");
   if (r.pos !== r.end) corrupt("trailing bytes after the last section");
   return {
-    params, ids, nameLengths, descriptionLengths, text, brand, colors, genders, sizes,
+    params,
+    ids,
+    nameLengths,
+    descriptionLengths,
+    text,
+    brand,
+    colors,
+    genders,
+    sizes,
     windows: { storeNames, from, to, store, offsets: win.offsets, docs: win.docs },
   };
 }

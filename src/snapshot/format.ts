@@ -85,7 +85,10 @@ export function blobEntry(b: BlobRecord): BlobEntry {
  * with `,` + `]}`. Lists are composed by the handler so that the snapshot does not repeat every sale in every
  * state of every list.
  */
-export const BodySchema = z.union([z.number().int().nonnegative(), z.strictObject({ sales: z.array(z.number().int().nonnegative()) })]);
+export const BodySchema = z.union([
+  z.number().int().nonnegative(),
+  z.strictObject({ sales: z.array(z.number().int().nonnegative()) }),
+]);
 export type Body = z.infer<typeof BodySchema>;
 
 /** [from, to, body]: the resource is `body` for from <= t < to (epoch seconds; null = unbounded); 404 outside every segment. */

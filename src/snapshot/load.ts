@@ -5,7 +5,17 @@ import { basename, join } from "node:path";
 import { loadSearchIndex } from "../search/index-format.ts";
 import type { SearchIndex } from "../search/index-format.ts";
 import type { Manifest, Routes } from "./format.ts";
-import { packPath, CURRENT_LINK, SNAPSHOT_FORMAT, MANIFEST_FILE, ManifestSchema, ROUTES_FILE, RoutesSchema, SEARCH_INDEX_FILE, snapshotDir } from "./format.ts";
+import {
+  packPath,
+  CURRENT_LINK,
+  SNAPSHOT_FORMAT,
+  MANIFEST_FILE,
+  ManifestSchema,
+  ROUTES_FILE,
+  RoutesSchema,
+  SEARCH_INDEX_FILE,
+  snapshotDir,
+} from "./format.ts";
 
 /** A resource body in memory, with its precomputed ETag. */
 export interface LoadedBlob {
@@ -70,9 +80,15 @@ export async function loadManifest(dataDir: string, id: string): Promise<Manifes
   const parsed = ManifestSchema.safeParse(value);
   if (!parsed.success) {
     const format = (value as { format?: unknown } | null)?.format;
-    if (format !== SNAPSHOT_FORMAT) throw new SnapshotError(`${path}: snapshot format ${String(format)}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`);
+    if (format !== SNAPSHOT_FORMAT)
+      throw new SnapshotError(
+        `${path}: snapshot format ${String(format)}, but this server reads format ${SNAPSHOT_FORMAT}: rebuild the snapshot`,
+      );
     // Format 3 as first written kept the search documents' digest under `files`: such a snapshot needs a rebuild too.
-    if (value !== null && typeof value === "object" && !("search_docs_digest" in value)) throw new SnapshotError(`${path}: snapshot format ${SNAPSHOT_FORMAT} without search_docs_digest (written before it was added): rebuild the snapshot`);
+    if (value !== null && typeof value === "object" && !("search_docs_digest" in value))
+      throw new SnapshotError(
+        `${path}: snapshot format ${SNAPSHOT_FORMAT} without search_docs_digest (written before it was added): rebuild the snapshot`,
+      );
     const issue = parsed.error.issues[0];
     throw new SnapshotError(`${path}: invalid manifest: ${issue?.path.join(".")}: ${issue?.message}`);
   }
@@ -83,7 +99,10 @@ export async function loadManifest(dataDir: string, id: string): Promise<Manifes
  * Loads snapshot `id` (default: the published one) and everything it references. Blobs `previous` already
  * holds are reused, not read again. Throws SnapshotError on anything missing, corrupt or of another format.
  */
-export async function loadSnapshot(dataDir: string, options: { id?: string; previous?: LoadedSnapshot | null } = {}): Promise<LoadedSnapshot> {
+export async function loadSnapshot(
+  dataDir: string,
+  options: { id?: string; previous?: LoadedSnapshot | null } = {},
+): Promise<LoadedSnapshot> {
   const id = options.id ?? (await currentSnapshotId(dataDir));
   if (id === null) throw new SnapshotError(`no snapshot is published in ${dataDir} (run the build first)`);
   const dir = snapshotDir(dataDir, id);
@@ -98,14 +117,23 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
 
   const previous = options.previous;
   const packs = new Map<string, Buffer>();
-  for (const [name, size] of routes.packs) packs.set(name, previous?.packs.get(name) ?? (await readPack(dataDir, name, size)));
+  for (const [name, size] of routes.packs)
+    packs.set(name, previous?.packs.get(name) ?? (await readPack(dataDir, name, size)));
   const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset, gzipPieces]): LoadedBlob => {
     const known = previous?.blobs.get(hash);
     if (known) return known;
     const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
     checkInPack(routesPath, hash, offset + size + gzSize + brSize, pack?.length);
     const at = (from: number, n: number) => (n ? pack!.subarray(from, from + n) : null);
-    return { hash, identity: pack!.subarray(offset, offset + size), gzip: at(offset + size, gzSize), br: at(offset + size + gzSize, brSize), links, gzipPieces, etags: null };
+    return {
+      hash,
+      identity: pack!.subarray(offset, offset + size),
+      gzip: at(offset + size, gzSize),
+      br: at(offset + size + gzSize, brSize),
+      links,
+      gzipPieces,
+      etags: null,
+    };
   });
 
   const blobAt = (i: number) => {
@@ -117,13 +145,26 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
   for (const [path, segments] of Object.entries(routes.resources)) {
     resources.set(
       path,
-      segments.map(([from, to, body]) => ({ from, to, body: typeof body === "number" ? blobAt(body) : { sales: body.sales.map(blobAt) } })),
+      segments.map(([from, to, body]) => ({
+        from,
+        to,
+        body: typeof body === "number" ? blobAt(body) : { sales: body.sales.map(blobAt) },
+      })),
     );
   }
   const products = new Map<number, LoadedBlob>();
   for (const [pid, blob] of Object.entries(routes.products)) products.set(Number(pid), blobAt(blob));
 
-  return { id, manifest, resources, products, boundaries: routes.boundaries, search, packs, blobs: new Map(blobList.map((b) => [b.hash, b])) };
+  return {
+    id,
+    manifest,
+    resources,
+    products,
+    boundaries: routes.boundaries,
+    search,
+    packs,
+    blobs: new Map(blobList.map((b) => [b.hash, b])),
+  };
 }
 
 /**
@@ -132,28 +173,46 @@ export async function loadSnapshot(dataDir: string, options: { id?: string; prev
  * of its size, holding every blob it is said to hold. Packs named in `trusted` (kept from the published snapshot,
  * whose build verified their content against their names) are checked by size; the others are read and hashed.
  */
-export async function verifySnapshot(dataDir: string, id: string, trusted: ReadonlySet<string> = new Set()): Promise<void> {
+export async function verifySnapshot(
+  dataDir: string,
+  id: string,
+  trusted: ReadonlySet<string> = new Set(),
+): Promise<void> {
   const dir = snapshotDir(dataDir, id);
   const manifest = await loadManifest(dataDir, id);
   const routesPath = join(dir, ROUTES_FILE);
-  const routes = JSON.parse((await readRecorded(dir, manifest, ROUTES_FILE, "routes")).toString("utf8")) as Pick<Routes, "packs" | "blobs">;
+  const routes = JSON.parse((await readRecorded(dir, manifest, ROUTES_FILE, "routes")).toString("utf8")) as Pick<
+    Routes,
+    "packs" | "blobs"
+  >;
   await loadRecordedIndex(dir, manifest);
   for (const [name, size] of routes.packs) {
     const path = join(dataDir, packPath(name));
     if (!trusted.has(name)) await readPack(dataDir, name, size);
     else {
-      const actual = await stat(path).then((s) => s.size, () => -1);
-      if (actual !== size) throw new SnapshotError(`${path}: ${actual < 0 ? "missing" : `${actual} bytes, expected ${size}`}`);
+      const actual = await stat(path).then(
+        (s) => s.size,
+        () => -1,
+      );
+      if (actual !== size)
+        throw new SnapshotError(`${path}: ${actual < 0 ? "missing" : `${actual} bytes, expected ${size}`}`);
     }
   }
-  for (const [hash, size, gzSize, brSize, , packNo, offset] of routes.blobs) checkInPack(routesPath, hash, offset + size + gzSize + brSize, routes.packs[packNo]?.[1]);
+  for (const [hash, size, gzSize, brSize, , packNo, offset] of routes.blobs)
+    checkInPack(routesPath, hash, offset + size + gzSize + brSize, routes.packs[packNo]?.[1]);
 }
 
 /** A file of the snapshot, checked against the digest its manifest records. */
-async function readRecorded(dir: string, manifest: Manifest, file: keyof Manifest["files"], what: string): Promise<Buffer> {
+async function readRecorded(
+  dir: string,
+  manifest: Manifest,
+  file: keyof Manifest["files"],
+  what: string,
+): Promise<Buffer> {
   const path = join(dir, file);
   const bytes = await readOrFail(path, what);
-  if (sha(bytes) !== manifest.files[file]) throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
+  if (sha(bytes) !== manifest.files[file])
+    throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
   return bytes;
 }
 
@@ -171,13 +230,15 @@ async function loadRecordedIndex(dir: string, manifest: Manifest): Promise<Searc
 async function readPack(dataDir: string, name: string, size: number): Promise<Buffer> {
   const path = join(dataDir, packPath(name));
   const bytes = await readOrFail(path, "pack");
-  if (bytes.length !== size || sha(bytes).slice(0, 32) !== name) throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
+  if (bytes.length !== size || sha(bytes).slice(0, 32) !== name)
+    throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
   return bytes;
 }
 
 /** A blob must end within its pack (whose size is undefined when the routes name no such pack). */
 function checkInPack(routesPath: string, hash: string, end: number, packSize: number | undefined): void {
-  if (packSize === undefined || end > packSize) throw new SnapshotError(`${routesPath}: blob ${hash} lies outside its pack`);
+  if (packSize === undefined || end > packSize)
+    throw new SnapshotError(`${routesPath}: blob ${hash} lies outside its pack`);
 }
 
 async function readOrFail(path: string, what: string): Promise<Buffer> {
@@ -191,4 +252,3 @@ async function readOrFail(path: string, what: string): Promise<Buffer> {
 function sha(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
-

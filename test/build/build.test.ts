@@ -14,7 +14,8 @@ async function setup() {
   const catalogDir = join(root, "catalog");
   const dataDir = join(root, "data");
   let tick = Date.parse("2026-11-22T12:00:00Z");
-  const build = (extra = {}) => buildSnapshot({ catalogDir, dataDir, baseUrl: "http://api.test", now: () => (tick += 1000), ...extra });
+  const build = (extra = {}) =>
+    buildSnapshot({ catalogDir, dataDir, baseUrl: "http://api.test", now: () => (tick += 1000), ...extra });
   return { root, catalogDir, dataDir, build };
 }
 
@@ -31,9 +32,19 @@ describe("buildSnapshot", () => {
     const snapshot = await loadSnapshot(dataDir);
     expect(snapshot.id).toBe(result.id);
     const paths = [...snapshot.resources.keys()].sort();
-    for (const p of ["/v1/sales/active.json", "/v1/sales/upcoming.json", "/v1/sales/women/active.json", "/v1/sales/home/upcoming.json",
-      "/v1/sales/women/boots/detail.json", "/v1/sales/kids/rainy/detail.json", "/v1/products/1/detail.json", "/v1/products/5/detail.json",
-      "/v1/products/categories.json", "/v1/products/sizes.json"]) expect(paths).toContain(p);
+    for (const p of [
+      "/v1/sales/active.json",
+      "/v1/sales/upcoming.json",
+      "/v1/sales/women/active.json",
+      "/v1/sales/home/upcoming.json",
+      "/v1/sales/women/boots/detail.json",
+      "/v1/sales/kids/rainy/detail.json",
+      "/v1/products/1/detail.json",
+      "/v1/products/5/detail.json",
+      "/v1/products/categories.json",
+      "/v1/products/sizes.json",
+    ])
+      expect(paths).toContain(p);
     expect(paths).not.toContain("/v1/products/6/detail.json"); // in no sale
     expect(snapshot.manifest.counts.products).toBe(5);
   });
@@ -76,9 +87,25 @@ describe("buildSnapshot", () => {
     await writeCatalog(catalogDir, catalog);
     await build();
     const fresh = join(dataDir, "..", "fresh");
-    await buildSnapshot({ catalogDir, dataDir: fresh, baseUrl: "http://api.test", now: () => Date.parse("2026-11-22T13:00:00Z") });
+    await buildSnapshot({
+      catalogDir,
+      dataDir: fresh,
+      baseUrl: "http://api.test",
+      now: () => Date.parse("2026-11-22T13:00:00Z"),
+    });
     const [incremental, full] = [await loadSnapshot(dataDir), await loadSnapshot(fresh)];
-    const bodies = (s: typeof full) => new Map([...s.resources].map(([path, segs]) => [path, segs.map((g) => [g.from, g.to, "sales" in g.body ? g.body.sales.map((b) => b.identity.toString()) : g.body.identity.toString(), "sales" in g.body ? [] : g.body.links])]));
+    const bodies = (s: typeof full) =>
+      new Map(
+        [...s.resources].map(([path, segs]) => [
+          path,
+          segs.map((g) => [
+            g.from,
+            g.to,
+            "sales" in g.body ? g.body.sales.map((b) => b.identity.toString()) : g.body.identity.toString(),
+            "sales" in g.body ? [] : g.body.links,
+          ]),
+        ]),
+      );
     expect(bodies(incremental)).toEqual(bodies(full));
     expect(incremental.products.get(2)!.identity.toString()).toContain("Suede Chelsea Boot II");
   });
@@ -93,7 +120,9 @@ describe("buildSnapshot", () => {
     await writeFile(file, text + text.split("\n")[0] + "\n"); // product 1 again, byte for byte
     const duplicate = await build().catch((e: unknown) => e);
     expect(duplicate).toBeInstanceOf(CatalogError);
-    expect((duplicate as CatalogError).report()).toMatch(/products\.ndjson:7: id: duplicate product id 1 \(first at products\.ndjson:1\)/);
+    expect((duplicate as CatalogError).report()).toMatch(
+      /products\.ndjson:7: id: duplicate product id 1 \(first at products\.ndjson:1\)/,
+    );
     await writeFile(file, text.replace('"brand":"Acme Shoes"', '"brand":""'));
     const invalid = await build().catch((e: unknown) => e);
     expect((invalid as CatalogError).report()).toMatch(/products\.ndjson:1: brand: must not be blank/);
@@ -114,7 +143,11 @@ describe("buildSnapshot", () => {
     await writeCatalog(catalogDir, standardCatalog());
     const good = await build();
     const catalog = standardCatalog();
-    catalog.products = catalog.products.map((p) => ({ ...p, name: `${p.name} again`, content: { description: "Filler. ".repeat(2000) } }));
+    catalog.products = catalog.products.map((p) => ({
+      ...p,
+      name: `${p.name} again`,
+      content: { description: "Filler. ".repeat(2000) },
+    }));
     await writeCatalog(catalogDir, catalog);
     // A file-size limit makes the pack's write fail with EFBIG, as a full disk fails it with ENOSPC.
     const script = `trap '' XFSZ; ulimit -f 40; exec "${process.execPath}" --import tsx src/cli/build.ts --catalog "${catalogDir}" --data "${dataDir}" --base-url http://api.test`;

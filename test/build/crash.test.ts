@@ -11,14 +11,35 @@ import { product, sale, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 /** A catalog big enough that its build takes a while: `n` products in one sale, named by `version`. */
 function bigCatalog(n: number, version: string) {
-  const products = Array.from({ length: n }, (_, i) => product(i + 1, { name: `Boot ${i} ${version}`, content: { description: `Leather ${version}. `.repeat(50) } }));
+  const products = Array.from({ length: n }, (_, i) =>
+    product(i + 1, { name: `Boot ${i} ${version}`, content: { description: `Leather ${version}. `.repeat(50) } }),
+  );
   return { products, sales: [sale("big", { product_ids: products.map((p) => p.id) })] };
 }
 
 /** Runs the build CLI in a child process and SIGKILLs it at the first file-system event under `watchDir` matching `match`. */
-function buildAndKill(catalogDir: string, dataDir: string, watchDir: string, match: RegExp): Promise<{ killed: boolean; code: number | null }> {
+function buildAndKill(
+  catalogDir: string,
+  dataDir: string,
+  watchDir: string,
+  match: RegExp,
+): Promise<{ killed: boolean; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/build.ts", "--catalog", catalogDir, "--data", dataDir, "--base-url", "http://api.test"], { stdio: "ignore" });
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "src/cli/build.ts",
+        "--catalog",
+        catalogDir,
+        "--data",
+        dataDir,
+        "--base-url",
+        "http://api.test",
+      ],
+      { stdio: "ignore" },
+    );
     let killed = false;
     const watcher = watch(watchDir, { recursive: true }, (_event, name) => {
       if (!killed && name && match.test(name)) {

@@ -27,7 +27,11 @@ afterAll(async () => {
 
 /** Runs the copied code's build CLI; returns its summary line. */
 function build(catalogDir: string, dataDir: string): string {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "src/cli/build.ts", "--catalog", catalogDir, "--data", dataDir, "--base-url", BASE], { cwd: app, encoding: "utf8", env: { ...process.env, DATA_DIR: dataDir } });
+  const r = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "src/cli/build.ts", "--catalog", catalogDir, "--data", dataDir, "--base-url", BASE],
+    { cwd: app, encoding: "utf8", env: { ...process.env, DATA_DIR: dataDir } },
+  );
   if (r.status !== 0) throw new Error(`build failed (${r.status}): ${r.stderr}`);
   return r.stdout;
 }
@@ -48,36 +52,57 @@ function catalog(nameOf3 = "Silk Wrap Dress") {
     const p = product(id, { name: id === 103 ? nameOf3 : `Leather Ankle Boot ${id}` });
     return i % 3 === 0 ? { ...p, content: { ...p.content, origin: "Portugal" } } : p;
   });
-  return { products: [...base.products, ...products], sales: [...base.sales, sale("many", { product_ids: products.map((p) => p.id) })] };
+  return {
+    products: [...base.products, ...products],
+    sales: [...base.sales, sale("many", { product_ids: products.map((p) => p.id) })],
+  };
 }
 
 describe("render key", () => {
   it.each([
-    ["content.origin", "src/build/render.ts", "      origin: content.origin,", "      country_of_origin: content.origin,", '"origin":', '"country_of_origin":"Portugal"'],
-    ["shipping_surcharge", "src/build/render.ts", "      shipping_surcharge: sku.shipping_surcharge,", "      shipping_fee: sku.shipping_surcharge,", '"shipping_surcharge":', '"shipping_fee":"5.00"'],
-  ])("a change to how %s renders, then a 1-product change: no body of the old code is left", async (_field, file, from, to, oldText, newText) => {
-    const dir = await tempDir("fsa-render-key-case-");
-    const catalogDir = join(dir, "catalog");
-    const dataDir = join(dir, "data");
-    await writeCatalog(catalogDir, catalog());
-    build(catalogDir, dataDir);
-    const before = await loadSnapshot(dataDir);
-    const withOld = [...before.products.values()].filter((b) => b.identity.includes(oldText)).length;
-    expect(withOld).toBeGreaterThan(5);
-
-    await editCopy(file, from, to);
-    try {
-      await writeCatalog(catalogDir, catalog("Silk Wrap Dress, Long"));
+    [
+      "content.origin",
+      "src/build/render.ts",
+      "      origin: content.origin,",
+      "      country_of_origin: content.origin,",
+      '"origin":',
+      '"country_of_origin":"Portugal"',
+    ],
+    [
+      "shipping_surcharge",
+      "src/build/render.ts",
+      "      shipping_surcharge: sku.shipping_surcharge,",
+      "      shipping_fee: sku.shipping_surcharge,",
+      '"shipping_surcharge":',
+      '"shipping_fee":"5.00"',
+    ],
+  ])(
+    "a change to how %s renders, then a 1-product change: no body of the old code is left",
+    async (_field, file, from, to, oldText, newText) => {
+      const dir = await tempDir("fsa-render-key-case-");
+      const catalogDir = join(dir, "catalog");
+      const dataDir = join(dir, "data");
+      await writeCatalog(catalogDir, catalog());
       build(catalogDir, dataDir);
-      const after = await loadSnapshot(dataDir);
-      expect(after.id).not.toBe(before.id);
-      const stale = [...after.products.entries()].filter(([, b]) => b.identity.includes(oldText)).map(([id]) => id);
-      expect(stale).toEqual([]);
-      expect([...after.products.values()].filter((b) => b.identity.includes(newText)).length).toBe(withOld);
-    } finally {
-      await editCopy(file, to, from);
-    }
-  }, 120_000);
+      const before = await loadSnapshot(dataDir);
+      const withOld = [...before.products.values()].filter((b) => b.identity.includes(oldText)).length;
+      expect(withOld).toBeGreaterThan(5);
+
+      await editCopy(file, from, to);
+      try {
+        await writeCatalog(catalogDir, catalog("Silk Wrap Dress, Long"));
+        build(catalogDir, dataDir);
+        const after = await loadSnapshot(dataDir);
+        expect(after.id).not.toBe(before.id);
+        const stale = [...after.products.entries()].filter(([, b]) => b.identity.includes(oldText)).map(([id]) => id);
+        expect(stale).toEqual([]);
+        expect([...after.products.values()].filter((b) => b.identity.includes(newText)).length).toBe(withOld);
+      } finally {
+        await editCopy(file, to, from);
+      }
+    },
+    120_000,
+  );
 
   it("an unchanged code and catalog rebuild reuses every product body (the key is stable)", async () => {
     const dir = await tempDir("fsa-render-key-case-");
@@ -86,10 +111,14 @@ describe("render key", () => {
     await writeCatalog(catalogDir, catalog());
     build(catalogDir, dataDir);
     await writeCatalog(catalogDir, catalog("Silk Wrap Dress, Long"));
-    const lines = JSON.parse(await readFile(join(dataDir, "current", "product-lines.json"), "utf8")) as { render: string | null };
+    const lines = JSON.parse(await readFile(join(dataDir, "current", "product-lines.json"), "utf8")) as {
+      render: string | null;
+    };
     expect(lines.render).toMatch(/^[0-9a-f]{32}$/);
     const out = build(catalogDir, dataDir);
-    const after = JSON.parse(await readFile(join(dataDir, "current", "product-lines.json"), "utf8")) as { render: string | null };
+    const after = JSON.parse(await readFile(join(dataDir, "current", "product-lines.json"), "utf8")) as {
+      render: string | null;
+    };
     expect(after.render).toBe(lines.render);
     // 25 products on sale; the one whose line changed is rendered, the other 24 reused.
     expect(out).toContain("24 product bodies reused");
