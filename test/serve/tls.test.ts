@@ -418,7 +418,7 @@ describe("npm run serve with TLS_CERT and TLS_KEY", () => {
     let stderr = "";
     try {
       const port = await new Promise<number>((resolve, reject) => {
-        child.stderr!.on("data", (c: Buffer) => {
+        child.stderr.on("data", (c: Buffer) => {
           stderr += c.toString();
           const m = /listening on \w+:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
           if (m) resolve(Number(m[1]));
