@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import zlib from "node:zlib";
 import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
-import { GzipJoin, literal } from "./gzip-splice.ts";
+import { GzipJoin, gzipInserted, insertableOf, literal, piecesOf } from "./gzip-splice.ts";
 import type { Piece } from "./gzip-splice.ts";
 
 const LIST_OPEN = Buffer.from('{"sales":[');
@@ -110,6 +110,29 @@ export function assembleGzip(
   return gzip.finish();
 }
 
+/**
+ * Where a body's page links fall in its gzip variant's deflate data: after the recorded pieces of a loaded blob;
+ * for a composite (whose gzip assembleGzip made), after each part's pieces as they were joined.
+ */
+function linkCutsOf(body: LoadedBlob): number[] {
+  const cuts: number[] = [];
+  const composite = composites.get(body);
+  if (!composite) {
+    let at = 0;
+    for (const size of body.gzipPieces) cuts.push((at += size));
+    return cuts;
+  }
+  let at = composite.open.deflate.length;
+  composite.parts.forEach((part, i) => {
+    if (i > 0) at += COMMA.deflate.length;
+    piecesOf(part).forEach((piece, j) => {
+      if (j > 0) cuts.push(at);
+      at += piece.deflate.length;
+    });
+  });
+  return cuts;
+}
+
 /** Background brotli: at most this many bodies are being compressed at once; more are not queued. */
 export const DEFAULT_COMPRESS_SLOTS = 2;
 
@@ -200,7 +223,11 @@ export class Variant implements LoadedBlob {
   /** Called with the bytes each representation adds once it is made (a cache counts them). */
   onGrow: ((bytes: number) => void) | null = null;
 
-  constructor(body: LoadedBlob, affid: string, callback: string) {
+  /** Made for one request (a search page): its gzip is joined piece by piece rather than from a cached Insertable. */
+  readonly #transient: boolean;
+
+  constructor(body: LoadedBlob, affid: string, callback: string, transient = false) {
+    this.#transient = transient;
     this.hash = `${body.hash}-${shortHash([affid, callback]).slice(0, 12)}`;
     this.contentType = callback ? JS_TYPE : JSON_TYPE;
     this.#body = body;
@@ -223,6 +250,13 @@ export class Variant implements LoadedBlob {
   }
 
   #makeGzip(): Buffer {
+    const insertable = this.#transient ? null : insertableOf(this.#body, linkCutsOf);
+    if (insertable)
+      return gzipInserted(
+        insertable,
+        this.#insert ?? EMPTY,
+        this.#callback ? [Buffer.from(`/**/${this.#callback}(`), JSONP_CLOSE] : null,
+      );
     const wrap = this.#callback ? ([literal(Buffer.from(`/**/${this.#callback}(`)), JSONP_CLOSE_PIECE] as const) : null;
     return assembleGzip(this.#body, this.#insert ? literal(this.#insert) : null, wrap);
   }
@@ -233,6 +267,7 @@ export class Variant implements LoadedBlob {
   }
 }
 const JSONP_CLOSE = Buffer.from(");");
+const EMPTY = Buffer.alloc(0);
 const JSONP_CLOSE_PIECE = literal(JSONP_CLOSE);
 
 /** The body for a /v1/ request at an instant. */
@@ -269,7 +304,7 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
   const seen = new Set<string>();
   /** The variant of `body` for `affid` and `callback`; `cacheable: false` for a body made per request (a search page). */
   const of = (body: LoadedBlob, affid: string, callback: string, cacheable: boolean): Variant => {
-    if (!cacheable) return new Variant(body, affid, callback);
+    if (!cacheable) return new Variant(body, affid, callback, true);
     const key = `${body.hash}\0${affid}\0${callback}`;
     const cached = cache.get(key);
     if (cached) {
