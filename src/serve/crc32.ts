@@ -5,6 +5,7 @@ const POLY = 0xedb88320;
 
 /** a * b mod p(x), bit-reflected as CRC-32 keeps its polynomials. */
 function multmodp(a: number, b: number): number {
+  if (a === 0) return 0; // the loop below ends on a's last set bit: it would never end without one
   let m = 0x80000000;
   let p = 0;
   for (;;) {

@@ -230,7 +230,7 @@ export function gzipInserted(body: Insertable, insert: Buffer, wrap: readonly [B
     b =
       (t[b & 255]! ^ t[256 + ((b >>> 8) & 255)]! ^ t[512 + ((b >>> 16) & 255)]! ^ t[768 + (b >>> 24)]! ^ body.d[j]!) >>>
       0;
-  let crc = (a ^ crc32Combine(zlib.crc32(insert) >>> 0, 0, b)) >>> 0;
+  let crc = k === 0 ? a : (a ^ crc32Combine(zlib.crc32(insert) >>> 0, 0, b)) >>> 0;
   let length = body.length + k * m;
   const x = literal(insert).deflate;
   const head = wrap ? literal(wrap[0]) : null;

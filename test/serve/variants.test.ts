@@ -3,7 +3,7 @@
 import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApi, withKey } from "../helpers/fixture.ts";
+import { standardCatalog, startTestApi, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 let api: TestApi;
@@ -117,6 +117,41 @@ describe("variants", () => {
       expect(api.handler.stats().variantBytes).toBeLessThanOrEqual(64 * 1024);
     }
     expect(api.handler.stats().variants).toBeGreaterThan(0);
+  });
+
+  it("a body with no page links but a gzip variant (a long categories list) is wrapped for JSONP and sent gzipped", async () => {
+    const catalog = standardCatalog();
+    catalog.products = catalog.products.map((p, i) => ({
+      ...p,
+      categories: Array.from({ length: 20 }, (_, c) => `Category number ${i * 20 + c}`),
+    }));
+    const big = await startTestApi(catalog);
+    try {
+      const path = withKey(big, "/v1/products/categories.json");
+      const plain = await fetch(big.url + path).then((r) => r.text());
+      expect(plain.length).toBeGreaterThan(256);
+      for (const params of ["callback=cb", "affid=A1", "affid=A1&callback=cb"]) {
+        const got = await new Promise<Got>((resolve, reject) => {
+          const req = request(
+            big.url + withKey(big, "/v1/products/categories.json", params),
+            { headers: { "Accept-Encoding": "gzip" } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on("data", (c: Buffer) => chunks.push(c));
+              res.on("end", () =>
+                resolve({ status: res.statusCode!, headers: res.headers, body: gunzipSync(Buffer.concat(chunks)) }),
+              );
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        });
+        expect(got.headers["content-encoding"]).toBe("gzip");
+        expect(got.body.toString()).toBe(params.includes("callback") ? `/**/cb(${plain});` : plain);
+      }
+    } finally {
+      await big.close();
+    }
   });
 
   it("If-None-Match with a variant's ETag is a 304", async () => {
