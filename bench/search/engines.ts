@@ -10,6 +10,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { COLOR_GROUPS } from "../../src/catalog/schema.ts";
 import { buildSearchIndex } from "../../src/search/index-builder.ts";
 import { loadSearchIndex } from "../../src/search/index-format.ts";
 import { tokenize, tokenizeQuery } from "../../src/search/tokenize.ts";
@@ -43,21 +44,7 @@ interface SideTableJson {
   brands: string[][];
 }
 const STORE_LIST = ["women", "men", "kids", "home"];
-const COLOR_LIST = [
-  "black",
-  "grey",
-  "white",
-  "brown",
-  "beige",
-  "green",
-  "blue",
-  "purple",
-  "red",
-  "pink",
-  "yellow",
-  "orange",
-  "miscellaneous",
-];
+const COLOR_LIST: readonly string[] = COLOR_GROUPS;
 const GENDER_LIST = ["boy", "girl", "unisex"];
 
 function sideTable(docs: readonly SearchDoc[]): string {

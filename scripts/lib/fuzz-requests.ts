@@ -1,4 +1,5 @@
 // The fuzzer's request generator: request i is a pure function of (seed, i), whatever order requests are sent in.
+import { COLOR_GROUPS } from "../../src/catalog/schema.ts";
 import { createRandom, deriveSeed } from "../../src/catalog/sample/random.ts";
 import type { Random } from "../../src/catalog/sample/random.ts";
 import { buildRequest } from "./raw-http.ts";
@@ -65,21 +66,7 @@ const KINDS: Array<[FuzzKind, number]> = [
   ["framing", 4],
 ];
 const STORES = ["women", "men", "kids", "home", "children"];
-const COLORS = [
-  "black",
-  "grey",
-  "white",
-  "brown",
-  "beige",
-  "green",
-  "blue",
-  "purple",
-  "red",
-  "pink",
-  "yellow",
-  "orange",
-  "miscellaneous",
-];
+const COLORS: readonly string[] = COLOR_GROUPS;
 const GENDERS = ["boy", "girl", "unisex"];
 const ENCODINGS = [
   "gzip",
