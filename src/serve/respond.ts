@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiError, Jsonp } from "../errors.ts";
 import { renderProblem } from "../errors.ts";
 import { JSON_TYPE } from "./bodies.ts";
-import type { Representation } from "./bodies.ts";
+import type { Representation } from "./variants.ts";
 import { negotiateEncoding } from "./encoding.ts";
 
 /** How a representation is sent. */

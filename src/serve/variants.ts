@@ -1,0 +1,180 @@
+// affid/JSONP variants of any body, made in the encoding sent and cached only when asked for again (bounded by bytes).
+import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
+import type { LoadedBlob } from "../snapshot/load.ts";
+import { assembleGzip, JS_TYPE, JSON_TYPE, linkCutsOf, shortHash, splice } from "./bodies.ts";
+import type { Compressor, Found } from "./bodies.ts";
+import { gzipInserted, insertableOf, literal } from "./gzip-splice.ts";
+
+/**
+ * A body with `affid` in its page links and/or wrapped for JSONP. Its bytes are made only when sent, in the
+ * encoding sent: identity spliced, or gzip assembled from the body's pieces (see `gzipOnDemand`).
+ */
+export class Variant implements LoadedBlob {
+  readonly hash: string;
+  gzip: Buffer | null = null;
+  br: Buffer | null = null;
+  readonly links: number[] = [];
+  readonly gzipPieces: number[] = [];
+  etags: [string, string, string] | null = null;
+  readonly contentType: string;
+  /** Makes (once) and returns the gzip; null for a body too small to be worth compressing. */
+  readonly gzipOnDemand: (() => Buffer) | null;
+  readonly #body: LoadedBlob;
+  readonly #insert: Buffer | null;
+  readonly #callback: string;
+  #identity: Buffer | null = null;
+  /** Called with the bytes each representation adds once it is made (a cache counts them). */
+  onGrow: ((bytes: number) => void) | null = null;
+
+  /** Made for one request (a search page): its gzip is joined piece by piece rather than from a cached Insertable. */
+  readonly #transient: boolean;
+
+  constructor(body: LoadedBlob, affid: string, callback: string, transient = false) {
+    this.#transient = transient;
+    this.hash = `${body.hash}-${shortHash([affid, callback]).slice(0, 12)}`;
+    this.contentType = callback ? JS_TYPE : JSON_TYPE;
+    this.#body = body;
+    this.#insert = affid && body.links.length > 0 ? Buffer.from(`&affid=${encodeURIComponent(affid)}`) : null;
+    this.#callback = callback;
+    // A search page knows its size before its bytes are joined: asking would join them.
+    const size = (body as Partial<{ size: number }>).size ?? body.identity.length;
+    this.gzipOnDemand = size >= MIN_COMPRESS_SIZE ? () => (this.gzip ??= this.#grown(this.#makeGzip())) : null;
+  }
+
+  get identity(): Buffer {
+    if (this.#identity) return this.#identity;
+    const spliced = this.#insert ? splice(this.#body.identity, this.#body.links, this.#insert) : this.#body.identity;
+    const bytes = this.#callback
+      ? Buffer.concat([Buffer.from(`/**/${this.#callback}(`), spliced, JSONP_CLOSE])
+      : spliced;
+    // Without a callback or links the body's own bytes are sent: nothing new is held.
+    this.#identity = bytes === this.#body.identity ? bytes : this.#grown(bytes);
+    return bytes;
+  }
+
+  #makeGzip(): Buffer {
+    const insertable = this.#transient ? null : insertableOf(this.#body, linkCutsOf);
+    if (insertable)
+      return gzipInserted(
+        insertable,
+        this.#insert ?? EMPTY,
+        this.#callback ? [Buffer.from(`/**/${this.#callback}(`), JSONP_CLOSE] : null,
+      );
+    const wrap = this.#callback ? ([literal(Buffer.from(`/**/${this.#callback}(`)), JSONP_CLOSE_PIECE] as const) : null;
+    return assembleGzip(this.#body, this.#insert ? literal(this.#insert) : null, wrap);
+  }
+
+  #grown(bytes: Buffer): Buffer {
+    this.onGrow?.(bytes.length);
+    return bytes;
+  }
+}
+const JSONP_CLOSE = Buffer.from(");");
+const EMPTY = Buffer.alloc(0);
+const JSONP_CLOSE_PIECE = literal(JSONP_CLOSE);
+
+/** What is sent: a body, its type, and how to gzip it if it has no gzip variant yet. */
+export interface Representation {
+  body: LoadedBlob;
+  contentType: string;
+  gzip: (() => Buffer) | null;
+}
+
+/** Memory for cached affid/JSONP variants, in bytes. */
+export const DEFAULT_VARIANT_CACHE_BYTES = 32 * 1024 * 1024;
+/** Variant keys remembered as seen once (a variant is cached only when asked for a second time). */
+const SEEN_MAX = 10_000;
+
+/**
+ * Variants by body and parameters. A variant asked for once is made and forgotten (a new affid on every request
+ * is normal traffic from thousands of affiliates); one asked for again is cached, in at most `maxBytes`, and one
+ * asked for a third time also gets brotli from the compressor if a slot is free. Every structure here is bounded:
+ * the cache by bytes, the seen-once set by count, the compressor by slots.
+ */
+export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIANT_CACHE_BYTES) {
+  const cache = new ByteLru<Variant>(maxBytes);
+  const seen = new Set<string>();
+  /** The variant of `body` for `affid` and `callback`; `cacheable: false` for a body made per request (a search page). */
+  const of = (body: LoadedBlob, affid: string, callback: string, cacheable: boolean): Variant => {
+    if (!cacheable) return new Variant(body, affid, callback, true);
+    const key = `${body.hash}\0${affid}\0${callback}`;
+    const cached = cache.get(key);
+    if (cached) {
+      if (!cached.br) compressor.brotliLater(cached, (br) => cache.grow(key, cached, br.length));
+      return cached;
+    }
+    const variant = new Variant(body, affid, callback);
+    if (seen.delete(key)) {
+      cache.set(key, variant, 0);
+      variant.onGrow = (bytes) => cache.grow(key, variant, bytes);
+    } else {
+      if (seen.size >= SEEN_MAX) seen.clear();
+      seen.add(key);
+    }
+    return variant;
+  };
+  return {
+    cache,
+    /** What to send for `found`: the body itself, or its variant when the request has `affid` or `callback`. */
+    represent(found: Found, affid: string, callback: string): Representation {
+      if (!affid && !callback) return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip };
+      const variant = of(found.body, affid, callback, !found.perRequest);
+      return { body: variant, contentType: variant.contentType, gzip: variant.gzipOnDemand };
+    },
+  };
+}
+
+/** A least-recently-used cache bounded by the bytes its values hold (as they report them). */
+export class ByteLru<V> {
+  private readonly map = new Map<string, { value: V; size: number }>();
+  private total = 0;
+  private readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(key: string): V | undefined {
+    const entry = this.map.get(key);
+    if (!entry) return undefined;
+    this.map.delete(key);
+    this.map.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: string, value: V, size: number): void {
+    const old = this.map.get(key);
+    if (old) {
+      this.total -= old.size;
+      this.map.delete(key);
+    }
+    this.map.set(key, { value, size });
+    this.total += size;
+    this.evict();
+  }
+
+  /** `key`'s value (if it is still `value`) holds `bytes` more. */
+  grow(key: string, value: V, bytes: number): void {
+    const entry = this.map.get(key);
+    if (entry?.value !== value) return;
+    entry.size += bytes;
+    this.total += bytes;
+    this.evict();
+  }
+
+  private evict(): void {
+    for (const [key, entry] of this.map) {
+      if (this.total <= this.maxBytes) break;
+      this.map.delete(key);
+      this.total -= entry.size;
+    }
+  }
+}
