@@ -53,6 +53,12 @@ export interface SoakOptions {
   seed?: number;
   /** Share of requests with a new affid and/or callback; 0 makes a control run of cached variants only. Default 0.85. */
   freshShare?: number;
+  /**
+   * Responses before RSS is judged for a rise. Default WARMUP_REQUESTS. Infinity judges no rise: for a run too
+   * short to outlast the warm-up (the bounded caches filling, the heap growing to its working size, which took over
+   * 20 s under Node 24 in CI), where only the budget, the errors and the quiet seconds are judged.
+   */
+  warmupRequests?: number;
   /** Quiet seconds sampled after the traffic. Default seconds / 10, within 2..10. */
   quietSeconds?: number;
   /** Progress and report lines. Default: none. */
@@ -355,7 +361,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakResult> {
       log(
         `soak: RSS judged for a rise from ${window[0]!.t.toFixed(0)} s to ${window.at(-1)!.t.toFixed(0)} s: ${slope(window).toFixed(2)} MB/s`,
       );
-    failures.push(...judgeRss(samples, quiet, loadSeconds, budgetMb));
+    failures.push(...judgeRss(samples, quiet, loadSeconds, budgetMb, options.warmupRequests));
     if (server.exit())
       failures.push(`the server exited: ${JSON.stringify(server.exit())}\n${server.stderr().slice(-2000)}`);
     if (requests === 0) failures.push("no request was answered");

@@ -63,11 +63,13 @@ describe("judgeRss", () => {
 
 describe("soak", () => {
   it(
-    "20 s of new affids and callbacks keep the server's RSS in budget and level, with no 5xx",
+    "20 s of new affids and callbacks keep the server's RSS in budget (the leak passed it in 4 s), with no 5xx",
     { timeout: 120_000 },
     async () => {
       const lines: string[] = [];
-      const result = await runSoak({ seconds: 20, onLine: (line) => lines.push(line) });
+      // 20 s does not outlast the warm-up under every Node (RSS still filled its bounded caches at 20 s under Node 24
+      // in CI), so the rise is judged by the long runs (`npm run soak`), and here the budget, errors and quiet seconds.
+      const result = await runSoak({ seconds: 20, warmupRequests: Infinity, onLine: (line) => lines.push(line) });
       expect(result.requests).toBeGreaterThan(0);
       expect(result.failures, lines.join("\n")).toEqual([]);
     },
