@@ -1,8 +1,6 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createHash, timingSafeEqual } from "node:crypto";
 import { ApiError, describeError, notFound, toApiError } from "../errors.ts";
-import type { Jsonp } from "../errors.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
@@ -13,7 +11,7 @@ import { createVariants, DEFAULT_VARIANT_CACHE_BYTES } from "./variants.ts";
 import { DEFAULT_MAX_AGE } from "./defaults.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
-import { CALLBACK_RE } from "./request.ts";
+import { bearerCheck, checkRequest, jsonpOf, pathOf, redactPath } from "./request-checks.ts";
 import { createResources } from "./resources.ts";
 import { createMetrics, routeOf } from "./metrics.ts";
 import type { Metrics } from "./metrics.ts";
@@ -98,7 +96,9 @@ interface State {
   gate: Gate;
 }
 
-const ALLOW = "GET, HEAD";
+const OTHER_ROUTE = routeOf("");
+
+export { redactPath } from "./request-checks.ts";
 
 /** Loads the snapshot and keys (failing loudly if either is missing or corrupt) and returns the request handler. */
 export async function createHandler(options: HandlerOptions): Promise<Handler> {
@@ -264,59 +264,6 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return { snapshotChanged };
   };
   return handler;
-}
-
-/** The method and the Host lines, checked before anything is parsed. */
-function checkRequest(req: IncomingMessage): void {
-  const method = req.method ?? "GET";
-  if (method !== "GET" && method !== "HEAD")
-    throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
-  // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
-  if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
-}
-
-const OTHER_ROUTE = routeOf("");
-
-/** Checks an Authorization header against `Bearer <token>` in constant time. */
-function bearerCheck(token: string): (header: string | undefined) => boolean {
-  const expected = createHash("sha256").update(`Bearer ${token}`).digest();
-  return (header) => header !== undefined && timingSafeEqual(createHash("sha256").update(header).digest(), expected);
-}
-
-/** An error for a request with a valid `callback` is sent as a JSONP call (see Jsonp in errors.ts). */
-function jsonpOf(query: Map<string, string[]> | null): Jsonp | null {
-  const callback = query?.get("callback");
-  if (callback?.length !== 1 || !CALLBACK_RE.test(callback[0]!)) return null;
-  return { callback: callback[0]!, suppress: query!.get("suppress_response_codes")?.[0] === "1" };
-}
-
-/** The path of a raw request target, for the log line of a request that failed before it was parsed. */
-function pathOf(url: string | undefined): string {
-  const path = (url ?? "").split("?")[0]!;
-  return path.length > 256 ? `${path.slice(0, 256)}...` : path;
-}
-
-/** How many Host field lines a request has (req.headers keeps only the first). */
-function hostLines(raw: readonly string[]): number {
-  let n = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    // Compared letter by letter (ASCII case folded with | 0x20) rather than lowercased into a new string.
-    if (
-      name.length === 4 &&
-      (name.charCodeAt(0) | 0x20) === 0x68 &&
-      (name.charCodeAt(1) | 0x20) === 0x6f &&
-      (name.charCodeAt(2) | 0x20) === 0x73 &&
-      (name.charCodeAt(3) | 0x20) === 0x74
-    )
-      n++;
-  }
-  return n;
-}
-
-/** The path as logged: a run of 32 or more letters and digits may be a key sent in the wrong place, and is never logged. */
-export function redactPath(path: string): string {
-  return path.replace(/[A-Za-z0-9]{32,}/g, "[redacted]");
 }
 
 /** GET /healthz: which snapshot is served, when it was built and how old it is. */
