@@ -31,6 +31,9 @@ const TITLES: Record<ProblemCode, string> = {
   internal_error: "Internal server error",
 };
 
+/** Every problem `code` the API sends. */
+export const PROBLEM_CODES = Object.keys(TITLES) as [ProblemCode, ...ProblemCode[]];
+
 /** Thrown by request handling; rendered by `renderProblem`. `detail` is shown to the client: never put a key in it. */
 export class ApiError extends Error {
   readonly status: number;

@@ -9,6 +9,7 @@ import { createHandler } from "../../src/serve/handler.ts";
 import type { Handler, HandlerOptions } from "../../src/serve/handler.ts";
 import { startServer } from "../../src/serve/server.ts";
 import type { RunningServer } from "../../src/serve/server.ts";
+import { checkedFetch } from "./check-body.ts";
 
 export const SITE = "https://www.example-retailer.com";
 export const BASE = "https://api.example.test";
@@ -158,6 +159,7 @@ export interface TestApi {
   server: RunningServer;
   /** The injected clock, epoch seconds; set it to move time. */
   clock: { now: number };
+  /** fetch of `url + path`; the body of every /v1/ response is checked against its schema (check-body.ts). */
   get(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 }
@@ -193,7 +195,7 @@ export async function startTestApi(
     handler,
     server,
     clock,
-    get: (path, init) => fetch(url + path, init),
+    get: (path, init) => checkedFetch(url + path, init),
     close: async () => {
       await server.close();
       await rm(root, { recursive: true, force: true });
