@@ -1,5 +1,4 @@
 // The build: catalog -> validated plan -> blobs, routes and search index -> verified, atomically published snapshot.
-import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { ProblemList } from "../catalog/problems.ts";
 import { CATALOG_RULES_VERSION, digestCatalog, loadCatalog } from "../catalog/load.ts";
@@ -13,6 +12,7 @@ import {
   ROUTES_FILE,
   SEARCH_INDEX_FILE,
   SNAPSHOT_FORMAT,
+  sha256Hex,
 } from "../snapshot/format.ts";
 import { codeDigest } from "./code-digest.ts";
 import { acquireBuildLock } from "./lock.ts";
@@ -76,7 +76,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   try {
     await cleanLeftovers(options.dataDir);
     options.onProgress?.("catalog", 0, 1);
-    const optionsDigest = sha256(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl }));
+    const optionsDigest = sha256Hex(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl }));
     // Unchanged catalog and options: nothing to do, decided from the files' digest before parsing a line (and
     // before reading more of the published snapshot than its manifest).
     const catalogDigest = await digestCatalog(options.catalogDir);
@@ -142,7 +142,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // The index is the documents run through the index builder's code (tokenizer, stemmer, format): a change to any
     // of it (its digest, as for the render key) must not reuse an old index. No digest (no sources): no reuse.
     const indexCode = codeDigest([new URL("../search/index-builder.ts", import.meta.url)]);
-    const docsDigest = sha256(`${SEARCH_INDEX_VERSION}\0${indexCode}\0${JSON.stringify(plan.searchDocs)}`);
+    const docsDigest = sha256Hex(`${SEARCH_INDEX_VERSION}\0${indexCode}\0${JSON.stringify(plan.searchDocs)}`);
     const previousIndex =
       indexCode !== null && previous?.searchIndex?.docsDigest === docsDigest ? previous.searchIndex : null;
     const searchIndexReused = previousIndex !== null;
@@ -170,9 +170,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       },
       search_docs_digest: docsDigest,
       files: {
-        [ROUTES_FILE]: sha256(routesBytes),
-        [SEARCH_INDEX_FILE]: sha256(index),
-        [LINES_FILE]: sha256(linesBytes),
+        [ROUTES_FILE]: sha256Hex(routesBytes),
+        [SEARCH_INDEX_FILE]: sha256Hex(index),
+        [LINES_FILE]: sha256Hex(linesBytes),
       },
     };
     const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
@@ -237,8 +237,4 @@ function shouldRepack(blobs: readonly BlobRecord[], known: KnownBlobs): boolean 
   }
   const total = [...packSizes.values()].reduce((a, b) => a + b, 0);
   return packSizes.size >= MAX_PACKS || live < total / 2;
-}
-
-function sha256(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
 }

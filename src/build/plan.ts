@@ -5,6 +5,7 @@ import type { ColorGroup, Product } from "../catalog/schema.ts";
 import { codeDigest } from "./code-digest.ts";
 import { STORES } from "../catalog/schema.ts";
 import type { BlobRecord, Body, Routes, Segment } from "../snapshot/format.ts";
+import { sha256Hex } from "../snapshot/format.ts";
 import type { SearchDoc } from "../search/types.ts";
 import type { LinkBase, Rendered } from "./render.ts";
 import { productPath, renderCategories, renderProduct, renderSale, renderSizes, salePath } from "./render.ts";
@@ -51,7 +52,7 @@ export function renderKey(base: LinkBase): string | null {
 }
 
 export function blobHash(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex").slice(0, 32);
+  return sha256Hex(bytes).slice(0, 32);
 }
 
 /** Deduplicating table of rendered bodies: records not yet placed in a pack, and their identity bytes. */
@@ -222,6 +223,16 @@ function facetsOf(list: readonly Product[]) {
 export function searchDoc(product: Product, windows: SearchDoc["windows"]): SearchDoc {
   const colorGroups = new Set<ColorGroup>();
   const sizeKeys = new Set<string>();
+  // Price and discount over the SKUs for sale (over every SKU when none is): lowest price, largest % off.
+  const forSale = product.skus.filter((s) => s.inventory_status === "for sale");
+  let price = Infinity;
+  let discount = 0;
+  for (const sku of forSale.length > 0 ? forSale : product.skus) {
+    const sale = cents(sku.sale_price);
+    const msrp = cents(sku.msrp_price);
+    price = Math.min(price, sale);
+    if (msrp > 0) discount = Math.max(discount, Math.round((10_000 * (msrp - sale)) / msrp));
+  }
   for (const sku of product.skus) {
     if (sku.color_group) colorGroups.add(sku.color_group);
     if (sku.size_key) sizeKeys.add(sku.size_key);
@@ -235,5 +246,11 @@ export function searchDoc(product: Product, windows: SearchDoc["windows"]): Sear
     sizeKeys: [...sizeKeys],
     ...(product.gender ? { gender: product.gender } : {}),
     windows,
+    categories: product.categories,
+    price,
+    discount,
   };
 }
+
+/** A catalog price ("19.99", two decimals by the schema) in cents. */
+const cents = (price: string): number => Number(price.replace(".", ""));

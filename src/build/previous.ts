@@ -15,6 +15,7 @@ import {
   RoutesSchema,
   SEARCH_INDEX_FILE,
   snapshotDir,
+  sha256Hex,
 } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest, SnapshotError } from "../snapshot/load.ts";
 import { safeJoin } from "./paths.ts";
@@ -171,7 +172,7 @@ export function createPackReader(dataDir: string) {
 /** A file's bytes if it can be read and its sha256 is `digest`, else null. */
 async function readRecorded(path: string, digest: string): Promise<Buffer | null> {
   const bytes = await readFile(path).catch(() => null);
-  return bytes && createHash("sha256").update(bytes).digest("hex") === digest ? bytes : null;
+  return bytes && sha256Hex(bytes) === digest ? bytes : null;
 }
 
 /** JSON's value, or undefined for no bytes or bytes that are not JSON (which no schema accepts). */

@@ -1,4 +1,5 @@
 // The snapshot on disk, shared by build (writes it) and serve (reads it): layout, manifest schema, format version.
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { z } from "zod";
 
@@ -32,6 +33,11 @@ export const PACK_NAME_RE = /^[0-9a-f]{32}$/;
 
 /** Blob hashes: the first 32 hex digits (128 bits) of the sha256 of the identity bytes. */
 export const BLOB_HASH_RE = /^[0-9a-f]{32}$/;
+
+/** The sha256 of `data` in hex: the digests of the manifest, pack names (their first 32 digits) and blob hashes. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
 
 const Hash = z.string().regex(BLOB_HASH_RE);
 const Seconds = z.number().int();

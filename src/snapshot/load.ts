@@ -1,5 +1,4 @@
 // Loads a published snapshot into memory, checking every file against its recorded digest.
-import { createHash } from "node:crypto";
 import { readFile, readlink, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { loadSearchIndex } from "../search/index-format.ts";
@@ -15,6 +14,7 @@ import {
   RoutesSchema,
   SEARCH_INDEX_FILE,
   snapshotDir,
+  sha256Hex,
 } from "./format.ts";
 
 /** A resource body in memory, with its precomputed ETag. */
@@ -211,7 +211,7 @@ async function readRecorded(
 ): Promise<Buffer> {
   const path = join(dir, file);
   const bytes = await readOrFail(path, what);
-  if (sha(bytes) !== manifest.files[file])
+  if (sha256Hex(bytes) !== manifest.files[file])
     throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
   return bytes;
 }
@@ -230,7 +230,7 @@ async function loadRecordedIndex(dir: string, manifest: Manifest): Promise<Searc
 async function readPack(dataDir: string, name: string, size: number): Promise<Buffer> {
   const path = join(dataDir, packPath(name));
   const bytes = await readOrFail(path, "pack");
-  if (bytes.length !== size || sha(bytes).slice(0, 32) !== name)
+  if (bytes.length !== size || sha256Hex(bytes).slice(0, 32) !== name)
     throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
   return bytes;
 }
@@ -247,8 +247,4 @@ async function readOrFail(path: string, what: string): Promise<Buffer> {
   } catch (err) {
     throw new SnapshotError(`${path}: cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-}
-
-function sha(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }
