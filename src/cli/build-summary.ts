@@ -1,10 +1,11 @@
 // The build CLI's one-line summary and its --every interval, shared with `npm start`.
+import { UsageError } from "./args.ts";
 import type { BuildResult } from "../build/index.ts";
 
 /** "90s", "5m", "1h" -> ms */
 export function parseInterval(text: string): number {
   const m = /^([1-9][0-9]*)(s|m|h)$/.exec(text);
-  if (!m) throw new Error(`--every: "${text}" is not an interval like 30s, 5m or 1h`);
+  if (!m) throw new UsageError(`--every: "${text}" is not an interval like 30s, 5m or 1h`);
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "s" | "m" | "h"];
 }
 

@@ -1,5 +1,4 @@
 // `npm run build -- --catalog DIR [--data DIR] [--base-url URL] [--keep N] [--force] [--every 5m] | rollback`
-import { parseArgs } from "node:util";
 import { buildSnapshot } from "../build/index.ts";
 import { BuildLockedError } from "../build/lock.ts";
 import { DEFAULT_KEEP, rollback } from "../build/publish.ts";
@@ -7,23 +6,27 @@ import { CatalogError } from "../catalog/problems.ts";
 import { parseConfig } from "../config.ts";
 import { createProgress } from "./progress.ts";
 import { parseInterval, summarize } from "./build-summary.ts";
+import { parseCommandLine, UsageError } from "./args.ts";
 
 const USAGE = `usage: npm run build -- --catalog DIR [--data DIR] [--base-url URL] [--keep N] [--force] [--every 5m]
        npm run build -- rollback [--data DIR]`;
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      catalog: { type: "string" },
-      data: { type: "string" },
-      "base-url": { type: "string" },
-      keep: { type: "string" },
-      force: { type: "boolean" },
-      every: { type: "string" },
-      verbose: { type: "boolean" },
+  const { values, positionals } = parseCommandLine(
+    {
+      allowPositionals: true,
+      options: {
+        catalog: { type: "string" },
+        data: { type: "string" },
+        "base-url": { type: "string" },
+        keep: { type: "string" },
+        force: { type: "boolean" },
+        every: { type: "string" },
+        verbose: { type: "boolean" },
+      },
     },
-  });
+    USAGE,
+  );
   const config = parseConfig(process.env, { dataDir: values.data, baseUrl: values["base-url"] });
   if (positionals[0] === "rollback" && positionals.length === 1) {
     const { from, to } = await rollback(config.dataDir);
@@ -35,7 +38,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const keep = values.keep === undefined ? DEFAULT_KEEP : Number(values.keep);
-  if (!Number.isInteger(keep) || keep < 1) throw new Error("--keep must be a whole number of at least 1");
+  if (!Number.isInteger(keep) || keep < 1)
+    throw new UsageError(`--keep must be a whole number of at least 1, not "${values.keep}"`);
   const every = values.every === undefined ? null : parseInterval(values.every);
 
   const once = async (): Promise<number> => {
@@ -90,6 +94,10 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
+    if (err instanceof UsageError) {
+      console.error(`build: ${err.message}`);
+      process.exit(2);
+    }
     console.error(`build failed: ${(err as Error).message ?? String(err)}`);
     process.exit(1);
   },

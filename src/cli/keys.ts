@@ -1,6 +1,6 @@
 // `npm run keys -- create | set | rotate | revoke | list`: manages the API keys file (hashes only) so nobody edits it by hand.
-import { parseArgs } from "node:util";
 import { parseConfig } from "../config.ts";
+import { parseCommandLine, UsageError } from "./args.ts";
 import type { KeyRecord, Limits } from "../keys/keys-file.ts";
 import {
   createKey,
@@ -22,7 +22,6 @@ const MAX_GRACE_MS = 365 * 86_400_000;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** Bad input: one line on stderr, exit code 2. */
-class UsageError extends Error {}
 
 /** `30s`, `15m`, `24h`, `7d` or `0` (the old key is refused at once), in ms. */
 function parseGrace(text: string): number {
@@ -69,9 +68,8 @@ function statusText(k: KeyRecord, nowMs: number): string {
 async function main(argv: string[]): Promise<number> {
   const config = parseConfig(process.env);
   const file = config.keysFile;
-  let parsed;
-  try {
-    parsed = parseArgs({
+  const { values, positionals } = parseCommandLine(
+    {
       args: argv,
       allowPositionals: true,
       options: {
@@ -80,11 +78,9 @@ async function main(argv: string[]): Promise<number> {
         grace: { type: "string" },
         default: { type: "boolean" },
       },
-    });
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message.split(/\.(?:\s|$)/)[0]}; ${USAGE}`);
-  }
-  const { values, positionals } = parsed;
+    },
+    USAGE,
+  );
   const [command, name, ...rest] = positionals;
   const allowed: Record<string, readonly string[]> = {
     create: ["rate", "burst"],

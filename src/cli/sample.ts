@@ -1,5 +1,5 @@
 // CLI: writes the deterministic sample catalog. `tsx src/cli/sample.ts --out DIR [--seed N] [--products N] [--now ISO]`
-import { parseArgs } from "node:util";
+import { parseCommandLine, UsageError } from "./args.ts";
 import {
   DEFAULT_SAMPLE_PRODUCTS,
   DEFAULT_SAMPLE_SEED,
@@ -16,8 +16,6 @@ Writes a deterministic sample catalog (catalog.json, sales.ndjson, products.ndjs
   --now ISO        instant the sales are arranged around, RFC 3339 like 2026-11-22T17:00:00Z (default: now)
 Same seed, products and now give byte-identical files.`;
 
-class UsageError extends Error {}
-
 interface Args {
   out: string;
   seed: number;
@@ -26,23 +24,17 @@ interface Args {
 }
 
 function parse(argv: string[]): Args | "help" {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        out: { type: "string" },
-        seed: { type: "string" },
-        products: { type: "string" },
-        now: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const { values } = parseCommandLine({
+    args: argv,
+    allowPositionals: false,
+    options: {
+      out: { type: "string" },
+      seed: { type: "string" },
+      products: { type: "string" },
+      now: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   if (values.help) return "help";
   if (values.out === undefined || values.out.trim() === "") throw new UsageError("--out DIR is required");
   return {
