@@ -1,8 +1,9 @@
 // Builds the search index file from the catalog's products: tokenizes, inverts, groups sale windows.
 import { BM25 } from "./constants.ts";
+import { buildDictionary } from "./dictionary.ts";
 import type { PostingTable, SearchIndexData, TextPostingTable, WindowTable } from "./index-format.ts";
 import { encodeSearchIndex } from "./index-format.ts";
-import { tokenize } from "./tokenize.ts";
+import { surfaceWords, tokenize } from "./tokenize.ts";
 import type { SearchDoc } from "./types.ts";
 
 const MAX_TF = 0xffff;
@@ -54,6 +55,10 @@ function checkDoc(doc: SearchDoc, previousId: number): void {
   if (!Number.isSafeInteger(doc.id) || doc.id <= 0)
     throw new RangeError(`search doc id must be a positive integer below 2^53: ${doc.id}`);
   if (doc.id === previousId) throw new RangeError(`duplicate search doc id ${doc.id}`);
+  if (doc.price !== undefined && !(Number.isSafeInteger(doc.price) && doc.price >= 0))
+    throw new RangeError(`search doc ${doc.id} has a price that is not a whole number of cents: ${doc.price}`);
+  if (doc.discount !== undefined && !(Number.isInteger(doc.discount) && doc.discount >= 0 && doc.discount <= 10_000))
+    throw new RangeError(`search doc ${doc.id} has a discount outside 0..10000 basis points: ${doc.discount}`);
   for (const w of doc.windows) {
     if (!Number.isFinite(w.from) || (w.to !== null && !Number.isFinite(w.to))) {
       throw new RangeError(`search doc ${doc.id} has a window with a non-finite time`);
@@ -155,11 +160,16 @@ export function buildSearchIndexData(input: Iterable<SearchDoc>): SearchIndexDat
   const descriptionLengths = new Uint32Array(n);
   const text = invertText(docs, nameLengths, descriptionLengths);
   const brand = new Lists();
+  const brandNames = new Lists();
+  const categories = new Lists();
   const colors = new Lists();
   const genders = new Lists();
   const sizes = new Lists();
   docs.forEach((doc, d) => {
     for (const t of tokenize(doc.brand)) brand.add(t, d);
+    // Table keys are stored joined by newlines: a value's own newlines become spaces.
+    brandNames.add(doc.brand.replace(/\n/g, " "), d);
+    for (const c of doc.categories ?? []) categories.add(c.replace(/\n/g, " "), d);
     for (const c of doc.colorGroups) colors.add(c, d);
     for (const s of doc.sizeKeys) sizes.add(s, d);
     if (doc.gender !== undefined) genders.add(doc.gender, d);
@@ -175,7 +185,26 @@ export function buildSearchIndexData(input: Iterable<SearchDoc>): SearchIndexDat
     genders: genders.table(),
     sizes: sizes.table(),
     windows: groupWindows(docs),
+    brandNames: brandNames.table(),
+    categories: categories.table(),
+    prices: Float64Array.from(docs, (doc) => doc.price ?? -1),
+    discounts: Uint16Array.from(docs, (doc) => doc.discount ?? 0),
+    dictionary: dictionaryOf(docs, text.keys),
   };
+}
+
+/** The typo and prefix dictionary of the docs' words (name and description). */
+function dictionaryOf(docs: readonly SearchDoc[], keys: readonly string[]) {
+  const termIndex = new Map(keys.map((k, i) => [k, i]));
+  const surfaces = new Map<string, number>();
+  for (const doc of docs) {
+    for (const text of [doc.name, doc.description]) {
+      for (const w of surfaceWords(text, false)) {
+        if (!surfaces.has(w.surface)) surfaces.set(w.surface, termIndex.get(w.term)!);
+      }
+    }
+  }
+  return buildDictionary(surfaces);
 }
 
 /**

@@ -1,4 +1,5 @@
 // The search index in memory: the decoded file's tables, and the queryable index (shared by the format and the engine).
+import type { DictionaryData } from "./dictionary.ts";
 import type { SearchQuery, SearchResult } from "./types.ts";
 
 /** A loaded index, ready for queries. */
@@ -56,4 +57,11 @@ export interface SearchIndexData {
   genders: PostingTable;
   sizes: PostingTable;
   windows: WindowTable;
+  /** Whole brand names (`Calvin Klein`), for the brand facet: each doc is in exactly one list. */
+  brandNames: PostingTable;
+  categories: PostingTable;
+  /** Per doc: price in cents, -1 for none; largest discount in basis points. */
+  prices: Float64Array;
+  discounts: Uint16Array;
+  dictionary: DictionaryData;
 }

@@ -3,6 +3,7 @@ import { crc32 } from "node:zlib";
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import { createSearchEngine } from "./engine.ts";
 import { SearchIndexError } from "./errors.ts";
+import type { DictionaryData } from "./dictionary.ts";
 import type { Bm25Params, PostingTable, SearchIndex, SearchIndexData, TextPostingTable } from "./index-data.ts";
 
 export { SearchIndexError } from "./errors.ts";
@@ -20,7 +21,7 @@ export type {
  * terms a text becomes (the file stores terms: an old file would silently stop matching). A loader refuses
  * every other version.
  */
-export const SEARCH_INDEX_VERSION = 1;
+export const SEARCH_INDEX_VERSION = 2;
 
 /** The first four bytes of every index file. */
 export const SEARCH_INDEX_MAGIC = "FSIX";
@@ -34,6 +35,9 @@ const HEADER_BYTES = 16;
 //           | per key: doc deltas (first absolute) [| text only: name tf, description tf per posting]
 //   windows store count | store names | group count | per group: from f64, to f64 (Infinity = open), store u8
 //           | per group: doc count | per group: doc deltas
+//   then    brand-name table | category table | per doc: price + 1 (0 = none) | per doc: discount
+//           | dictionary: words joined by "\n" | per word: term | deletion count | hash deltas | word per hash
+// (version 2 added everything after the windows)
 
 function writeTable(w: ByteWriter, t: PostingTable, tf?: TextPostingTable): void {
   const n = t.offsets.length - 1;
@@ -123,6 +127,20 @@ export function encodeSearchIndex(d: SearchIndexData): Uint8Array {
     w.varint(win.store[g]!);
   }
   writeTable(w, { keys: [], offsets: win.offsets, docs: win.docs });
+  writeTable(w, d.brandNames);
+  writeTable(w, d.categories);
+  for (const p of d.prices) w.varint(p + 1);
+  for (const x of d.discounts) w.varint(x);
+  const dict = d.dictionary;
+  w.string(dict.words.join("\n"));
+  for (const t of dict.terms) w.varint(t);
+  w.varint(dict.hashes.length);
+  let prevHash = 0;
+  for (const h of dict.hashes) {
+    w.varint(h - prevHash);
+    prevHash = h;
+  }
+  for (const x of dict.wordIds) w.varint(x);
   const payload = w.finish();
 
   const out = new Uint8Array(HEADER_BYTES + payload.length);
@@ -205,6 +223,17 @@ export function decodeSearchIndex(bytes: Uint8Array): SearchIndexData {
   }
   const win = readTable(r, n, "window", false);
   if (win.offsets.length !== groups + 1) corrupt("window table size");
+  const brandNames = readTable(r, n, "brand name");
+  const categories = readTable(r, n, "category");
+  const prices = new Float64Array(n);
+  for (let i = 0; i < n; i++) prices[i] = r.varint() - 1;
+  const discounts = new Uint16Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = r.varint();
+    if (x > 10_000) corrupt("discount above 100%");
+    discounts[i] = x;
+  }
+  const dictionary = readDictionary(r, text.keys.length);
   if (r.pos !== r.end) corrupt("trailing bytes after the last section");
   return {
     params,
@@ -217,7 +246,39 @@ export function decodeSearchIndex(bytes: Uint8Array): SearchIndexData {
     genders,
     sizes,
     windows: { storeNames, from, to, store, offsets: win.offsets, docs: win.docs },
+    brandNames,
+    categories,
+    prices,
+    discounts,
+    dictionary,
   };
+}
+
+function readDictionary(r: ByteReader, termCount: number): DictionaryData {
+  const blob = r.string();
+  const words = blob === "" ? [] : blob.split("\n");
+  const terms = new Uint32Array(words.length);
+  for (let i = 0; i < words.length; i++) {
+    const t = r.varint();
+    if (t >= termCount) corrupt("dictionary term out of range");
+    terms[i] = t;
+  }
+  const count = r.varint();
+  if (count > r.end - r.pos) corrupt("dictionary size");
+  const hashes = new Uint32Array(count);
+  let h = 0;
+  for (let i = 0; i < count; i++) {
+    h += r.varint();
+    if (h > 0xffffffff) corrupt("dictionary hashes out of order");
+    hashes[i] = h;
+  }
+  const wordIds = new Uint32Array(count);
+  for (let i = 0; i < count; i++) {
+    const x = r.varint();
+    if (x >= words.length) corrupt("dictionary word out of range");
+    wordIds[i] = x;
+  }
+  return { words, terms, hashes, wordIds };
 }
 
 /**

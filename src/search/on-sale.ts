@@ -8,6 +8,7 @@ const INTERVAL_CACHE_SIZE = 8;
 interface IntervalSets {
   byStore: (Uint32Array | null)[];
   any: Uint32Array | null;
+  begins: Float64Array | null;
 }
 
 /**
@@ -18,13 +19,15 @@ interface IntervalSets {
 export class OnSale {
   readonly #win: WindowTable;
   readonly #words: number;
+  readonly #size: number;
   readonly #stores: Map<string, number>;
   readonly #groupsByStore: Uint32Array[];
   readonly #boundaries: Float64Array;
   readonly #cache = new Map<number, IntervalSets>();
 
-  constructor(win: WindowTable, words: number) {
+  constructor(win: WindowTable, words: number, size: number) {
     this.#win = win;
+    this.#size = size;
     this.#words = words;
     this.#stores = new Map(win.storeNames.map((s, i) => [s, i]));
     const groups = Uint32Array.from(win.store.keys());
@@ -59,7 +62,7 @@ export class OnSale {
     let sets = this.#cache.get(interval);
     if (sets === undefined) {
       if (this.#cache.size >= INTERVAL_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value!);
-      sets = { byStore: this.#win.storeNames.map(() => null), any: null };
+      sets = { byStore: this.#win.storeNames.map(() => null), any: null, begins: null };
       this.#cache.set(interval, sets);
     }
     return sets;
@@ -76,6 +79,27 @@ export class OnSale {
       sets.byStore[s] = bits;
     }
     return bits;
+  }
+
+  /**
+   * Per doc, when the latest of the sales it is in at `now` (in `interval`) began, in any store (-Infinity when
+   * it is in none): what `sort=newest` orders by. Read-only.
+   */
+  begins(interval: number, now: number): Float64Array {
+    const sets = this.#sets(interval);
+    if (!sets.begins) {
+      const { from, to, offsets, docs } = this.#win;
+      const begins = new Float64Array(this.#size).fill(-Infinity);
+      for (let g = 0; g < from.length; g++) {
+        if (!(from[g]! <= now && now < to[g]!)) continue;
+        for (let p = offsets[g]!; p < offsets[g + 1]!; p++) {
+          const d = docs[p]!;
+          if (from[g]! > begins[d]!) begins[d] = from[g]!;
+        }
+      }
+      sets.begins = begins;
+    }
+    return sets.begins;
   }
 
   /**

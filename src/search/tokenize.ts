@@ -95,22 +95,42 @@ function toTerm(word: string): string {
   return term;
 }
 
-function pushWord(out: string[], word: string): void {
-  if (!STOP_WORDS.has(word)) out.push(toTerm(word));
+/** Calls `emit` with every word of a text that is not a stop word (folded, apostrophes dropped), in order. */
+function eachWord(text: string, forQuery: boolean, emit: (word: string) => void): void {
+  const push = (word: string) => {
+    if (!STOP_WORDS.has(word)) emit(word);
+  };
+  for (const match of fold(text).matchAll(WORD_RE)) {
+    const word = match[0].replace(APOSTROPHE_RE, "");
+    if (!HYPHEN_RE.test(word)) {
+      push(word);
+      continue;
+    }
+    const parts = word.split(HYPHEN_RE);
+    if (!forQuery) for (const part of parts) push(part);
+    push(parts.join(""));
+  }
 }
 
 function terms(text: string, forQuery: boolean): string[] {
   const out: string[] = [];
-  for (const match of fold(text).matchAll(WORD_RE)) {
-    const word = match[0].replace(APOSTROPHE_RE, "");
-    if (!HYPHEN_RE.test(word)) {
-      pushWord(out, word);
-      continue;
-    }
-    const parts = word.split(HYPHEN_RE);
-    if (!forQuery) for (const part of parts) pushWord(out, part);
-    pushWord(out, parts.join(""));
-  }
+  eachWord(text, forQuery, (word) => out.push(toTerm(word)));
+  return out;
+}
+
+/** A word as typed (folded) and the term it becomes. */
+export interface SurfaceWord {
+  surface: string;
+  term: string;
+}
+
+/**
+ * The words of a text with their terms, in order, as {@link tokenize} (documents) or {@link tokenizeQuery}
+ * (`forQuery`) makes them: typo and prefix matching compare what was typed with the words of the documents.
+ */
+export function surfaceWords(text: string, forQuery: boolean): SurfaceWord[] {
+  const out: SurfaceWord[] = [];
+  eachWord(text, forQuery, (word) => out.push({ surface: word, term: toTerm(word) }));
   return out;
 }
 

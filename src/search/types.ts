@@ -21,7 +21,27 @@ export interface SearchDoc {
    * may have several windows, in different stores; with none it is indexed but never found.
    */
   windows: readonly { from: number; to: number | null; store: Store }[];
+  /** Its categories, for the `category` facet (none if absent). */
+  categories?: readonly string[] | undefined;
+  /**
+   * Its price in cents: the lowest sale price among its SKUs for sale (among all its SKUs if none is), for
+   * `sort=price_*` and `min_price`/`max_price`. Absent: never in a price range, last in a price sort.
+   */
+  price?: number | undefined;
+  /** Its largest percentage off among the same SKUs, in basis points (0..10000), for `sort=discount`. */
+  discount?: number | undefined;
 }
+
+/** The orders a search can be sorted in; every one breaks ties by relevance, then by product ID. */
+export const SORT_ORDERS = ["relevance", "price_asc", "price_desc", "discount", "newest"] as const;
+export type SortOrder = (typeof SORT_ORDERS)[number];
+
+/** The facets a search can count, in the order a result lists them. */
+export const FACET_NAMES = ["brand", "color", "size", "store", "gender", "category"] as const;
+export type FacetName = (typeof FACET_NAMES)[number];
+
+/** One facet's values with their counts, most frequent first, ties by value. */
+export type FacetValues = { value: string; count: number }[];
 
 /** A parsed, validated search: the handler has already turned `children` into `kids` and checked ranges. */
 export interface SearchQuery {
@@ -46,6 +66,17 @@ export interface SearchQuery {
   rows: number;
   /** The request's instant in epoch seconds: only products on sale now (in one of `stores`, if given). */
   now: number;
+  /** Typo tolerance (see `src/search/words.ts`); default true. */
+  typos?: boolean | undefined;
+  /** The last query word also matches the words it begins (3 letters or more); default false. */
+  prefix?: boolean | undefined;
+  /** Default `relevance`. */
+  sort?: SortOrder | undefined;
+  /** Inclusive price range in cents; absent = unbounded. */
+  minPrice?: number | undefined;
+  maxPrice?: number | undefined;
+  /** Facets to count over every match (each without its own filter); absent or empty = none. */
+  facets?: readonly FacetName[] | undefined;
 }
 
 export interface SearchResult {
@@ -58,4 +89,6 @@ export interface SearchResult {
    * (the next window start or end anywhere in the index), or null if none: the answer stays valid until then.
    */
   nextChange: number | null;
+  /** Only when the query asked for facets: each one asked for, in {@link FACET_NAMES} order, up to 20 values. */
+  facets?: Partial<Record<FacetName, FacetValues>>;
 }

@@ -3,7 +3,8 @@ import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../catalog/schema.ts
 import type { ColorGroup, Gender, Store } from "../catalog/schema.ts";
 import { invalidParameter } from "../errors.ts";
 import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
-import type { SearchQuery } from "../search/types.ts";
+import { FACET_NAMES, SORT_ORDERS } from "../search/types.ts";
+import type { FacetName, SearchQuery, SortOrder } from "../search/types.ts";
 import { single } from "./request.ts";
 
 /** Largest `start` accepted: past the end is fine (an empty page), past 32-bit integers is a 400. */
@@ -12,6 +13,9 @@ export const MAX_START = 2_147_483_647;
 export const MAX_FILTER_VALUES = 32;
 /** Longest `q` or `brand` accepted, in characters. */
 export const MAX_TEXT_LENGTH = 256;
+
+/** `min_price`/`max_price`: a non-negative decimal with at most two decimals and nine integer digits. */
+const PRICE_PARAM_RE = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,2})?$/;
 
 const STORE_ALIASES: Record<string, Store> = { children: "kids" };
 
@@ -44,6 +48,34 @@ const oneOf =
   (v: string): T | null =>
     (allowed as readonly string[]).includes(v) ? (v as T) : null;
 
+/** A `0`/`1` switch; absent = `fallback`. */
+function flag(query: Map<string, string[]>, name: string, fallback: boolean): boolean {
+  const raw = single(query, name);
+  if (raw === undefined) return fallback;
+  if (raw !== "0" && raw !== "1") throw invalidParameter(name, "must be 0 or 1");
+  return raw === "1";
+}
+
+/** A price in cents, or undefined when absent. */
+function price(query: Map<string, string[]>, name: string): number | undefined {
+  const raw = single(query, name);
+  if (raw === undefined) return undefined;
+  const m = PRICE_PARAM_RE.exec(raw);
+  if (!m) throw invalidParameter(name, "must be a non-negative decimal amount with at most two decimals, like 19.99");
+  return Number(m[1]) * 100 + Number((m[2] ?? ".").slice(1).padEnd(2, "0"));
+}
+
+/** `facets`: comma-separated (the parameter may also repeat), in {@link FACET_NAMES} order, each once. */
+function facetList(query: Map<string, string[]>): FacetName[] {
+  const asked = new Set((query.get("facets") ?? []).flatMap((v) => v.split(",")));
+  for (const name of asked) {
+    if (!(FACET_NAMES as readonly string[]).includes(name)) {
+      throw invalidParameter("facets", `must be a comma-separated list of ${FACET_NAMES.join(", ")}`);
+    }
+  }
+  return FACET_NAMES.filter((name) => asked.has(name));
+}
+
 /** A search query but for its instant: what the query string says, checked once per request target. */
 export type SearchParams = Omit<SearchQuery, "now">;
 
@@ -70,5 +102,26 @@ export function parseSearchParams(query: Map<string, string[]>): SearchParams {
   );
   const rows = integer(query, "rows", 1, MAX_ROWS, DEFAULT_ROWS);
   const start = integer(query, "start", 0, MAX_START, 0);
-  return { q, brands, stores: [...new Set(stores)], colors, genders, sizes, start, rows };
+  const params: SearchParams = { q, brands, stores: [...new Set(stores)], colors, genders, sizes, start, rows };
+  // The parameters of issue 12, all optional: present in the result only when given, so that a search with only
+  // the parameters above is the same object as before.
+  const typos = flag(query, "typos", true);
+  const prefix = flag(query, "prefix", false);
+  const sort = single(query, "sort") ?? "relevance";
+  if (!(SORT_ORDERS as readonly string[]).includes(sort)) {
+    throw invalidParameter("sort", `must be one of ${SORT_ORDERS.join(", ")}`);
+  }
+  const minPrice = price(query, "min_price");
+  const maxPrice = price(query, "max_price");
+  if (minPrice !== undefined && maxPrice !== undefined && minPrice > maxPrice) {
+    throw invalidParameter("min_price", "must not be above max_price");
+  }
+  const facets = query.has("facets") ? facetList(query) : [];
+  if (!typos) params.typos = false;
+  if (prefix) params.prefix = true;
+  if (sort !== "relevance") params.sort = sort as SortOrder;
+  if (minPrice !== undefined) params.minPrice = minPrice;
+  if (maxPrice !== undefined) params.maxPrice = maxPrice;
+  if (facets.length > 0) params.facets = facets;
+  return params;
 }

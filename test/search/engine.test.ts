@@ -89,7 +89,8 @@ describe("full text", () => {
     ["one term", "dress", [101, 102, 107, 110]],
     ["case does not matter", "BLACK DRESS", [101, 102, 110]],
     ["an unknown word finds nothing, not everything", "dress xyzzy", []],
-    ["a misspelling finds nothing", "dresss", []],
+    ["a misspelling within one edit finds the word", "dresss", [101, 102, 107, 110]],
+    ["a short misspelling is not forgiven (3 letters)", "drs", []],
     ["stop words alone find nothing", "the and of", []],
     ["stop words are ignored next to real words", "the dress", [101, 102, 107, 110]],
     ["a stemmed form finds the same products", "dresses", [101, 102, 107, 110]],
@@ -105,6 +106,11 @@ describe("full text", () => {
     ["brand words are not full text", "calvin", []],
   ])("%s: %j", (_, q, expected) => {
     expect(findSorted(q)).toEqual(expected);
+  });
+
+  it("typos: false matches exactly: a misspelling finds nothing", () => {
+    expect(find("dresss", { typos: false })).toEqual([]);
+    expect(findSorted("dress", { typos: false })).toEqual([101, 102, 107, 110]);
   });
 
   it("ranks a name match above a description mention", () => {

@@ -652,7 +652,7 @@ describe("bad parameters", () => {
 
   it("unknown parameters are ignored", async () => {
     const plain = await search({ q: "dress" });
-    const res = await fetch(`${searchUrl({ q: "dress" })}&sort=price&fq=x`);
+    const res = await fetch(`${searchUrl({ q: "dress" })}&order=price&fq=x`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(plain);
   });
