@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { comparePage, createReference } from "../../bench/search/reference.ts";
 import { createRandom } from "../../src/catalog/sample/random.ts";
 import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
+import { FACET_NAMES, SORT_ORDERS } from "../../src/search/types.ts";
 import { buildSearchIndex } from "../../src/search/index-builder.ts";
 import { loadSearchIndex } from "../../src/search/index-format.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
@@ -35,6 +36,23 @@ const WORDS = [
 ];
 const BRANDS = ["Calvin Klein", "Calvin Klein Jeans", "Levi's", "Nike", "Diane von Furstenberg", "Hunter"];
 const SIZES = ["WoAp:S", "WoAp:M", "WoSh:8", "WoSh:8.5", "MeAp:L", "KiAp:6"];
+const CATEGORIES = ["Dresses", "Boots", "Tops", "Home"];
+
+/** One random edit (delete, insert, substitute or swap neighbours) at a random place of a word. */
+function misspell(word: string, rnd: () => number): string {
+  const at = Math.floor(rnd() * word.length);
+  const letter = "abcdefghijklmnopqrstuvwxyz"[Math.floor(rnd() * 26)]!;
+  switch (Math.floor(rnd() * 4)) {
+    case 0:
+      return word.slice(0, at) + word.slice(at + 1);
+    case 1:
+      return word.slice(0, at) + letter + word.slice(at);
+    case 2:
+      return word.slice(0, at) + letter + word.slice(at + 1);
+    default:
+      return at + 1 < word.length ? word.slice(0, at) + word[at + 1]! + word[at]! + word.slice(at + 2) : word;
+  }
+}
 
 function corpus(seed: number, n: number): { docs: SearchDoc[]; rnd: () => number } {
   const rnd = random(seed);
@@ -57,6 +75,9 @@ function corpus(seed: number, n: number): { docs: SearchDoc[]; rnd: () => number
       sizeKeys: some(SIZES),
       ...(gender ? { gender } : {}),
       windows,
+      categories: some(CATEGORIES),
+      ...(rnd() < 0.95 ? { price: 100 * Math.floor(rnd() * 50) + (rnd() < 0.5 ? 99 : 0) } : {}),
+      discount: Math.floor(rnd() * 8) * 1000,
     });
   }
   return { docs, rnd };
@@ -76,11 +97,16 @@ describe.each([
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const some = <T>(xs: readonly T[], p: number): T[] => (rnd() < p ? xs.filter(() => rnd() < 0.3) : []);
 
-  it("agrees with the brute-force reference on 400 queries", () => {
+  it("agrees with the brute-force reference on 400 queries (typos, prefixes, sorts, price ranges, facets)", () => {
     let nonEmpty = 0;
+    let forgiven = 0;
     for (let i = 0; i < 400; i++) {
+      const words = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick([...WORDS, "xyzzy"]));
+      if (rnd() < 0.4) words[0] = misspell(words[0]!, rnd);
+      if (rnd() < 0.3) words[words.length - 1] = words[words.length - 1]!.slice(0, 3 + Math.floor(rnd() * 3));
+      const low = Math.floor(rnd() * 3000);
       const query: SearchQuery = {
-        q: Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick([...WORDS, "xyzzy"])).join(" "),
+        q: words.join(" "),
         brands: rnd() < 0.2 ? [pick(["calvin", "klein jeans", "levis", "nike", "gucci"])] : [],
         stores: some(STORES, 0.3),
         colors: some(COLOR_GROUPS, 0.3),
@@ -89,13 +115,21 @@ describe.each([
         start: rnd() < 0.3 ? Math.floor(rnd() * 30) : 0,
         rows: 1 + Math.floor(rnd() * 40),
         now: 900 + Math.floor(rnd() * 1700),
+        ...(rnd() < 0.2 ? { typos: false } : {}),
+        ...(rnd() < 0.3 ? { prefix: true } : {}),
+        ...(rnd() < 0.4 ? { sort: pick(SORT_ORDERS) } : {}),
+        ...(rnd() < 0.15 ? { minPrice: low } : {}),
+        ...(rnd() < 0.15 ? { maxPrice: low + Math.floor(rnd() * 3000) } : {}),
+        ...(rnd() < 0.3 ? { facets: FACET_NAMES.filter(() => rnd() < 0.5) } : {}),
       };
       const got = index.search(query);
       const want = reference.search(query);
       if (got.total > 0) nonEmpty++;
-      const problem = comparePage(got.ids, got.total, want, query.start, query.rows);
+      if (want.ranked.some((r) => r.penalty > 0)) forgiven++;
+      const problem = comparePage(got.ids, got.total, want, query.start, query.rows, got.facets);
       expect(problem, JSON.stringify(query)).toBeNull();
     }
     expect(nonEmpty).toBeGreaterThan(100);
+    expect(forgiven, "queries with typo or prefix matches").toBeGreaterThan(50);
   });
 });
