@@ -140,6 +140,8 @@ export const DEFAULT_COMPRESS_SLOTS = 2;
 export interface Compressor {
   /** Starts brotli for `blob` unless every slot is busy or it is too small; sets `blob.br` when done, then calls `done`. */
   brotliLater(blob: LoadedBlob, done?: (br: Buffer) => void): void;
+  /** Takes a slot for other background compression (a gzip template): its release function, or null if none is free. */
+  slot(): (() => void) | null;
   /** Bodies being compressed now. */
   readonly busy: number;
 }
@@ -151,6 +153,15 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS): Compressor {
   return {
     get busy() {
       return busy;
+    },
+    slot() {
+      if (busy >= slots) return null;
+      busy++;
+      let released = false;
+      return () => {
+        if (!released) busy--;
+        released = true;
+      };
     },
     brotliLater(blob, done) {
       if (blob.br || busy >= slots || started.has(blob)) return;

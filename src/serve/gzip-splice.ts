@@ -142,7 +142,7 @@ export class GzipJoin {
  *   sum_i c_i y^(k-i) + crc(X) sum_j d_j y^(k-j),  c_i = crc(S_i) x^(8 |S_i+1..S_k|),  d_j = x^(8 |S_j..S_k|),
  * y = x^(8|X|): two Horner passes with one multiplication table for y, instead of two CRC combinations a link.
  */
-interface Insertable {
+export interface Insertable {
   deflate: Buffer;
   /** End offset in `deflate` of each segment's data (k + 1 of them). */
   cuts: Int32Array;

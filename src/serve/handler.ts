@@ -74,12 +74,14 @@ export interface Handler {
   reload(): Promise<{ snapshotChanged: boolean }>;
   /** The size of every structure that grows with traffic (each has a fixed bound). */
   stats(): HandlerStats;
+  /** Resolves once no gzip template is being made in the background (tests wait on it instead of sleeping). */
+  idle(): Promise<void>;
   /** The metrics, when `metricsToken` turned them on (the server adds its connections with `watch`). */
   readonly metrics: Metrics | null;
 }
 
 export interface HandlerStats {
-  /** Bytes and entries in the affid/JSONP variant cache (at most `variantCacheBytes`). */
+  /** Bytes and entries in the affid/JSONP variant cache, gzip templates of lists included (at most `variantCacheBytes`). */
   variantBytes: number;
   variants: number;
   /** Request targets remembered (at most ADMITTED_MAX). */
@@ -232,11 +234,12 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return state.snapshot;
   };
   handler.stats = () => ({
-    variantBytes: variants.cache.bytes,
+    variantBytes: variants.cache.bytes + variants.templates.bytes,
     variants: variants.cache.size,
     admittedTargets: state.gate.remembered,
     compressing: compressor.busy,
   });
+  handler.idle = () => variants.templates.idle();
   (handler as { metrics: Metrics | null }).metrics = metrics;
   handler.reload = async () => {
     try {

@@ -3,6 +3,9 @@ import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { assembleGzip, JS_TYPE, JSON_TYPE, linkCutsOf, shortHash, splice } from "./bodies.ts";
 import type { Compressor, Found } from "./bodies.ts";
+import { ByteLru } from "./byte-lru.ts";
+import { createTemplates } from "./context-gzip.ts";
+import type { Templates } from "./context-gzip.ts";
 import { gzipInserted, insertableOf, literal } from "./gzip-splice.ts";
 
 /**
@@ -29,8 +32,18 @@ export class Variant implements LoadedBlob {
   /** Made for one request (a search page): its gzip is joined piece by piece rather than from a cached Insertable. */
   readonly #transient: boolean;
 
-  constructor(body: LoadedBlob, affid: string, callback: string, transient = false) {
+  readonly #templates: Templates | null;
+
+  /** `templates`: where a body with many links finds its gzip compressed with context (null: pieces only). */
+  constructor(
+    body: LoadedBlob,
+    affid: string,
+    callback: string,
+    transient = false,
+    templates: Templates | null = null,
+  ) {
     this.#transient = transient;
+    this.#templates = templates;
     this.hash = `${body.hash}-${shortHash([affid, callback]).slice(0, 12)}`;
     this.contentType = callback ? JS_TYPE : JSON_TYPE;
     this.#body = body;
@@ -54,12 +67,14 @@ export class Variant implements LoadedBlob {
 
   #makeGzip(): Buffer {
     const insertable = this.#transient ? null : insertableOf(this.#body, linkCutsOf);
-    if (insertable)
+    if (insertable) {
+      const insert = this.#insert ?? EMPTY;
       return gzipInserted(
-        insertable,
-        this.#insert ?? EMPTY,
+        this.#templates?.get(this.#body, insertable, insert.length) ?? insertable,
+        insert,
         this.#callback ? [Buffer.from(`/**/${this.#callback}(`), JSONP_CLOSE] : null,
       );
+    }
     const wrap = this.#callback ? ([literal(Buffer.from(`/**/${this.#callback}(`)), JSONP_CLOSE_PIECE] as const) : null;
     return assembleGzip(this.#body, this.#insert ? literal(this.#insert) : null, wrap);
   }
@@ -92,7 +107,9 @@ const SEEN_MAX = 10_000;
  * the cache by bytes, the seen-once set by count, the compressor by slots.
  */
 export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIANT_CACHE_BYTES) {
-  const cache = new ByteLru<Variant>(maxBytes);
+  // A quarter of the memory holds gzip templates of lists (context-gzip.ts): 8 MB is some 200 of the largest list.
+  const templates = createTemplates(compressor, Math.floor(maxBytes / 4));
+  const cache = new ByteLru<Variant>(maxBytes - Math.floor(maxBytes / 4));
   const seen = new Set<string>();
   /** The variant of `body` for `affid` and `callback`; `cacheable: false` for a body made per request (a search page). */
   const of = (body: LoadedBlob, affid: string, callback: string, cacheable: boolean): Variant => {
@@ -103,7 +120,7 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
       if (!cached.br) compressor.brotliLater(cached, (br) => cache.grow(key, cached, br.length));
       return cached;
     }
-    const variant = new Variant(body, affid, callback);
+    const variant = new Variant(body, affid, callback, false, templates);
     if (seen.delete(key)) {
       cache.set(key, variant, 0);
       variant.onGrow = (bytes) => cache.grow(key, variant, bytes);
@@ -115,6 +132,7 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
   };
   return {
     cache,
+    templates,
     /** What to send for `found`: the body itself, or its variant when the request has `affid` or `callback`. */
     represent(found: Found, affid: string, callback: string): Representation {
       if (!affid && !callback) return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip };
@@ -122,59 +140,4 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
       return { body: variant, contentType: variant.contentType, gzip: variant.gzipOnDemand };
     },
   };
-}
-
-/** A least-recently-used cache bounded by the bytes its values hold (as they report them). */
-export class ByteLru<V> {
-  private readonly map = new Map<string, { value: V; size: number }>();
-  private total = 0;
-  private readonly maxBytes: number;
-  constructor(maxBytes: number) {
-    this.maxBytes = maxBytes;
-  }
-
-  /** Bytes held now. */
-  get bytes(): number {
-    return this.total;
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  get(key: string): V | undefined {
-    const entry = this.map.get(key);
-    if (!entry) return undefined;
-    this.map.delete(key);
-    this.map.set(key, entry);
-    return entry.value;
-  }
-
-  set(key: string, value: V, size: number): void {
-    const old = this.map.get(key);
-    if (old) {
-      this.total -= old.size;
-      this.map.delete(key);
-    }
-    this.map.set(key, { value, size });
-    this.total += size;
-    this.evict();
-  }
-
-  /** `key`'s value (if it is still `value`) holds `bytes` more. */
-  grow(key: string, value: V, bytes: number): void {
-    const entry = this.map.get(key);
-    if (entry?.value !== value) return;
-    entry.size += bytes;
-    this.total += bytes;
-    this.evict();
-  }
-
-  private evict(): void {
-    for (const [key, entry] of this.map) {
-      if (this.total <= this.maxBytes) break;
-      this.map.delete(key);
-      this.total -= entry.size;
-    }
-  }
 }
