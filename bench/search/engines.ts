@@ -6,7 +6,10 @@
 // (its relevance favours early positions), terms ANDed. Neither library has time windows, nor our filters, so
 // both get a side table (doc -> windows, colours, gender, sizes, brand terms), saved beside the index and
 // counted in its size, load time and memory, and filter their full result list after the search (the only
-// way to also get `total`; FlexSearch is asked for every match). Ours answers from its own file alone.
+// way to also get `total`; FlexSearch is asked for every match), then sort it (price) and count facets over it
+// (each facet without its own filter, as ours). Forgiveness is each library's own: MiniSearch with
+// `fuzzy: 0.2, prefix: true`, FlexSearch with `tokenize: "forward"` and `suggest: true`. Ours answers from its
+// own file alone.
 import { readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -14,12 +17,14 @@ import { COLOR_GROUPS } from "../../src/catalog/schema.ts";
 import { buildSearchIndex } from "../../src/search/index-builder.ts";
 import { loadSearchIndex } from "../../src/search/index-format.ts";
 import { tokenize, tokenizeQuery } from "../../src/search/tokenize.ts";
-import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
+import type { FacetName, FacetValues, SearchDoc, SearchQuery } from "../../src/search/types.ts";
+import { FACET_NAMES } from "../../src/search/types.ts";
+import { FACET_VALUES_LIMIT } from "../../src/search/facets.ts";
 
 const require = createRequire(import.meta.url);
 
 export interface Searcher {
-  search(q: SearchQuery): { ids: number[]; total: number };
+  search(q: SearchQuery): { ids: number[]; total: number; facets?: Partial<Record<FacetName, FacetValues>> };
 }
 
 export interface Engine {
@@ -42,6 +47,9 @@ interface SideTableJson {
   genders: number[];
   sizes: string[][];
   brands: string[][];
+  brandNames: string[];
+  categories: string[][];
+  prices: number[];
 }
 const STORE_LIST = ["women", "men", "kids", "home"];
 const COLOR_LIST: readonly string[] = COLOR_GROUPS;
@@ -55,6 +63,9 @@ function sideTable(docs: readonly SearchDoc[]): string {
     genders: docs.map((d) => (d.gender ? 1 + GENDER_LIST.indexOf(d.gender) : 0)),
     sizes: docs.map((d) => [...d.sizeKeys]),
     brands: docs.map((d) => [...new Set(tokenize(d.brand))]),
+    brandNames: docs.map((d) => d.brand),
+    categories: docs.map((d) => [...(d.categories ?? [])]),
+    prices: docs.map((d) => d.price ?? -1),
   };
   return JSON.stringify(table);
 }
@@ -69,6 +80,9 @@ interface SideTable {
   genders: Uint8Array;
   sizes: Set<string>[];
   brands: Set<string>[];
+  brandNames: string[];
+  categories: string[][];
+  prices: Float64Array;
 }
 
 function loadSideTable(json: string): SideTable {
@@ -87,33 +101,80 @@ function loadSideTable(json: string): SideTable {
     genders: Uint8Array.from(t.genders),
     sizes: t.sizes.map((s) => new Set(s)),
     brands: t.brands.map((b) => new Set(b)),
+    brandNames: t.brandNames,
+    categories: t.categories,
+    prices: Float64Array.from(t.prices),
   };
 }
 
-/** Applies the query's time, store and filters to a ranked list of dense doc numbers, then pages it. */
-function postFilter(ranked: ArrayLike<number>, q: SearchQuery, t: SideTable): { ids: number[]; total: number } {
+/**
+ * Applies the query's time, store and filters to a ranked list of dense doc numbers, sorts it by price if asked
+ * (stable: ties keep the library's order), counts the facets asked for, then pages it.
+ */
+function postFilter(ranked: ArrayLike<number>, q: SearchQuery, t: SideTable): ReturnType<Searcher["search"]> {
   const storeMask = q.stores.reduce((m, s) => m | (1 << STORE_LIST.indexOf(s)), 0) || 0xf;
   const colorMask = q.colors.reduce((m, c) => m | (1 << COLOR_LIST.indexOf(c)), 0);
   const genderMask = q.genders.reduce((m, g) => m | (1 << (1 + GENDER_LIST.indexOf(g))), 0);
   const brands = q.brands.map((b) => [...new Set(tokenizeQuery(b))]);
+  const facets = q.facets ?? [];
   const { now } = q;
-  const ids: number[] = [];
-  let total = 0;
+  const matches: number[] = [];
+  const counts = new Map<FacetName, Map<string, number>>(facets.map((f) => [f, new Map()]));
+  const add = (f: FacetName, v: string) => counts.get(f)!.set(v, (counts.get(f)!.get(v) ?? 0) + 1);
   for (let i = 0; i < ranked.length; i++) {
     const d = ranked[i]!;
-    let onSale = false;
-    for (let w = t.winStart[d]!; w < t.winStart[d + 1]! && !onSale; w++) {
-      onSale = t.from[w]! <= now && now < t.to[w]! && (storeMask & (1 << t.store[w]!)) !== 0;
+    let stores = 0;
+    for (let w = t.winStart[d]!; w < t.winStart[d + 1]!; w++) {
+      if (t.from[w]! <= now && now < t.to[w]!) stores |= 1 << t.store[w]!;
     }
-    if (!onSale) continue;
-    if (colorMask !== 0 && (t.colors[d]! & colorMask) === 0) continue;
-    if (genderMask !== 0 && (genderMask & (1 << t.genders[d]!) & ~1) === 0) continue;
-    if (q.sizes.length > 0 && !q.sizes.some((s) => t.sizes[d]!.has(s))) continue;
-    if (brands.length > 0 && !brands.some((b) => b.length > 0 && b.every((term) => t.brands[d]!.has(term)))) continue;
-    if (total >= q.start && total < q.start + q.rows) ids.push(t.ids[d]!);
-    total++;
+    if (stores === 0) continue;
+    const price = t.prices[d]!;
+    if (
+      (q.minPrice !== undefined || q.maxPrice !== undefined) &&
+      !(price >= (q.minPrice ?? 0) && price <= (q.maxPrice ?? Infinity))
+    )
+      continue;
+    const ok = {
+      store: (storeMask & stores) !== 0,
+      color: colorMask === 0 || (t.colors[d]! & colorMask) !== 0,
+      gender: genderMask === 0 || (genderMask & (1 << t.genders[d]!) & ~1) !== 0,
+      size: q.sizes.length === 0 || q.sizes.some((s) => t.sizes[d]!.has(s)),
+      brand: brands.length === 0 || brands.some((b) => b.length > 0 && b.every((term) => t.brands[d]!.has(term))),
+      category: true,
+    };
+    if (ok.store && ok.color && ok.gender && ok.size && ok.brand) matches.push(d);
+    for (const f of facets) {
+      if (!(Object.keys(ok) as (keyof typeof ok)[]).every((k) => k === f || ok[k])) continue;
+      const values =
+        f === "brand"
+          ? [t.brandNames[d]!]
+          : f === "color"
+            ? COLOR_LIST.filter((_, c) => (t.colors[d]! & (1 << c)) !== 0)
+            : f === "size"
+              ? t.sizes[d]!
+              : f === "store"
+                ? STORE_LIST.filter((_, st) => (stores & (1 << st)) !== 0)
+                : f === "gender"
+                  ? GENDER_LIST.filter((_, g) => t.genders[d] === g + 1)
+                  : t.categories[d]!;
+      for (const v of values) add(f, v);
+    }
   }
-  return { ids, total };
+  if (q.sort === "price_asc" || q.sort === "price_desc") {
+    const sign = q.sort === "price_asc" ? 1 : -1;
+    matches.sort((a, b) => sign * (t.prices[a]! - t.prices[b]!));
+  }
+  const ids = matches.slice(q.start, q.start + q.rows).map((d) => t.ids[d]!);
+  if (facets.length === 0) return { ids, total: matches.length };
+  const out: Partial<Record<FacetName, FacetValues>> = {};
+  for (const f of FACET_NAMES) {
+    if (!facets.includes(f)) continue;
+    out[f] = [...counts.get(f)!]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, FACET_VALUES_LIMIT)
+      .map(([value, count]) => ({ value, count }));
+  }
+  return { ids, total: matches.length, facets: out };
 }
 
 // ---- ours ----
@@ -133,7 +194,7 @@ const ours: Engine = {
 
 interface MiniSearchLike {
   addAll(docs: object[]): void;
-  search(q: string): { id: number }[];
+  search(q: string, options?: object): { id: number }[];
 }
 interface MiniSearchClass {
   new (options: object): MiniSearchLike;
@@ -147,8 +208,8 @@ const miniSearchOptions = {
   searchOptions: {
     boost: { name: 3 },
     combineWith: "AND",
-    prefix: false,
-    fuzzy: false,
+    prefix: true,
+    fuzzy: 0.2,
     tokenize: (text: string) => tokenizeQuery(text),
     processTerm: (term: string) => term,
   },
@@ -172,7 +233,7 @@ const miniSearch: Engine = {
     return {
       search: (q) =>
         postFilter(
-          ms.search(q.q).map((r) => r.id),
+          ms.search(q.q, q.typos === false ? { fuzzy: false, prefix: q.prefix === true } : {}).map((r) => r.id),
           q,
           table,
         ),
@@ -184,12 +245,12 @@ const miniSearch: Engine = {
 
 interface FlexIndex {
   add(id: number, text: string): void;
-  search(q: string, options: { limit: number }): number[];
+  search(q: string, options: { limit: number; suggest?: boolean }): number[];
   export(handler: (key: string, data: string) => void): void;
   import(key: string, data: string): void;
 }
 type FlexIndexClass = new (options: object) => FlexIndex;
-const flexOptions = { encode: (text: string) => tokenize(text) };
+const flexOptions = { encode: (text: string) => tokenize(text), tokenize: "forward" };
 
 const flexSearch: Engine = {
   name: "FlexSearch",
@@ -215,7 +276,9 @@ const flexSearch: Engine = {
     const index = new Index(flexOptions);
     for (const [key, data] of Object.entries(parts)) index.import(key, data);
     const table = loadSideTable(await readFile(join(dir, "filters.json"), "utf8"));
-    return { search: (q) => postFilter(index.search(q.q, { limit: size }), q, table) };
+    return {
+      search: (q) => postFilter(index.search(q.q, { limit: size, suggest: q.typos !== false }), q, table),
+    };
   },
 };
 

@@ -3,6 +3,8 @@ import { createRandom } from "../../src/catalog/sample/random.ts";
 import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
 import { fold, STOP_WORDS } from "../../src/search/tokenize.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
+import { FACET_NAMES } from "../../src/search/types.ts";
+import { misspell } from "./misspell.ts";
 
 /** A seeded PRNG (the sample catalog's mulberry32), so that every run asks the same queries. */
 function random(seed: number): () => number {
@@ -19,14 +21,25 @@ export function surfaceWords(text: string): string[] {
 export interface QueryMix {
   queries: SearchQuery[];
   broad: string[];
-  counts: { broad: number; filtered: number; multiWord: number };
+  counts: {
+    broad: number;
+    filtered: number;
+    multiWord: number;
+    typo: number;
+    prefix: number;
+    facets: number;
+    priceSort: number;
+    priceRange: number;
+  };
 }
 
 /**
  * `count` queries: a fifth are one broad word (the most common words of product names: "dress", "black"),
  * the rest 1-3 words taken from a random product's name and description (some misspelt, some mixed from
- * two products); half carry 1-3 filters; rows 10..100; a quarter ask for a later page. All at `now` or
- * within the hour after it.
+ * two products); half carry 1-3 filters; rows 10..100; a quarter ask for a later page. A third have one word
+ * misspelt (one random edit of a word of 4+ letters), a fifth use `prefix` with their last word cut to 3+
+ * letters, a quarter ask for 1-6 facets, a quarter sort by price (up or down), a tenth have a price range. All
+ * at `now` or within the hour after it.
  */
 export function makeQueries(docs: readonly SearchDoc[], count: number, seed: number, now: number): QueryMix {
   const rnd = random(seed);
@@ -50,7 +63,7 @@ export function makeQueries(docs: readonly SearchDoc[], count: number, seed: num
   const live = docs.filter((d) => d.windows.some((w) => w.from <= now && (w.to === null || now < w.to)));
   const source = live.length > 0 ? live : docs;
   const queries: SearchQuery[] = [];
-  const counts = { broad: 0, filtered: 0, multiWord: 0 };
+  const counts = { broad: 0, filtered: 0, multiWord: 0, typo: 0, prefix: 0, facets: 0, priceSort: 0, priceRange: 0 };
   for (let i = 0; i < count; i++) {
     let q: string;
     let wordsDoc: SearchDoc | undefined;
@@ -65,16 +78,42 @@ export function makeQueries(docs: readonly SearchDoc[], count: number, seed: num
       const chosen = new Set<string>();
       while (chosen.size < Math.min(k, new Set(words).size)) chosen.add(pick(words));
       const list = [...chosen];
-      const roll = rnd();
-      if (roll < 0.05 && list[0]!.length > 4) {
-        const w = list[0]!;
-        const at = 1 + int(w.length - 2);
-        list[0] = w.slice(0, at) + w.slice(at + 1); // a misspelling: a letter dropped
-      } else if (roll < 0.12) {
-        list.push(pick(surfaceWords(pick(docs).name))); // words of two different products
-      }
+      if (rnd() < 0.08) list.push(pick(surfaceWords(pick(docs).name))); // words of two different products
       q = list.join(" ");
       if (list.length > 1) counts.multiWord++;
+    }
+
+    // A third misspelt, a fifth typed as a prefix (the last word cut), as a shopper types them.
+    const extra: Partial<SearchQuery> = {};
+    const qWords = q.split(" ");
+    if (i % 3 === 0) {
+      const long = qWords.map((w, j) => [w, j] as const).filter(([w]) => w.length >= 4 && /^[a-z]+$/.test(w));
+      if (long.length > 0) {
+        const [w, j] = pick(long);
+        qWords[j] = misspell(w, rnd);
+        counts.typo++;
+      }
+    }
+    if (i % 5 === 2) {
+      const last = qWords[qWords.length - 1]!;
+      if (last.length > 3) qWords[qWords.length - 1] = last.slice(0, 3 + int(last.length - 3));
+      extra.prefix = true;
+      counts.prefix++;
+    }
+    q = qWords.join(" ");
+    if (i % 4 === 1) {
+      extra.facets = pickSome(FACET_NAMES, FACET_NAMES.length);
+      counts.facets++;
+    }
+    if (i % 4 === 3) {
+      extra.sort = rnd() < 0.5 ? "price_asc" : "price_desc";
+      counts.priceSort++;
+    }
+    if (rnd() < 0.1) {
+      const low = 1000 * int(10);
+      if (rnd() < 0.7) extra.minPrice = low;
+      extra.maxPrice = low + 1000 * (1 + int(20));
+      counts.priceRange++;
     }
 
     const filters: Partial<SearchQuery> = {};
@@ -119,6 +158,7 @@ export function makeQueries(docs: readonly SearchDoc[], count: number, seed: num
       rows,
       now: now + int(3600),
       ...filters,
+      ...extra,
     });
   }
   return { queries, broad, counts };

@@ -14,6 +14,7 @@ import { scorePostings } from "./scoring.ts";
 import { SortedTopK } from "./sorted-top-k.ts";
 import { TopK } from "./top-k.ts";
 import type { FacetName, FacetValues, SearchQuery, SearchResult, SortOrder } from "./types.ts";
+import { FACET_NAMES } from "./types.ts";
 import { queryWords } from "./words.ts";
 
 /** Terms in at least this many docs (and 1/64 of them) are "broad": see {@link BroadTerms}. */
@@ -93,7 +94,7 @@ class Engine implements SearchIndex {
     const withFacets = (result: SearchResult, counts?: Partial<Record<FacetName, FacetValues>>) => {
       if (facetNames.length === 0) return result;
       const facets: Partial<Record<FacetName, FacetValues>> = {};
-      for (const name of facetNames) facets[name] = counts?.[name] ?? [];
+      for (const name of FACET_NAMES) if (facetNames.includes(name)) facets[name] = counts?.[name] ?? [];
       return { ...result, facets };
     };
     const none = withFacets({ ids: [], total: 0, nextChange });

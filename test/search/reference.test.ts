@@ -1,5 +1,6 @@
 // The engine against a brute-force scan of the same docs, on random corpora small enough to scan.
 import { describe, expect, it } from "vitest";
+import { misspell } from "../../bench/search/misspell.ts";
 import { comparePage, createReference } from "../../bench/search/reference.ts";
 import { createRandom } from "../../src/catalog/sample/random.ts";
 import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
@@ -37,22 +38,6 @@ const WORDS = [
 const BRANDS = ["Calvin Klein", "Calvin Klein Jeans", "Levi's", "Nike", "Diane von Furstenberg", "Hunter"];
 const SIZES = ["WoAp:S", "WoAp:M", "WoSh:8", "WoSh:8.5", "MeAp:L", "KiAp:6"];
 const CATEGORIES = ["Dresses", "Boots", "Tops", "Home"];
-
-/** One random edit (delete, insert, substitute or swap neighbours) at a random place of a word. */
-function misspell(word: string, rnd: () => number): string {
-  const at = Math.floor(rnd() * word.length);
-  const letter = "abcdefghijklmnopqrstuvwxyz"[Math.floor(rnd() * 26)]!;
-  switch (Math.floor(rnd() * 4)) {
-    case 0:
-      return word.slice(0, at) + word.slice(at + 1);
-    case 1:
-      return word.slice(0, at) + letter + word.slice(at);
-    case 2:
-      return word.slice(0, at) + letter + word.slice(at + 1);
-    default:
-      return at + 1 < word.length ? word.slice(0, at) + word[at + 1]! + word[at]! + word.slice(at + 2) : word;
-  }
-}
 
 function corpus(seed: number, n: number): { docs: SearchDoc[]; rnd: () => number } {
   const rnd = random(seed);
