@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { INVENTORY_STATUSES, STORES } from "../catalog/schema.ts";
 import { PROBLEM_CODES } from "../errors.ts";
+import { FACET_NAMES } from "../search/types.ts";
 
 // Only checks that JSON Schema can say (types, patterns, lengths, ranges, enums): no refinements, which
 // z.toJSONSchema cannot carry into the document, so the document states every limit the tests check.
@@ -10,13 +11,13 @@ import { PROBLEM_CODES } from "../errors.ts";
 const Timestamp = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
-  .meta({ format: "date-time", description: "RFC 3339, UTC, whole seconds", example: "2026-11-22T17:00:00Z" });
+  .meta({ format: "date-time", description: "RFC 3339, UTC, whole seconds", examples: ["2026-11-22T17:00:00Z"] });
 
 /** Money: a string with exactly two decimals, never a JSON number. */
 const Price = z
   .string()
   .regex(/^(0|[1-9][0-9]*)\.[0-9]{2}$/)
-  .meta({ description: "Money, a string with two decimals", example: "59.00" });
+  .meta({ description: "Money, a string with two decimals", examples: ["59.00"] });
 
 const Url = z
   .string()
@@ -97,13 +98,22 @@ export const SizesSchema = z
   .meta({
     id: "Sizes",
     description: "Size keys of the SKUs on sale now: size group name -> size label -> size key.",
-    example: { "Women's Shoes": { "8": "WoSh:8", "8.5": "WoSh:8.5" } },
+    examples: [{ "Women's Shoes": { "8": "WoSh:8", "8.5": "WoSh:8.5" } }],
   });
 
 export const SearchResultSchema = z
   .strictObject({
     products: z.array(ProductSchema),
     total_found: z.number().int().min(0).meta({ description: "Every match, not just this page" }),
+    facets: z
+      .partialRecord(
+        z.enum(FACET_NAMES),
+        z.array(z.strictObject({ value: z.string(), count: z.number().int().min(1) })),
+      )
+      .optional()
+      .meta({
+        description: "Only with `facets`: each facet asked for, its values and their counts, most frequent first",
+      }),
   })
   .meta({ id: "SearchResult", description: "One page of products, most relevant first." });
 

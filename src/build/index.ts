@@ -12,9 +12,11 @@ import {
   ROUTES_FILE,
   SEARCH_INDEX_FILE,
   SNAPSHOT_FORMAT,
+  snapshotDir,
   sha256Hex,
 } from "../snapshot/format.ts";
 import { codeDigest } from "./code-digest.ts";
+import { makeDocuments } from "./documents.ts";
 import { acquireBuildLock } from "./lock.ts";
 import { writePack } from "./pack-writer.ts";
 import { planSnapshot, renderKey } from "./plan.ts";
@@ -39,6 +41,8 @@ export interface BuildOptions {
   now?: () => number;
   /** Writes in flight. Default DEFAULT_WRITE_CONCURRENCY (64). */
   concurrency?: number;
+  /** A directory of rendered reference pages by digest, shared by builds (tests use one). Default: none. */
+  docsCacheDir?: string;
   /** Called as the build advances: a phase name and counts. */
   onProgress?: (phase: string, done: number, total: number) => void;
 }
@@ -104,6 +108,13 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         warnings: new ProblemList(),
       };
     }
+    // The OpenAPI document and its reference page, made alongside the rest (the page may take seconds to render).
+    const documents = makeDocuments({
+      baseUrl,
+      previous: previous ? { dir: snapshotDir(options.dataDir, previous.id), manifest: previous.manifest } : null,
+      docsCacheDir: options.docsCacheDir,
+    });
+    documents.catch(() => {}); // awaited below; a build that fails before then reports its own error
     const lines = options.force ? null : (previous?.lines ?? null);
     const catalog = await loadCatalog(options.catalogDir, {
       now: now(),
@@ -147,6 +158,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       indexCode !== null && previous?.searchIndex?.docsDigest === docsDigest ? previous.searchIndex : null;
     const searchIndexReused = previousIndex !== null;
     const index = previousIndex?.bytes ?? buildSearchIndex(plan.searchDocs);
+    options.onProgress?.("documents", 0, 1);
+    const docs = await documents;
     const routesBytes = Buffer.from(JSON.stringify(routes));
     const linesBytes = Buffer.from(
       JSON.stringify({ rules: CATALOG_RULES_VERSION, render: key, products: plan.productLines } satisfies LinesFile),
@@ -169,10 +182,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         blobs: routes.blobs.length,
       },
       search_docs_digest: docsDigest,
+      docs_page_digest: docs.pageDigest,
       files: {
         [ROUTES_FILE]: sha256Hex(routesBytes),
         [SEARCH_INDEX_FILE]: sha256Hex(index),
         [LINES_FILE]: sha256Hex(linesBytes),
+        ...docs.digests,
       },
     };
     const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
@@ -185,8 +200,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         [ROUTES_FILE]: routesBytes,
         [LINES_FILE]: linesBytes,
         ...(previousIndex ? {} : { [SEARCH_INDEX_FILE]: index }),
+        ...docs.files,
       },
-      previousIndex ? { [SEARCH_INDEX_FILE]: previousIndex.path } : {},
+      { ...(previousIndex ? { [SEARCH_INDEX_FILE]: previousIndex.path } : {}), ...docs.linked },
     );
     // Packs kept from the published snapshot were verified against their names when their build wrote them: the
     // check here is their size; the new pack is read back and hashed. (A server hashes every pack it loads.)
@@ -203,13 +219,14 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       blobsWritten: written.written,
       blobsCopied: written.copied,
       repacked: repack,
-      filesWritten: written.files + (searchIndexReused ? 3 : 4),
+      filesWritten: written.files + (searchIndexReused ? 3 : 4) + Object.keys(docs.files).length,
       bytesWritten:
         written.bytes +
         manifestBytes.length +
         routesBytes.length +
         linesBytes.length +
-        (searchIndexReused ? 0 : index.length),
+        (searchIndexReused ? 0 : index.length) +
+        Object.values(docs.files).reduce((n, b) => n + b.length, 0),
       searchIndexReused,
       productsReused: plan.reused,
       durationMs: now() - started,

@@ -9,6 +9,7 @@ import { routeOf } from "./metrics.ts";
 import type { Route } from "./metrics.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit } from "./rate-limit.ts";
+import { isDocumentPath } from "./documents.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
@@ -73,8 +74,16 @@ export interface Paths {
 
 /** Admits requests under one key ring and one snapshot; a reload makes a new gate, forgetting every target. */
 export interface Gate {
-  /** The request's /v1/ resource, or "health" or "metrics" for those paths; throws the ApiError that answers it. RateLimit-* headers go onto `headers`. */
-  admit(req: IncomingMessage, nowMs: number, headers: string[], info: RequestInfo): Admitted | "health" | "metrics";
+  /**
+   * The request's /v1/ resource, or "health", "metrics" or "document" (the OpenAPI document and reference page, no
+   * key needed) for those paths; throws the ApiError that answers it. RateLimit-* headers go onto `headers`.
+   */
+  admit(
+    req: IncomingMessage,
+    nowMs: number,
+    headers: string[],
+    info: RequestInfo,
+  ): Admitted | "health" | "metrics" | "document";
   /** Targets remembered now. */
   readonly remembered: number;
 }
@@ -209,6 +218,7 @@ export function createAdmission(options: AdmissionOptions) {
         info.query = query;
         if (path === HEALTH_PATH) return "health";
         if (path === METRICS_PATH) return "metrics";
+        if (isDocumentPath(path)) return "document";
         if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
         checkFailures(req, query.has("apikey"), nowMs);
         const credential = authenticate(keys, req, query, nowMs);

@@ -6,6 +6,7 @@ import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
 import type { AdmissionOptions, Admitted, Gate, RequestInfo } from "./admission.ts";
 import { createCompressor } from "./bodies.ts";
+import { sendDocument } from "./documents.ts";
 import type { Found } from "./bodies.ts";
 import { createVariants, DEFAULT_VARIANT_CACHE_BYTES } from "./variants.ts";
 import { DEFAULT_MAX_AGE } from "./defaults.ts";
@@ -179,6 +180,10 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       const a = s.gate.admit(req, nowMs, headers, info);
       if (a === "health") {
         result = sendJson(req, res, s.snapshot ? 200 : 503, health(s.snapshot, nowMs));
+        return;
+      }
+      if (a === "document") {
+        result = sendDocument(req, res, s.snapshot, info.path, maxAge);
         return;
       }
       if (a === "metrics") {

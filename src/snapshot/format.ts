@@ -4,12 +4,13 @@ import { join } from "node:path";
 import { z } from "zod";
 
 /** Bumped whenever the manifest or routes change incompatibly; the handler refuses any other version. */
-export const SNAPSHOT_FORMAT = 3;
+export const SNAPSHOT_FORMAT = 4;
 
 /**
  * Data directory layout:
  *   current                 symlink -> snapshots/<id>, switched by an atomic rename
- *   snapshots/<id>/         manifest.json, routes.json, search.idx, product-lines.json
+ *   snapshots/<id>/         manifest.json, routes.json, search.idx, product-lines.json, and the documents served
+ *                           without a key (openapi.json, docs.html), each with its .gz and .br
  *   packs/<digest>.pack     resource bodies (identity, gzip, brotli) appended one after another; a build writes
  *                           one pack of the bodies that are new, and snapshots share packs
  * One pack per build instead of a file per body: 100,000 products would otherwise be 300,000 small files, and
@@ -22,6 +23,19 @@ export const MANIFEST_FILE = "manifest.json";
 export const ROUTES_FILE = "routes.json";
 export const SEARCH_INDEX_FILE = "search.idx";
 export const LINES_FILE = "product-lines.json";
+
+/**
+ * The documents served without a key, by path: the OpenAPI document and its reference page (format 4 added them).
+ * Each is three files, the body and its gzip and brotli (`<file>.gz`, `<file>.br`), recorded under `files`.
+ */
+export const DOCUMENTS = {
+  "/v1/openapi.json": { file: "openapi.json", type: "application/json; charset=utf-8" },
+  "/docs": { file: "docs.html", type: "text/html; charset=utf-8" },
+} as const;
+export type DocumentPath = keyof typeof DOCUMENTS;
+
+/** Every file of the documents: each one's body, gzip and brotli. */
+export const DOCUMENT_FILES = Object.values(DOCUMENTS).flatMap(({ file }) => [file, `${file}.gz`, `${file}.br`]);
 
 /** Path of a pack (relative to the data directory). */
 export function packPath(name: string): string {
@@ -134,8 +148,21 @@ export const ManifestSchema = z.strictObject({
    * search.idx when its documents give the same digest.
    */
   search_docs_digest: Sha256,
-  /** sha256 of each of the snapshot's own files: routes.json and search.idx (checked at load), product-lines.json. */
-  files: z.strictObject({ [ROUTES_FILE]: Sha256, [SEARCH_INDEX_FILE]: Sha256, [LINES_FILE]: Sha256 }),
+  /**
+   * sha256 of what decides the reference page's bytes (the OpenAPI document, the page's code, the Redocly CLI's
+   * version): the next build reuses docs.html and its variants when it gives the same digest.
+   */
+  docs_page_digest: Sha256,
+  /**
+   * sha256 of each of the snapshot's own files: routes.json, search.idx and the documents (checked at load),
+   * product-lines.json.
+   */
+  files: z.strictObject({
+    [ROUTES_FILE]: Sha256,
+    [SEARCH_INDEX_FILE]: Sha256,
+    [LINES_FILE]: Sha256,
+    ...(Object.fromEntries(DOCUMENT_FILES.map((f) => [f, Sha256])) as Record<string, typeof Sha256>),
+  }),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;
 

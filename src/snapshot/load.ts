@@ -7,6 +7,7 @@ import type { Manifest, Routes } from "./format.ts";
 import {
   packPath,
   CURRENT_LINK,
+  DOCUMENTS,
   SNAPSHOT_FORMAT,
   MANIFEST_FILE,
   ManifestSchema,
@@ -39,6 +40,12 @@ export interface LoadedSegment {
   body: LoadedBody;
 }
 
+/** A document served without a key (the OpenAPI document, the reference page): its body and its type. */
+export interface LoadedDocument {
+  blob: LoadedBlob;
+  type: string;
+}
+
 export interface LoadedSnapshot {
   id: string;
   manifest: Manifest;
@@ -46,6 +53,8 @@ export interface LoadedSnapshot {
   products: Map<number, LoadedBlob>;
   boundaries: number[];
   search: SearchIndex;
+  /** The documents, by path (DOCUMENTS). */
+  documents: Map<string, LoadedDocument>;
   /** Every blob by hash, and every pack by name, so that the next snapshot can reuse what it shares with this one. */
   blobs: Map<string, LoadedBlob>;
   packs: Map<string, Buffer>;
@@ -114,6 +123,7 @@ export async function loadSnapshot(
   if (!parsed.success) throw new SnapshotError(`${routesPath}: invalid routes: ${parsed.error.issues[0]?.message}`);
   const routes: Routes = parsed.data;
   const search = await loadRecordedIndex(dir, manifest);
+  const documents = await loadDocuments(dir, manifest);
 
   const previous = options.previous;
   const packs = new Map<string, Buffer>();
@@ -162,6 +172,7 @@ export async function loadSnapshot(
     products,
     boundaries: routes.boundaries,
     search,
+    documents,
     packs,
     blobs: new Map(blobList.map((b) => [b.hash, b])),
   };
@@ -186,6 +197,7 @@ export async function verifySnapshot(
     "packs" | "blobs"
   >;
   await loadRecordedIndex(dir, manifest);
+  await loadDocuments(dir, manifest);
   for (const [name, size] of routes.packs) {
     const path = join(dataDir, packPath(name));
     if (!trusted.has(name)) await readPack(dataDir, name, size);
@@ -203,17 +215,25 @@ export async function verifySnapshot(
 }
 
 /** A file of the snapshot, checked against the digest its manifest records. */
-async function readRecorded(
-  dir: string,
-  manifest: Manifest,
-  file: keyof Manifest["files"],
-  what: string,
-): Promise<Buffer> {
+async function readRecorded(dir: string, manifest: Manifest, file: string, what: string): Promise<Buffer> {
   const path = join(dir, file);
   const bytes = await readOrFail(path, what);
-  if (sha256Hex(bytes) !== manifest.files[file])
+  if (sha256Hex(bytes) !== (manifest.files as Record<string, string | undefined>)[file])
     throw new SnapshotError(`${path}: digest does not match the manifest (corrupt or partly written)`);
   return bytes;
+}
+
+/** The documents and their gzip and brotli, each checked against its digest. */
+async function loadDocuments(dir: string, manifest: Manifest): Promise<Map<string, LoadedDocument>> {
+  const documents = new Map<string, LoadedDocument>();
+  for (const [path, { file, type }] of Object.entries(DOCUMENTS)) {
+    const [identity, gzip, br] = await Promise.all(
+      [file, `${file}.gz`, `${file}.br`].map((f) => readRecorded(dir, manifest, f, "document")),
+    );
+    const blob = { hash: sha256Hex(identity!).slice(0, 32), identity: identity!, gzip: gzip!, br: br! };
+    documents.set(path, { type, blob: { ...blob, links: [], gzipPieces: [], etags: null } });
+  }
+  return documents;
 }
 
 /** The snapshot's search index, checked against its digest and loaded. */

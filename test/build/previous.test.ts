@@ -10,6 +10,7 @@ import { readPrevious } from "../../src/build/previous.ts";
 import { CATALOG_RULES_VERSION } from "../../src/catalog/load.ts";
 import type { Manifest, Routes } from "../../src/snapshot/format.ts";
 import {
+  DOCUMENT_FILES,
   LINES_FILE,
   LinesFileSchema,
   MANIFEST_FILE,
@@ -240,10 +241,13 @@ describe("the product-lines file and the manifest", () => {
     await writeCatalog(catalogDir, catalog());
     await build();
     const manifest = JSON.parse(await readFile(current(MANIFEST_FILE), "utf8")) as Manifest;
-    expect(Object.keys(manifest.files).sort()).toEqual([LINES_FILE, ROUTES_FILE, SEARCH_INDEX_FILE].sort());
+    expect(Object.keys(manifest.files).sort()).toEqual(
+      [LINES_FILE, ROUTES_FILE, SEARCH_INDEX_FILE, ...DOCUMENT_FILES].sort(),
+    );
     for (const [file, digest] of Object.entries(manifest.files))
       expect(sha(await readFile(current(file)))).toBe(digest);
     expect(manifest.search_docs_digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(manifest.docs_page_digest).toMatch(/^[0-9a-f]{64}$/);
 
     const lines = LinesFileSchema.parse(JSON.parse(await readFile(current(LINES_FILE), "utf8")));
     expect(lines.rules).toBe(CATALOG_RULES_VERSION);

@@ -127,6 +127,9 @@ export function standardCatalog(): { sales: Sale[]; products: Product[] } {
   };
 }
 
+/** Where test builds keep rendered reference pages by digest, so the suite renders each distinct page once. */
+export const DOCS_CACHE = join(tmpdir(), "flash-sale-api-test-docs");
+
 export async function tempDir(prefix = "fsa-"): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
 }
@@ -173,7 +176,7 @@ export async function startTestApi(
   const catalogDir = await writeCatalog(join(root, "catalog"), catalog);
   const dataDir = join(root, "data");
   const keysFile = join(root, "keys.json");
-  await buildSnapshot({ catalogDir, dataDir, baseUrl: BASE });
+  await buildSnapshot({ catalogDir, dataDir, baseUrl: BASE, docsCacheDir: DOCS_CACHE });
   // The test key is not rate-limited (the clock stands still in most tests, so no bucket would refill).
   const key = await createKey(keysFile, "test", new Date(), { rate: 1e9, burst: 1e9 });
   const clock = { now: T0 };

@@ -1,0 +1,67 @@
+// The OpenAPI document and the reference page, as the server sends them: no key, ETag and 304, CORS, compression.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BASE, startTestApi } from "../helpers/fixture.ts";
+import type { TestApi } from "../helpers/fixture.ts";
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(() => api.close());
+
+describe.each([
+  ["/v1/openapi.json", "application/json; charset=utf-8"],
+  ["/docs", "text/html; charset=utf-8"],
+])("%s", (path, type) => {
+  it("answers without a key, cacheable, CORS open", async () => {
+    const res = await api.get(path, { headers: { "accept-encoding": "identity" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe(type);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.headers.get("cache-control")).toBe("public, max-age=300");
+    expect(res.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(res.headers.get("ratelimit-limit")).toBeNull();
+    const again = await api.get(path, { headers: { "if-none-match": res.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+  });
+
+  it.each(["gzip", "br"])("is sent as %s to a client that accepts it", async (encoding) => {
+    const identity = Buffer.from(
+      await (await api.get(path, { headers: { "accept-encoding": "identity" } })).arrayBuffer(),
+    );
+    const res = await api.get(path, { headers: { "accept-encoding": encoding } });
+    expect(res.headers.get("content-encoding")).toBe(encoding);
+    expect(Number(res.headers.get("content-length"))).toBeLessThan(identity.length / 2);
+    expect(Buffer.from(await res.arrayBuffer()).equals(identity)).toBe(true); // fetch decodes it
+  });
+
+  it("ignores a key, and refuses other methods", async () => {
+    expect((await api.get(`${path}?apikey=nonsense`)).status).toBe(200);
+    const post = await api.get(path, { method: "POST" });
+    expect(post.status).toBe(405);
+    expect((await post.json()).code).toBe("method_not_allowed");
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("names this server, and has an operationId and a summary for every operation", async () => {
+    const doc = (await (await api.get("/v1/openapi.json")).json()) as any;
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.servers).toEqual([{ url: BASE, description: "This server" }]);
+    const operations = Object.values(doc.paths).flatMap((item: any) => Object.values(item)) as any[];
+    expect(operations).toHaveLength(11);
+    for (const op of operations) {
+      expect(op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(op.summary).toBeTruthy();
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "304", "400", "405", "414", "431"]));
+    }
+    expect(doc.components.securitySchemes.apikey).toMatchObject({ type: "apiKey", in: "query", name: "apikey" });
+  });
+
+  it("the reference page is the document, self-contained", async () => {
+    const html = await (await api.get("/docs")).text();
+    expect(html).toContain('<meta http-equiv="Content-Security-Policy"');
+    expect(html).toContain('"operationId":"searchProducts"');
+    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)="https?:/);
+  });
+});
