@@ -14,7 +14,8 @@ function parse(header: string): { br: boolean; gzip: boolean } {
     const name = nameRaw.trim().toLowerCase();
     let q = 1;
     for (const p of params) {
-      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(p);
+      // A qvalue as RFC 9110 writes it (0 to 1, at most three decimals); anything else is ignored, as if absent.
+      const m = /^\s*q\s*=\s*(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\s*$/i.exec(p);
       if (m) q = Number(m[1]);
     }
     const ok = q > 0;

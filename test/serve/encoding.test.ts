@@ -68,8 +68,13 @@ describe("negotiateEncoding", () => {
       ["gzip;q=abc", ...BOTH, "gzip"], // not a number: the q is ignored, as if absent
       ["gzip;q=", ...BOTH, "gzip"],
       ["gzip;q=-1", ...BOTH, "gzip"], // a sign is not matched either: ignored, so accepted
-      ["gzip;q=1.2.3", ...BOTH, "identity"], // digits and dots that are no number: NaN, refused
+      ["gzip;q=1.2.3", ...BOTH, "gzip"], // not a qvalue (RFC 9110: 0 to 1, three decimals at most): ignored
       ["gzip;q=2", ...BOTH, "gzip"],
+      ["gzip;q=0.0001", ...BOTH, "gzip"],
+      ["gzip;q=1.5", ...BOTH, "gzip"],
+      ["gzip;q=00", ...BOTH, "gzip"],
+      ["gzip;q=0.", ...BOTH, "identity"], // "0." is a qvalue: zero
+      ["gzip;q=1.000, br;q=0.000", ...BOTH, "gzip"],
     ])("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
       expect(negotiateEncoding(header, br, gzip)).toBe(expected);
     });
