@@ -3,7 +3,10 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-/** `from "./x.ts"`, `import "./x.ts"`, `import("./x.ts")`: the relative imports a module names. */
+/**
+ * The relative imports a module names: a quoted path starting with ./ or ../ after `from`, `import` or `import(`.
+ * (Not written out here: this module is part of the build's code, and an example in a comment would be followed.)
+ */
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
 
 const memo = new Map<string, string | null>();

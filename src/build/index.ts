@@ -1,4 +1,5 @@
 // The build: catalog -> validated plan -> blobs, routes and search index -> verified, atomically published snapshot.
+import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { ProblemList } from "../catalog/problems.ts";
 import { CATALOG_RULES_VERSION, digestCatalog, loadCatalog } from "../catalog/load.ts";
@@ -80,7 +81,10 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   try {
     await cleanLeftovers(options.dataDir);
     options.onProgress?.("catalog", 0, 1);
-    const optionsDigest = sha256Hex(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl }));
+    // The build's own code counts as an option: an upgrade that changes what any resource renders to (an order,
+    // a field) rebuilds even when the catalog has not changed. Its sources unreadable: never skip.
+    const code = codeDigest([new URL("./index.ts", import.meta.url)]) ?? randomUUID();
+    const optionsDigest = sha256Hex(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl, code }));
     // Unchanged catalog and options: nothing to do, decided from the files' digest before parsing a line (and
     // before reading more of the published snapshot than its manifest).
     const catalogDigest = await digestCatalog(options.catalogDir);

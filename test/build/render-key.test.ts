@@ -104,6 +104,28 @@ describe("render key", () => {
     120_000,
   );
 
+  it("a code change with the catalog unchanged rebuilds: the no-change shortcut is keyed by the build's code", async () => {
+    const dir = await tempDir("fsa-render-key-case-");
+    const catalogDir = join(dir, "catalog");
+    const dataDir = join(dir, "data");
+    await writeCatalog(catalogDir, catalog());
+    build(catalogDir, dataDir);
+    const first = await loadSnapshot(dataDir);
+    expect(build(catalogDir, dataDir)).toContain(`catalog unchanged: kept ${first.id}, wrote nothing`);
+    // Size keys listed in another order: only the sizes resource changes, the catalog does not.
+    const from = "  if (ka !== kb) return ka - kb;";
+    await editCopy("src/build/sizes.ts", from, "  if (ka !== kb) return kb - ka;");
+    try {
+      const out = build(catalogDir, dataDir);
+      expect(out).not.toContain("catalog unchanged");
+      const second = await loadSnapshot(dataDir);
+      expect(second.id).not.toBe(first.id);
+      expect(build(catalogDir, dataDir)).toContain(`catalog unchanged: kept ${second.id}, wrote nothing`);
+    } finally {
+      await editCopy("src/build/sizes.ts", "  if (ka !== kb) return kb - ka;", from);
+    }
+  }, 120_000);
+
   it("an unchanged code and catalog rebuild reuses every product body (the key is stable)", async () => {
     const dir = await tempDir("fsa-render-key-case-");
     const catalogDir = join(dir, "catalog");
