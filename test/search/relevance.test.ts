@@ -1,4 +1,6 @@
 // Search relevance, filters and paging of GET /v1/products, asserted through HTTP on the sample catalog against its own files.
+// These check contract §5's exact matching, so every search here is sent with typos=0; what typo tolerance and
+// prefixes add (after every exact match) is tested in forgiving.test.ts.
 import { readFile, rm } from "node:fs/promises";
 import { get as httpGet } from "node:http";
 import type { IncomingHttpHeaders } from "node:http";
@@ -117,7 +119,7 @@ const count = (terms: readonly string[], term: string) => terms.filter((t) => t 
 const sorted = (ids: Iterable<number>) => [...ids].sort((a, b) => a - b);
 
 function searchUrl(params: Params, apikey = key): string {
-  const sp = new URLSearchParams({ apikey });
+  const sp = new URLSearchParams({ apikey, typos: "0" });
   for (const [name, value] of Object.entries(params)) {
     for (const v of Array.isArray(value) ? value : [value]) sp.append(name, String(v));
   }
@@ -273,7 +275,7 @@ describe("full text: what is found", () => {
   });
 
   it.each(["dresss", "qwxz", "dress qwxz", "bootz", "leathr boot", "the", "of and the"])(
-    "a misspelling, unknown word or only stop words finds nothing rather than everything: %j",
+    "with typos=0, a misspelling, unknown word or only stop words finds nothing rather than everything: %j",
     async (q) => {
       const page = await search({ q });
       expect(page).toEqual({ products: [], total_found: 0 });
