@@ -7,7 +7,16 @@ export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_DATA_DIR = "data";
 
-const Port = z.coerce.number().int().min(0).max(65535);
+/**
+ * A number written in decimal digits (a sign and decimals are read so that their errors say what is wrong). Anything
+ * else, such as 0x50, 1e3 or Infinity, which z.coerce would read as a number, is refused as not a number.
+ */
+const decimal = (schema: z.ZodNumber) =>
+  z.preprocess(
+    (v) => (typeof v === "string" && !/^\s*[+-]?\d+(\.\d+)?\s*$/.test(v) ? Number.NaN : v),
+    z.coerce.number().pipe(schema),
+  );
+const Port = decimal(z.number().int().min(0).max(65535));
 
 export const ConfigSchema = z
   .object({
@@ -20,9 +29,15 @@ export const ConfigSchema = z
     /** Env HOST. Default 127.0.0.1. */
     host: z.string().min(1).default(DEFAULT_HOST),
     /** API base URL written into `sale`/`product` links. Env BASE_URL. Default http://HOST:PORT (https:// with TLS). */
-    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    baseUrl: z
+      .url({ protocol: /^https?$/ })
+      .refine(
+        (u) => !/[?#@]/.test(u),
+        "must have no query (?), fragment (#) or credentials (@): links are made by appending paths",
+      )
+      .optional(),
     /** Freshness in seconds for responses that do not change sooner. Env MAX_AGE. Default 300. */
-    maxAge: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_MAX_AGE),
+    maxAge: decimal(z.number().int().min(0).max(86_400)).default(DEFAULT_MAX_AGE),
     /** One JSON log line per request on stdout. Env LOG_REQUESTS ("0" turns it off). Default on. */
     logRequests: z
       .enum(["0", "1"])
@@ -43,9 +58,9 @@ export const ConfigSchema = z
     /** PEM private key file of tlsCert. Env TLS_KEY. */
     tlsKey: z.string().optional(),
     /** Memory for cached affid/JSONP variants, MB. Env VARIANT_CACHE_MB. Default 32. */
-    variantCacheMb: z.coerce.number().int().min(0).max(4096).default(32),
+    variantCacheMb: decimal(z.number().int().min(0).max(4096)).default(32),
     /** Bodies brotli-compressed in the background at once (sale lists, popular variants). Env COMPRESS_SLOTS. Default 2. */
-    compressSlots: z.coerce.number().int().min(0).max(64).default(2),
+    compressSlots: decimal(z.number().int().min(0).max(64)).default(2),
     /** Turns metrics on: GET /metrics for `Authorization: Bearer <token>` only. Env METRICS_TOKEN (16+ characters). Default off. */
     metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
   })
