@@ -208,6 +208,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       },
       { ...(previousIndex ? { [SEARCH_INDEX_FILE]: previousIndex.path } : {}), ...docs.linked },
     );
+    options.onProgress?.("verify", 0, 1);
     // Packs kept from the published snapshot were verified against their names when their build wrote them: the
     // check here is their size; the new pack is read back and hashed. (A server hashes every pack it loads.)
     const kept = repack ? new Set<string>() : new Set([...known.values()].map((k) => k.pack));

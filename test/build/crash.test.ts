@@ -1,6 +1,5 @@
 // A build killed with SIGKILL mid-write or mid-publish leaves the published snapshot serving; the next build cleans up.
 import { spawn } from "node:child_process";
-import { watch } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -17,41 +16,37 @@ function bigCatalog(n: number, version: string) {
   return { products, sales: [sale("big", { product_ids: products.map((p) => p.id) })] };
 }
 
-/** Runs the build CLI in a child process and SIGKILLs it at the first file-system event under `watchDir` matching `match`. */
+/**
+ * Runs a build in a child process that stops itself at `phase` (once `fraction` of it is done), then SIGKILLs it
+ * there: the kill lands at that point of the build every time, not wherever a file-system event happened to be seen.
+ * Returns the line the child wrote, and the temporary files that existed when it was killed.
+ */
 function buildAndKill(
   catalogDir: string,
   dataDir: string,
-  watchDir: string,
-  match: RegExp,
-): Promise<{ killed: boolean; code: number | null }> {
+  phase: string,
+  fraction: number,
+): Promise<{ line: string; atKill: string[] }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [
-        "--import",
-        "tsx",
-        "src/cli/build.ts",
-        "--catalog",
-        catalogDir,
-        "--data",
-        dataDir,
-        "--base-url",
-        "http://api.test",
-      ],
-      { stdio: "ignore" },
+      ["--import", "tsx", "test/build/crash-child.ts", catalogDir, dataDir, phase, String(fraction)],
+      { stdio: ["ignore", "pipe", "inherit"] },
     );
-    let killed = false;
-    const watcher = watch(watchDir, { recursive: true }, (_event, name) => {
-      if (!killed && name && match.test(name)) {
-        killed = child.kill("SIGKILL");
-        watcher.close();
-      }
+    let out = "";
+    let atKill: string[] = [];
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      if (!out.includes("\n") || child.killed) return;
+      leftovers(dataDir).then((files) => {
+        atKill = files;
+        child.kill("SIGKILL");
+      }, reject);
     });
     child.on("error", reject);
-    child.on("exit", (code) => {
-      watcher.close();
-      resolve({ killed, code });
-    });
+    child.on("exit", (_code, signal) =>
+      signal === "SIGKILL" ? resolve({ line: out.trim(), atKill }) : reject(new Error(`child was not killed: ${out}`)),
+    );
   });
 }
 
@@ -61,9 +56,9 @@ async function leftovers(dataDir: string): Promise<string[]> {
 
 describe("a build killed with SIGKILL", () => {
   it.each([
-    ["while writing the pack", "packs", /^\.tmp-/],
-    ["while publishing the snapshot", "snapshots", /^\.tmp-/],
-  ])("%s leaves the published snapshot untouched and the next build cleans up", async (_when, dir, match) => {
+    ["while writing the pack", "blobs", 0.5, /^packs\/\.tmp-/],
+    ["while publishing the snapshot", "verify", 0, /^snapshots\/\.tmp-/],
+  ])("%s leaves the published snapshot untouched and the next build cleans up", async (_when, phase, fraction, tmp) => {
     const root = await tempDir();
     const dataDir = join(root, "data");
     const catalogDir = join(root, "catalog");
@@ -71,8 +66,9 @@ describe("a build killed with SIGKILL", () => {
     const good = await buildSnapshot({ catalogDir, dataDir, baseUrl: "http://api.test" });
 
     await writeCatalog(catalogDir, bigCatalog(1000, "v2"));
-    const { killed } = await buildAndKill(catalogDir, dataDir, join(dataDir, dir), match);
-    expect(killed).toBe(true);
+    const { line, atKill } = await buildAndKill(catalogDir, dataDir, phase, fraction);
+    expect(line).toMatch(new RegExp(`^stopped at ${phase} `));
+    expect(atKill.some((f) => tmp.test(f))).toBe(true);
     expect((await loadSnapshot(dataDir)).id).toBe(good.id);
 
     const next = await buildSnapshot({ catalogDir, dataDir, baseUrl: "http://api.test" });
