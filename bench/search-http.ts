@@ -3,7 +3,7 @@
 //     [--seed 1] [--check 100] [--profile auto|always|never] [--dir <path>]
 // Each scale: the sample catalog (fixed instant, as bench/search.ts) built into a snapshot, the server started with
 // that instant as its clock, a sample of its answers checked (contract shape, brute-force reference, gzip), then
-// wrk with and without Accept-Encoding: gzip. Target: >= 5,000 searches/s. When a run misses it (or with
+// wrk with and without Accept-Encoding: gzip. Target: >= 5,000 searches/s (4,000 at 100,000 products). When a run misses it (or with
 // --profile always) the server is run again under V8's CPU profiler and the hottest functions are printed.
 // --dir keeps the catalogs and snapshots and reuses them on the next run (100,000 products take a minute to build).
 // Exits 1 if a check fails, 3 if a target is missed.
@@ -51,8 +51,8 @@ const CONNECTIONS = Number(args.connections);
 const SEED = Number(args.seed);
 const CHECK = Number(args.check);
 const PROFILE = args.profile;
-/** Searches per second on one core, from the issue. */
-const TARGET_RPS = 5000;
+/** Searches per second on one core, from issue 12: 5,000 up to 6,000 products, 4,000 at 100,000. */
+const targetRps = (products: number): number => (products > 6000 ? 4000 : 5000);
 /** Below this share of its core the server was starved by other processes, and its req/s says little. */
 const MIN_CORE_SHARE = 0.85;
 /** Distinct search URLs a run must cycle through at least. */
@@ -233,11 +233,11 @@ async function benchScale(
     `\n== ${fmtInt(products)} products: ${fmtInt(docs.length)} in some sale; ${prep.generateMs === null ? "catalog and snapshot reused from --dir" : `catalog ${secs(prep.generateMs)} s, build ${secs(prep.buildMs!)} s`}; server ready in ${secs(startMs)} s`,
   );
   out(
-    `   mix: ${fmtInt(targets.length)} distinct search URLs of ${fmtInt(mix.queries.length)} (${mix.counts.broad} broad single words, ${mix.counts.multiWord} multi-word, ${mix.counts.filtered} filtered; rows 10..100, a quarter later pages)`,
+    `   mix: ${fmtInt(targets.length)} distinct search URLs of ${fmtInt(mix.queries.length)} (${mix.counts.broad} broad single words, ${mix.counts.multiWord} multi-word, ${mix.counts.filtered} filtered, ${mix.counts.typo} misspelt, ${mix.counts.prefix} prefix=1, ${mix.counts.facets} with facets, ${mix.counts.priceSort} sorted by price, ${mix.counts.priceRange} with a price range; rows 10..100, a quarter later pages)`,
   );
   out(`   ${checkNote}`);
   out(
-    `   encoding     req/s   p50 ms   p99 ms   MB/s   CPU us/req  (=> req/s on a whole core)  core used  errors  target >= ${fmtInt(TARGET_RPS)}/s`,
+    `   encoding     req/s   p50 ms   p99 ms   MB/s   CPU us/req  (=> req/s on a whole core)  core used  errors  target >= ${fmtInt(targetRps(products))}/s`,
   );
   let missed = false;
   let starved = false;
@@ -248,7 +248,7 @@ async function benchScale(
     const fair = m.coreShare === null || m.coreShare >= MIN_CORE_SHARE || m.cpuUs === null;
     starved ||= !fair;
     const rps = fair ? r.requestsPerSec : 1e6 / m.cpuUs!;
-    const ok = rps >= TARGET_RPS && errors === 0 && r.requests > 0;
+    const ok = rps >= targetRps(products) && errors === 0 && r.requests > 0;
     missed ||= !ok;
     out(
       `   ${m.encoding.padEnd(9)} ${fmtInt(r.requestsPerSec).padStart(8)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${(r.transferPerSec / 1024 / 1024).toFixed(1).padStart(6)}` +
@@ -304,7 +304,7 @@ async function main(): Promise<number> {
     if (!args.dir) await rm(root, { recursive: true, force: true });
   }
   console.log(
-    `\n${missed ? "MISSED" : "MET"}: >= ${fmtInt(TARGET_RPS)} searches/s on one core at every scale and encoding, with no errors`,
+    `\n${missed ? "MISSED" : "MET"}: >= 5,000 searches/s on one core (4,000 above 6,000 products) at every scale and encoding, with no errors`,
   );
   return missed ? 3 : 0;
 }

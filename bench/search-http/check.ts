@@ -6,6 +6,7 @@ import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { INVENTORY_STATUSES } from "../../src/catalog/schema.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
+import { FACET_NAMES } from "../../src/search/types.ts";
 import { comparePage, createReference } from "../search/reference.ts";
 
 const Price = z.string().regex(/^(0|[1-9][0-9]*)\.[0-9]{2}$/);
@@ -41,10 +42,12 @@ const ProductDetailSchema = z.strictObject({
     .min(1),
   categories: z.array(z.string()),
 });
-/** Contract §3: `{ "products": [ product detail, ... ], "total_found": int }`. */
+const FacetValuesSchema = z.array(z.strictObject({ value: z.string(), count: z.number().int().positive() })).max(20);
+/** Contract §3: `{ "products": [ product detail, ... ], "total_found": int }`, and `facets` when asked for. */
 export const SearchResultSchema = z.strictObject({
   products: z.array(ProductDetailSchema),
   total_found: z.number().int().nonnegative(),
+  facets: z.partialRecord(z.enum(FACET_NAMES), FacetValuesSchema).optional(),
 });
 
 export interface RawResponse {
@@ -116,7 +119,7 @@ export async function checkResponses(
       fail(`not a search result: ${parsed.error.message.slice(0, 300)}`);
       continue;
     }
-    const { products, total_found: total } = parsed.data;
+    const { products, total_found: total, facets } = parsed.data;
     totals.push(total);
     if (products.length > query.rows) fail(`${products.length} products for rows=${query.rows}`);
     const differs = comparePage(
@@ -125,6 +128,7 @@ export async function checkResponses(
       reference.search({ ...query, now }),
       query.start,
       query.rows,
+      facets,
     );
     if (differs) fail(`differs from the brute-force reference: ${differs}`);
 

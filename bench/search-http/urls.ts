@@ -1,7 +1,10 @@
 // The benchmark's requests: each search of the query mix as a request target, and a wrk script that cycles them.
 import type { SearchQuery } from "../../src/search/types.ts";
 
-/** The request target of a search, with the key; list filters repeat their parameter, `start` only when > 0. */
+/**
+ * The request target of a search, with the key; list filters repeat their parameter, `start` only when > 0, the
+ * parameters of issue 12 only when they differ from their defaults.
+ */
 export function searchTarget(query: SearchQuery, apikey: string): string {
   const sp = new URLSearchParams({ apikey, q: query.q });
   for (const b of query.brands) sp.append("brand", b);
@@ -9,6 +12,13 @@ export function searchTarget(query: SearchQuery, apikey: string): string {
   for (const c of query.colors) sp.append("color", c);
   for (const g of query.genders) sp.append("gender", g);
   for (const z of query.sizes) sp.append("size", z);
+  if (query.typos === false) sp.set("typos", "0");
+  if (query.prefix) sp.set("prefix", "1");
+  if (query.sort && query.sort !== "relevance") sp.set("sort", query.sort);
+  const price = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+  if (query.minPrice !== undefined) sp.set("min_price", price(query.minPrice));
+  if (query.maxPrice !== undefined) sp.set("max_price", price(query.maxPrice));
+  if (query.facets && query.facets.length > 0) sp.set("facets", query.facets.join(","));
   sp.set("rows", String(query.rows));
   if (query.start > 0) sp.set("start", String(query.start));
   return `/v1/products?${sp.toString()}`;
