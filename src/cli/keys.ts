@@ -65,6 +65,8 @@ function statusText(k: KeyRecord, nowMs: number): string {
       : "active";
 }
 
+const STRING = { type: "string" } as const;
+
 async function main(argv: string[]): Promise<number> {
   const config = parseConfig(process.env);
   const file = config.keysFile;
@@ -72,12 +74,7 @@ async function main(argv: string[]): Promise<number> {
     {
       args: argv,
       allowPositionals: true,
-      options: {
-        rate: { type: "string" },
-        burst: { type: "string" },
-        grace: { type: "string" },
-        default: { type: "boolean" },
-      },
+      options: { rate: STRING, burst: STRING, grace: STRING, default: { type: "boolean" } },
     },
     USAGE,
   );
