@@ -118,10 +118,7 @@ export async function loadSnapshot(
   const manifest = await loadManifest(dataDir, id);
 
   const routesPath = join(dir, ROUTES_FILE);
-  const routesBytes = await readRecorded(dir, manifest, ROUTES_FILE, "routes");
-  const parsed = RoutesSchema.safeParse(JSON.parse(routesBytes.toString("utf8")) as unknown);
-  if (!parsed.success) throw new SnapshotError(`${routesPath}: invalid routes: ${parsed.error.issues[0]?.message}`);
-  const routes: Routes = parsed.data;
+  const routes = parseRoutes(routesPath, await readRecorded(dir, manifest, ROUTES_FILE, "routes"));
   const search = await loadRecordedIndex(dir, manifest);
   const documents = await loadDocuments(dir, manifest);
 
@@ -146,11 +143,7 @@ export async function loadSnapshot(
     };
   });
 
-  const blobAt = (i: number) => {
-    const blob = blobList[i];
-    if (!blob) throw new SnapshotError(`${join(dir, ROUTES_FILE)}: refers to blob ${i}, which does not exist`);
-    return blob;
-  };
+  const blobAt = (i: number) => blobList[i]!; // parseRoutes checked every reference
   const resources = new Map<string, LoadedSegment[]>();
   for (const [path, segments] of Object.entries(routes.resources)) {
     resources.set(
@@ -192,10 +185,7 @@ export async function verifySnapshot(
   const dir = snapshotDir(dataDir, id);
   const manifest = await loadManifest(dataDir, id);
   const routesPath = join(dir, ROUTES_FILE);
-  const routes = JSON.parse((await readRecorded(dir, manifest, ROUTES_FILE, "routes")).toString("utf8")) as Pick<
-    Routes,
-    "packs" | "blobs"
-  >;
+  const routes = parseRoutes(routesPath, await readRecorded(dir, manifest, ROUTES_FILE, "routes"));
   await loadRecordedIndex(dir, manifest);
   await loadDocuments(dir, manifest);
   for (const [name, size] of routes.packs) {
@@ -212,6 +202,27 @@ export async function verifySnapshot(
   }
   for (const [hash, size, gzSize, brSize, , packNo, offset] of routes.blobs)
     checkInPack(routesPath, hash, offset + size + gzSize + brSize, routes.packs[packNo]?.[1]);
+}
+
+/**
+ * routes.json checked as a server needs it: its schema, and every blob a resource or product refers to present.
+ * The build's verification and a server's load use this one function, so the build never publishes routes a
+ * server would refuse.
+ */
+function parseRoutes(routesPath: string, bytes: Buffer): Routes {
+  const parsed = RoutesSchema.safeParse(JSON.parse(bytes.toString("utf8")) as unknown);
+  if (!parsed.success) throw new SnapshotError(`${routesPath}: invalid routes: ${parsed.error.issues[0]?.message}`);
+  const routes = parsed.data;
+  const check = (i: number) => {
+    if (i >= routes.blobs.length) throw new SnapshotError(`${routesPath}: refers to blob ${i}, which does not exist`);
+  };
+  for (const segments of Object.values(routes.resources))
+    for (const [, , body] of segments) {
+      if (typeof body === "number") check(body);
+      else body.sales.forEach(check);
+    }
+  for (const blob of Object.values(routes.products)) check(blob);
+  return routes;
 }
 
 /** A file of the snapshot, checked against the digest its manifest records. */

@@ -217,6 +217,33 @@ const REFUSED: Damage[] = [
   },
 ];
 
+/** routes.json rewritten with its digest updated: refused by a server's load and by the build's check alike. */
+const BAD_ROUTES: { name: string; change: (r: Routes) => unknown; message: (d: string) => string }[] = [
+  {
+    name: "whose resource refers to a blob that does not exist",
+    change: (r) => ({ ...r, resources: { ...r.resources, "/v1/sales/active.json": [[null, null, 99_999]] } }),
+    message: (d) => `${at.routes(d)}: refers to blob 99999, which does not exist`,
+  },
+  {
+    name: "whose sale list refers to a blob that does not exist",
+    change: (r) => ({
+      ...r,
+      resources: { ...r.resources, "/v1/sales/active.json": [[null, null, { sales: [0, 88_888] }]] },
+    }),
+    message: (d) => `${at.routes(d)}: refers to blob 88888, which does not exist`,
+  },
+  {
+    name: "whose product refers to a blob that does not exist",
+    change: (r) => ({ ...r, products: { ...r.products, 1: 77_777 } }),
+    message: (d) => `${at.routes(d)}: refers to blob 77777, which does not exist`,
+  },
+  {
+    name: "of another format under a manifest of this one",
+    change: (r) => ({ ...r, format: SNAPSHOT_FORMAT + 1 }),
+    message: (d) => `${at.routes(d)}: invalid routes: Invalid input: expected ${SNAPSHOT_FORMAT}`,
+  },
+];
+
 describe("loadSnapshot", () => {
   it("loads the published snapshot: its format, every resource and blob the manifest counts, each blob its hash's bytes", async () => {
     const snapshot = await loadSnapshot(good);
@@ -256,27 +283,20 @@ describe("loadSnapshot", () => {
     expect((await refusal(loadSnapshot(d))).message).toBe(message(d));
   });
 
-  it("refuses routes.json (with its digest) whose resource refers to a blob that does not exist", async () => {
+  it.each(BAD_ROUTES)("refuses routes.json (with its digest) $name", async ({ change, message }) => {
     const d = await copyOfGood();
-    await rewriteRoutes(d, (r) => ({
-      ...r,
-      resources: { ...r.resources, "/v1/sales/active.json": [[null, null, 99_999]] },
-    }));
-    expect((await refusal(loadSnapshot(d))).message).toBe(
-      `${at.routes(d)}: refers to blob 99999, which does not exist`,
-    );
-  });
-
-  it("refuses routes.json (with its digest) of another format under a manifest of this one", async () => {
-    const d = await copyOfGood();
-    await rewriteRoutes(d, (r) => ({ ...r, format: SNAPSHOT_FORMAT + 1 }));
-    expect((await refusal(loadSnapshot(d))).message).toBe(
-      `${at.routes(d)}: invalid routes: Invalid input: expected ${SNAPSHOT_FORMAT}`,
-    );
+    await rewriteRoutes(d, change);
+    expect((await refusal(loadSnapshot(d))).message).toBe(message(d));
   });
 });
 
 describe("verifySnapshot", () => {
+  it.each(BAD_ROUTES)("fails on routes.json (with its digest) $name", async ({ change, message }) => {
+    const d = await copyOfGood();
+    await rewriteRoutes(d, change);
+    expect((await refusal(verifySnapshot(d, id))).message).toBe(message(d));
+  });
+
   it("passes the good snapshot, with its pack checked by content or, trusted, by size", async () => {
     await expect(verifySnapshot(good, id)).resolves.toBeUndefined();
     await expect(verifySnapshot(good, id, new Set([pack]))).resolves.toBeUndefined();
