@@ -58,6 +58,16 @@ function catalog(nameOf3 = "Silk Wrap Dress") {
   };
 }
 
+/** A temp catalog and data dir, the catalog built once with the copied code. */
+async function builtOnce(): Promise<{ catalogDir: string; dataDir: string }> {
+  const dir = await tempDir("fsa-render-key-case-");
+  const catalogDir = join(dir, "catalog");
+  const dataDir = join(dir, "data");
+  await writeCatalog(catalogDir, catalog());
+  build(catalogDir, dataDir);
+  return { catalogDir, dataDir };
+}
+
 describe("render key", () => {
   it.each([
     [
@@ -79,11 +89,7 @@ describe("render key", () => {
   ])(
     "a change to how %s renders, then a 1-product change: no body of the old code is left",
     async (_field, file, from, to, oldText, newText) => {
-      const dir = await tempDir("fsa-render-key-case-");
-      const catalogDir = join(dir, "catalog");
-      const dataDir = join(dir, "data");
-      await writeCatalog(catalogDir, catalog());
-      build(catalogDir, dataDir);
+      const { catalogDir, dataDir } = await builtOnce();
       const before = await loadSnapshot(dataDir);
       const withOld = [...before.products.values()].filter((b) => b.identity.includes(oldText)).length;
       expect(withOld).toBeGreaterThan(5);
@@ -105,11 +111,7 @@ describe("render key", () => {
   );
 
   it("a code change with the catalog unchanged rebuilds: the no-change shortcut is keyed by the build's code", async () => {
-    const dir = await tempDir("fsa-render-key-case-");
-    const catalogDir = join(dir, "catalog");
-    const dataDir = join(dir, "data");
-    await writeCatalog(catalogDir, catalog());
-    build(catalogDir, dataDir);
+    const { catalogDir, dataDir } = await builtOnce();
     const first = await loadSnapshot(dataDir);
     expect(build(catalogDir, dataDir)).toContain(`catalog unchanged: kept ${first.id}, wrote nothing`);
     // Size keys listed in another order: only the sizes resource changes, the catalog does not.
@@ -127,11 +129,7 @@ describe("render key", () => {
   }, 120_000);
 
   it("an unchanged code and catalog rebuild reuses every product body (the key is stable)", async () => {
-    const dir = await tempDir("fsa-render-key-case-");
-    const catalogDir = join(dir, "catalog");
-    const dataDir = join(dir, "data");
-    await writeCatalog(catalogDir, catalog());
-    build(catalogDir, dataDir);
+    const { catalogDir, dataDir } = await builtOnce();
     await writeCatalog(catalogDir, catalog("Silk Wrap Dress, Long"));
     const lines = JSON.parse(await readFile(join(dataDir, "current", "product-lines.json"), "utf8")) as {
       render: string | null;
