@@ -3,8 +3,10 @@
 import { z } from "zod";
 import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../catalog/schema.ts";
 import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
+import { FACET_VALUES_LIMIT } from "../search/facets.ts";
+import { FACET_NAMES, SORT_ORDERS } from "../search/types.ts";
 import { AFFID_RE, CALLBACK_RE } from "../serve/request.ts";
-import { MAX_FILTER_VALUES, MAX_START, MAX_TEXT_LENGTH } from "../serve/search-params.ts";
+import { MAX_FILTER_VALUES, MAX_START, MAX_TEXT_LENGTH, PRICE_PARAM_RE } from "../serve/search-params.ts";
 
 /** One query parameter. */
 export interface QueryParameter {
@@ -57,7 +59,9 @@ export const SEARCH_PARAMETERS: readonly QueryParameter[] = [
     required: true,
     description:
       "Words to find in the product's name and description; every word must match (case, accents and English " +
-      "word endings aside). Results are ranked by relevance (BM25), ties by product ID. Must not be blank.",
+      "word endings aside), or nearly (see `typos` and `prefix`). Ranked by penalty (0 for an exact word, 1 for a " +
+      "prefix completion, 2 per typo edit: every exact match comes first), then relevance (BM25F), then product ID. " +
+      "Must not be blank.",
     example: "leather boots",
   },
   {
@@ -93,6 +97,51 @@ export const SEARCH_PARAMETERS: readonly QueryParameter[] = [
     repeatable: true,
     description: `A size key (see /v1/products/sizes.json): a product matches when any of its SKUs has it. ${filterRule}`,
     example: "WoSh:8.5",
+  },
+  {
+    name: "typos",
+    schema: z.enum(["0", "1"]).default("1"),
+    description:
+      "`1`: a query word of 4 to 7 letters also matches words one edit away (a letter added, removed, changed, or " +
+      "two swapped), 8 letters or more two edits; words with digits and shorter words match exactly. `0`: exact only.",
+  },
+  {
+    name: "prefix",
+    schema: z.enum(["0", "1"]).default("0"),
+    description:
+      "`1`: the last query word (3 letters or more) also matches the words it begins, for search as you type. " +
+      "Whole-word matches rank first.",
+  },
+  {
+    name: "sort",
+    schema: z.enum(SORT_ORDERS).default("relevance"),
+    description:
+      "`price_asc`/`price_desc`: by the lowest sale price among the product's SKUs on sale; `discount`: largest " +
+      "percentage off first; `newest`: the sale that began most recently first. Ties by relevance, then product ID, " +
+      "so pages never overlap or skip.",
+  },
+  {
+    name: "min_price",
+    schema: z.string().regex(PRICE_PARAM_RE),
+    description: "Only products whose price (as for `sort`) is at least this, inclusive: a decimal like `19.99`.",
+    example: "20",
+  },
+  {
+    name: "max_price",
+    schema: z.string().regex(PRICE_PARAM_RE),
+    description:
+      "Only products whose price is at most this, inclusive. Above `min_price` is required (else a 400 naming `min_price`).",
+    example: "99.99",
+  },
+  {
+    name: "facets",
+    schema: z.string().regex(new RegExp(`^(${FACET_NAMES.join("|")})(,(${FACET_NAMES.join("|")}))*$`)),
+    repeatable: true,
+    description:
+      `Comma-separated facets to count over every match (not just the page): any of ${FACET_NAMES.join(", ")}. ` +
+      `The result gets \`facets\`: per facet, up to ${FACET_VALUES_LIMIT} values with their counts, most frequent first. ` +
+      "Counts are disjunctive: a facet's counts apply every other filter but not its own.",
+    example: "brand,color",
   },
   {
     name: "rows",

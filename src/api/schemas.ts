@@ -3,6 +3,7 @@ import { z } from "zod";
 import { INVENTORY_STATUSES, STORES } from "../catalog/schema.ts";
 import { PROBLEM_CODES } from "../errors.ts";
 import { FACET_NAMES } from "../search/types.ts";
+import { FACET_VALUES_LIMIT } from "../search/facets.ts";
 
 // Only checks that JSON Schema can say (types, patterns, lengths, ranges, enums): no refinements, which
 // z.toJSONSchema cannot carry into the document, so the document states every limit the tests check.
@@ -108,7 +109,7 @@ export const SearchResultSchema = z
     facets: z
       .partialRecord(
         z.enum(FACET_NAMES),
-        z.array(z.strictObject({ value: z.string(), count: z.number().int().min(1) })),
+        z.array(z.strictObject({ value: z.string(), count: z.number().int().min(1) })).max(FACET_VALUES_LIMIT),
       )
       .optional()
       .meta({

@@ -15,7 +15,7 @@ export const MAX_FILTER_VALUES = 32;
 export const MAX_TEXT_LENGTH = 256;
 
 /** `min_price`/`max_price`: a non-negative decimal with at most two decimals and nine integer digits. */
-const PRICE_PARAM_RE = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,2})?$/;
+export const PRICE_PARAM_RE = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,2})?$/;
 
 const STORE_ALIASES: Record<string, Store> = { children: "kids" };
 

@@ -44,6 +44,38 @@ describe.each([
 });
 
 describe("the OpenAPI document", () => {
+  it("lists every search parameter the server reads, and each one's bad value is the 400 the document promises", async () => {
+    const doc = (await (await api.get("/v1/openapi.json")).json()) as any;
+    const op = Object.values(doc.paths["/v1/products"]).find((o: any) => o.operationId) as any;
+    const names = (op.parameters as any[]).map(
+      (p) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()] : p).name,
+    );
+    const search = ["q", "store", "brand", "color", "gender", "size", "typos", "prefix", "sort"];
+    search.push("min_price", "max_price", "facets", "rows", "start");
+    expect(names).toEqual(expect.arrayContaining(search));
+    const key = `apikey=${api.key}&q=boot`;
+    for (const [name, bad] of [
+      ["store", "mars"],
+      ["color", "plaid"],
+      ["gender", "robot"],
+      ["size", "??"],
+      ["typos", "2"],
+      ["prefix", "yes"],
+      ["sort", "cheapest"],
+      ["min_price", "-1"],
+      ["max_price", "1.999"],
+      ["facets", "brand,weight"],
+      ["rows", "0"],
+      ["start", "-1"],
+    ]) {
+      const res = await api.get(`/v1/products?${key}&${name}=${encodeURIComponent(bad!)}`);
+      expect(res.status, name).toBe(400);
+      const problem = (await res.json()) as { code: string; detail: string };
+      expect(problem.code, name).toBe("invalid_parameter");
+      expect(problem.detail, name).toContain(name);
+    }
+  });
+
   it("names this server, and has an operationId and a summary for every operation", async () => {
     const doc = (await (await api.get("/v1/openapi.json")).json()) as any;
     expect(doc.openapi).toBe("3.1.0");
