@@ -61,16 +61,23 @@ function queryParameter(p: QueryParameter): Json {
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
+/** The headers of every 200: its ETag, freshness, Vary and CORS. */
+function cacheHeaders(): Json {
+  return {
+    ETag: ref("headers", "ETag"),
+    "Cache-Control": ref("headers", "Cache-Control"),
+    Vary: ref("headers", "Vary"),
+    "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
+  };
+}
+
 /** A 200 of a JSON body (also as JSONP), with named examples. */
 function ok(description: string, schema: string, examples: Record<string, { summary: string; value: unknown }>): Json {
   const first = Object.values(examples)[0]!.value;
   return {
     description,
     headers: {
-      ETag: ref("headers", "ETag"),
-      "Cache-Control": ref("headers", "Cache-Control"),
-      Vary: ref("headers", "Vary"),
-      "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
+      ...cacheHeaders(),
       "RateLimit-Limit": ref("headers", "RateLimit-Limit"),
       "RateLimit-Remaining": ref("headers", "RateLimit-Remaining"),
       "RateLimit-Reset": ref("headers", "RateLimit-Reset"),
@@ -302,12 +309,7 @@ export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`M
 function documentResponse(type: string, description: string, schema: Json): Json {
   return {
     description,
-    headers: {
-      ETag: ref("headers", "ETag"),
-      "Cache-Control": ref("headers", "Cache-Control"),
-      Vary: ref("headers", "Vary"),
-      "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
-    },
+    headers: cacheHeaders(),
     content: { [type]: { schema } },
   };
 }
