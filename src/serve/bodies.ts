@@ -7,6 +7,8 @@ import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { GzipJoin, literal, piecesOf } from "./gzip-splice.ts";
 import type { Piece } from "./gzip-splice.ts";
+import { fresh } from "./scratch.ts";
+import type { Alloc } from "./scratch.ts";
 
 const LIST_OPEN = Buffer.from('{"sales":[');
 const LIST_CLOSE = Buffer.from("]}");
@@ -21,10 +23,10 @@ export function shortHash(parts: readonly string[]): string {
   return h.digest("hex").slice(0, 32);
 }
 
-/** Splices `insert` into `bytes` at each offset (ascending). */
-export function splice(bytes: Buffer, offsets: readonly number[], insert: Buffer): Buffer {
+/** Splices `insert` into `bytes` at each offset (ascending), in a buffer from `alloc`. */
+export function splice(bytes: Buffer, offsets: readonly number[], insert: Buffer, alloc: Alloc = fresh): Buffer {
   if (offsets.length === 0) return bytes;
-  const out = Buffer.allocUnsafe(bytes.length + insert.length * offsets.length);
+  const out = alloc(bytes.length + insert.length * offsets.length);
   let from = 0;
   let at = 0;
   for (const off of offsets) {
@@ -50,15 +52,19 @@ export function own(bytes: Buffer): Buffer {
   return copy;
 }
 
-/** `open`, the parts' bytes separated by commas, `close`; with the parts' page-link offsets moved to where they land. */
+/**
+ * `open`, the parts' bytes separated by commas, `close` (in a buffer from `alloc`); with the parts' page-link
+ * offsets moved to where they land.
+ */
 export function joinBodies(
   open: Buffer,
   parts: readonly LoadedBlob[],
   close: Buffer,
+  alloc: Alloc = fresh,
 ): { identity: Buffer; links: number[] } {
   let size = open.length + close.length + Math.max(0, parts.length - 1);
   for (const part of parts) size += part.identity.length;
-  const identity = Buffer.allocUnsafe(size);
+  const identity = alloc(size);
   const links: number[] = [];
   identity.set(open, 0);
   let at = open.length;
@@ -94,6 +100,7 @@ export function assembleGzip(
   body: LoadedBlob,
   between: Piece | null = null,
   wrap: readonly [Piece, Piece] | null = null,
+  alloc: Alloc = fresh,
 ): Buffer {
   const gzip = new GzipJoin();
   if (wrap) gzip.add(wrap[0]);
@@ -107,7 +114,7 @@ export function assembleGzip(
     gzip.add(literal(composite.close));
   } else gzip.addBody(body, between);
   if (wrap) gzip.add(wrap[1]);
-  return gzip.finish();
+  return gzip.finish(alloc);
 }
 
 /**

@@ -5,6 +5,7 @@ import { renderProblem } from "../errors.ts";
 import { JSON_TYPE } from "./bodies.ts";
 import type { Representation } from "./variants.ts";
 import { negotiateEncoding } from "./encoding.ts";
+import { isScratch, release } from "./scratch.ts";
 
 /** How a representation is sent. */
 export interface SendOptions {
@@ -54,9 +55,12 @@ export function sendRepresentation(
   res.writeHead(200, headers);
   if (head) {
     res.end();
+    release(body);
     return [200, 0];
   }
-  res.end(body);
+  // A body made for this response goes back to the scratch pool once written ('finish': the system has all of it).
+  if (isScratch(body)) res.end(body, () => release(body));
+  else res.end(body);
   return [200, body.length];
 }
 

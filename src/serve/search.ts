@@ -4,6 +4,7 @@ import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
 import { assembleGzip, joinBodies, registerComposite } from "./bodies.ts";
 import type { Found } from "./bodies.ts";
 import { literal } from "./gzip-splice.ts";
+import { scratch } from "./scratch.ts";
 import type { SearchParams } from "./search-params.ts";
 
 const OPEN = Buffer.from('{"products":[');
@@ -13,7 +14,8 @@ export const GZIP_FROM = 1024;
 
 /**
  * A search page as a body: its ETag is known at once, its bytes (with the page-link offsets `affid` needs) are
- * joined only if they are sent uncompressed, so a 304 or a gzip response never copies the products.
+ * joined only if they are sent uncompressed, so a 304 or a gzip response never copies the products. A page is made
+ * for one response: its bytes are in scratch buffers (scratch.ts), given back once the response is written.
  */
 class PageBlob implements LoadedBlob {
   readonly hash: string;
@@ -36,11 +38,11 @@ class PageBlob implements LoadedBlob {
   }
 
   get identity(): Buffer {
-    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail)).identity;
+    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail, scratch)).identity;
   }
 
   get links(): number[] {
-    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail)).links;
+    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail, scratch)).links;
   }
 }
 
@@ -73,7 +75,7 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
   return {
     body,
     changesAt: result.nextChange,
-    gzip: size >= GZIP_FROM ? () => assembleGzip(body) : null,
+    gzip: size >= GZIP_FROM ? () => assembleGzip(body, null, null, scratch) : null,
     perRequest: true,
   };
 }

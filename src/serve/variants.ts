@@ -1,12 +1,14 @@
 // affid/JSONP variants of any body, made in the encoding sent and cached only when asked for again (bounded by bytes).
 import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
-import { assembleGzip, JS_TYPE, JSON_TYPE, linkCutsOf, shortHash, splice } from "./bodies.ts";
+import { assembleGzip, JS_TYPE, JSON_TYPE, linkCutsOf, splice } from "./bodies.ts";
 import type { Compressor, Found } from "./bodies.ts";
 import { ByteLru } from "./byte-lru.ts";
 import { createTemplates } from "./context-gzip.ts";
 import type { Templates } from "./context-gzip.ts";
 import { gzipInserted, insertableOf, literal } from "./gzip-splice.ts";
+import { fresh, scratch } from "./scratch.ts";
+import type { Alloc } from "./scratch.ts";
 
 /**
  * A body with `affid` in its page links and/or wrapped for JSONP. Its bytes are made only when sent, in the
@@ -34,17 +36,26 @@ export class Variant implements LoadedBlob {
 
   readonly #templates: Templates | null;
 
-  /** `templates`: where a body with many links finds its gzip compressed with context (null: pieces only). */
+  /** Where its bytes are made: scratch buffers for a variant made for one response, its own memory for a cached one. */
+  readonly #alloc: Alloc;
+
+  /**
+   * `templates`: where a body with many links finds its gzip compressed with context (null: pieces only).
+   * `cached`: it is kept (its bytes get memory of their own); otherwise it is made for one response and its bytes
+   * are scratch buffers, given back once that response is written.
+   */
   constructor(
     body: LoadedBlob,
     affid: string,
     callback: string,
     transient = false,
     templates: Templates | null = null,
+    cached = false,
   ) {
     this.#transient = transient;
     this.#templates = templates;
-    this.hash = `${body.hash}-${shortHash([affid, callback]).slice(0, 12)}`;
+    this.#alloc = cached ? fresh : scratch;
+    this.hash = `${body.hash}-${variantTag(affid, callback)}`;
     this.contentType = callback ? JS_TYPE : JSON_TYPE;
     this.#body = body;
     this.#insert = affid && body.links.length > 0 ? Buffer.from(`&affid=${encodeURIComponent(affid)}`) : null;
@@ -56,10 +67,10 @@ export class Variant implements LoadedBlob {
 
   get identity(): Buffer {
     if (this.#identity) return this.#identity;
-    const spliced = this.#insert ? splice(this.#body.identity, this.#body.links, this.#insert) : this.#body.identity;
-    const bytes = this.#callback
-      ? Buffer.concat([Buffer.from(`/**/${this.#callback}(`), spliced, JSONP_CLOSE])
-      : spliced;
+    const spliced = this.#insert
+      ? splice(this.#body.identity, this.#body.links, this.#insert, this.#alloc)
+      : this.#body.identity;
+    const bytes = this.#callback ? wrapped(`/**/${this.#callback}(`, spliced, this.#alloc) : spliced;
     // Without a callback or links the body's own bytes are sent: nothing new is held.
     this.#identity = bytes === this.#body.identity ? bytes : this.#grown(bytes);
     return bytes;
@@ -73,10 +84,11 @@ export class Variant implements LoadedBlob {
         this.#templates?.get(this.#body, insertable, insert.length) ?? insertable,
         insert,
         this.#callback ? [Buffer.from(`/**/${this.#callback}(`), JSONP_CLOSE] : null,
+        this.#alloc,
       );
     }
     const wrap = this.#callback ? ([literal(Buffer.from(`/**/${this.#callback}(`)), JSONP_CLOSE_PIECE] as const) : null;
-    return assembleGzip(this.#body, this.#insert ? literal(this.#insert) : null, wrap);
+    return assembleGzip(this.#body, this.#insert ? literal(this.#insert) : null, wrap, this.#alloc);
   }
 
   #grown(bytes: Buffer): Buffer {
@@ -85,6 +97,39 @@ export class Variant implements LoadedBlob {
   }
 }
 const JSONP_CLOSE = Buffer.from(");");
+
+/**
+ * 64 bits that tell one affid/callback pair from another, for the variant's ETag (which only has to differ between
+ * the variants of one body): two FNV-1a passes with different seeds, each finished by murmur3's mixer. A sha256 per
+ * request, as before, cost more than the rest of the tag's work together.
+ */
+function variantTag(affid: string, callback: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x2f5a3b17;
+  const s = `${affid}\0${callback}`;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x01000193) ^ (h2 >>> 15);
+  }
+  return hex8(mix(h1)) + hex8(mix(h2 ^ s.length));
+}
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+const hex8 = (n: number) => n.toString(16).padStart(8, "0");
+
+/** `open` + `body` + `);` in a buffer from `alloc`. */
+function wrapped(open: string, body: Buffer, alloc: Alloc): Buffer {
+  const head = Buffer.from(open);
+  const out = alloc(head.length + body.length + JSONP_CLOSE.length);
+  out.set(head, 0);
+  out.set(body, head.length);
+  out.set(JSONP_CLOSE, head.length + body.length);
+  return out;
+}
 const EMPTY = Buffer.alloc(0);
 const JSONP_CLOSE_PIECE = literal(JSONP_CLOSE);
 
@@ -120,8 +165,9 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
       if (!cached.br) compressor.brotliLater(cached, (br) => cache.grow(key, cached, br.length));
       return cached;
     }
-    const variant = new Variant(body, affid, callback, false, templates);
-    if (seen.delete(key)) {
+    const keep = seen.delete(key); // asked for before: kept from now on
+    const variant = new Variant(body, affid, callback, false, templates, keep);
+    if (keep) {
       cache.set(key, variant, 0);
       variant.onGrow = (bytes) => cache.grow(key, variant, bytes);
     } else {
