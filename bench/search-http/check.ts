@@ -3,52 +3,9 @@
 import { request } from "node:http";
 import type { IncomingHttpHeaders } from "node:http";
 import { gunzipSync } from "node:zlib";
-import { z } from "zod";
-import { INVENTORY_STATUSES } from "../../src/catalog/schema.ts";
+import { SearchResultSchema } from "../../src/api/schemas.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
-import { FACET_NAMES } from "../../src/search/types.ts";
 import { comparePage, createReference } from "../search/reference.ts";
-
-const Price = z.string().regex(/^(0|[1-9][0-9]*)\.[0-9]{2}$/);
-const ImageMap = z.record(
-  z.string().regex(/^[0-9]+x[0-9]+$/),
-  z.array(z.strictObject({ url: z.url(), width: z.number().int().positive(), height: z.number().int().positive() })),
-);
-const ProductDetailSchema = z.strictObject({
-  id: z.number().int().positive(),
-  name: z.string().min(1),
-  product: z.url(),
-  url: z.url(),
-  brand: z.string().min(1),
-  content: z.strictObject({
-    description: z.string().optional(),
-    fit_notes: z.string().optional(),
-    material: z.string().optional(),
-    care_instructions: z.string().optional(),
-    origin: z.string().optional(),
-  }),
-  image_urls: ImageMap,
-  skus: z
-    .array(
-      z.strictObject({
-        id: z.number().int().positive(),
-        inventory_status: z.enum(INVENTORY_STATUSES),
-        msrp_price: Price,
-        sale_price: Price,
-        shipping_surcharge: Price.optional(),
-        attributes: z.array(z.strictObject({ name: z.string(), value: z.string() })),
-      }),
-    )
-    .min(1),
-  categories: z.array(z.string()),
-});
-const FacetValuesSchema = z.array(z.strictObject({ value: z.string(), count: z.number().int().positive() })).max(20);
-/** Contract §3: `{ "products": [ product detail, ... ], "total_found": int }`, and `facets` when asked for. */
-export const SearchResultSchema = z.strictObject({
-  products: z.array(ProductDetailSchema),
-  total_found: z.number().int().nonnegative(),
-  facets: z.partialRecord(z.enum(FACET_NAMES), FacetValuesSchema).optional(),
-});
 
 export interface RawResponse {
   status: number;
