@@ -4,6 +4,7 @@ import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
 import { assembleGzip, joinBodies, registerComposite } from "./bodies.ts";
 import type { Found } from "./bodies.ts";
 import { literal } from "./gzip-splice.ts";
+import { fmix, fnv1a, hex8, rotl } from "./fast-hash.ts";
 import { scratch } from "./scratch.ts";
 import type { SearchParams } from "./search-params.ts";
 
@@ -79,22 +80,6 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
     perRequest: true,
   };
 }
-
-/** FNV-1a over UTF-16 code units. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h | 0;
-}
-
-const rotl = (x: number, r: number) => (x << r) | (x >>> (32 - r));
-/** murmur3's finalizer: every input bit reaches every output bit. */
-function fmix(h: number): number {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-const hex8 = (n: number) => n.toString(16).padStart(8, "0");
 
 /** The first 64 bits of a product's content hash, for page ETags, worked out once per product. */
 interface EtagKey {
