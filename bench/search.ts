@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { loadSearchIndex } from "../src/search/index-format.ts";
 import { stem } from "../src/search/stem.ts";
 import type { SearchQuery } from "../src/search/types.ts";
+import { searchQuery } from "../src/search/types.ts";
 import { sampleCorpus } from "./search/corpus.ts";
 import { ENGINES } from "./search/engines.ts";
 import type { Searcher } from "./search/engines.ts";
@@ -154,17 +155,7 @@ async function benchSize(products: number, work: string): Promise<boolean> {
   const nameOf = new Map(docs.map((d) => [d.id, d.name]));
   const typoSet = misspellings(live, MISSPELLINGS, SEED);
   const hits = typoSet.filter((m) => {
-    const found = index.search({
-      q: m.q,
-      brands: [],
-      stores: [],
-      colors: [],
-      genders: [],
-      sizes: [],
-      start: 0,
-      rows: 10,
-      now: NOW,
-    });
+    const found = index.search(searchQuery(m.q, NOW));
     return found.ids.some((id) => id === m.id || nameOf.get(id) === m.name);
   }).length;
   const hitRate = hits / Math.max(1, typoSet.length);

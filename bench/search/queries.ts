@@ -3,7 +3,7 @@ import { createRandom } from "../../src/catalog/sample/random.ts";
 import { COLOR_GROUPS, GENDERS, STORES } from "../../src/catalog/schema.ts";
 import { fold, STOP_WORDS } from "../../src/search/tokenize.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
-import { FACET_NAMES } from "../../src/search/types.ts";
+import { FACET_NAMES, searchQuery } from "../../src/search/types.ts";
 import { misspell } from "./misspell.ts";
 
 /** A seeded PRNG (the sample catalog's mulberry32), so that every run asks the same queries. */
@@ -147,19 +147,7 @@ export function makeQueries(docs: readonly SearchDoc[], count: number, seed: num
     }
     const rows = 10 + int(91);
     const start = rnd() < 0.25 ? rows * (1 + int(3)) : 0;
-    queries.push({
-      q,
-      brands: [],
-      stores: [],
-      colors: [],
-      genders: [],
-      sizes: [],
-      start,
-      rows,
-      now: now + int(3600),
-      ...filters,
-      ...extra,
-    });
+    queries.push(searchQuery(q, now + int(3600), { start, rows, ...filters, ...extra }));
   }
   return { queries, broad, counts };
 }

@@ -1,4 +1,5 @@
 // What the search index is built from and what a query asks and gets back.
+import { DEFAULT_ROWS } from "./constants.ts";
 import type { ColorGroup, Gender, Store } from "../catalog/schema.ts";
 
 /** One product as the index sees it. */
@@ -77,6 +78,11 @@ export interface SearchQuery {
   maxPrice?: number | undefined;
   /** Facets to count over every match (each without its own filter); absent or empty = none. */
   facets?: readonly FacetName[] | undefined;
+}
+
+/** A query for `q` at `now` (epoch seconds): no filters, the first DEFAULT_ROWS results; `over` sets any field. */
+export function searchQuery(q: string, now: number, over: Partial<SearchQuery> = {}): SearchQuery {
+  return { q, brands: [], stores: [], colors: [], genders: [], sizes: [], start: 0, rows: DEFAULT_ROWS, now, ...over };
 }
 
 export interface SearchResult {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { buildSearchIndex } from "../../src/search/index-builder.ts";
 import { loadSearchIndex, type SearchIndex } from "../../src/search/index-format.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
+import { searchQuery } from "../../src/search/types.ts";
 
 const NOW = 1_800_000_000;
 const always = (store: SearchDoc["windows"][number]["store"]) => [{ from: NOW - 86_400, to: null, store }];
@@ -78,7 +79,7 @@ const CORPUS: SearchDoc[] = [
 const index = loadSearchIndex(buildSearchIndex(CORPUS));
 
 function query(q: string, rest: Partial<SearchQuery> = {}): SearchQuery {
-  return { q, brands: [], stores: [], colors: [], genders: [], sizes: [], start: 0, rows: 100, now: NOW, ...rest };
+  return searchQuery(q, NOW, { rows: 100, ...rest });
 }
 const find = (q: string, rest: Partial<SearchQuery> = {}, idx: SearchIndex = index) => idx.search(query(q, rest)).ids;
 const findSorted = (q: string, rest: Partial<SearchQuery> = {}) => find(q, rest).sort((a, b) => a - b);

@@ -11,6 +11,7 @@ import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { tokenize } from "../../src/search/tokenize.ts";
 import type { FacetName, FacetValues, SearchDoc, SearchQuery } from "../../src/search/types.ts";
+import { searchQuery } from "../../src/search/types.ts";
 import { createHandler } from "../../src/serve/handler.ts";
 import { startServer } from "../../src/serve/server.ts";
 import type { RunningServer } from "../../src/serve/server.ts";
@@ -84,7 +85,7 @@ const has = (id: number, term: string) => tokenize(`${byId.get(id)!.name} ${byId
 
 /** The engine's query for the same request, for the reference. */
 function query(over: Partial<SearchQuery>): SearchQuery {
-  return { q: "", brands: [], stores: [], colors: [], genders: [], sizes: [], start: 0, rows: 10, now: NOW_S, ...over };
+  return searchQuery("", NOW_S, over);
 }
 
 describe("typos", () => {

@@ -7,6 +7,7 @@ import {
   SearchIndexError,
 } from "../../src/search/index-format.ts";
 import type { SearchDoc, SearchQuery } from "../../src/search/types.ts";
+import { searchQuery } from "../../src/search/types.ts";
 
 const NOW = 1_800_000_000;
 const DOCS: SearchDoc[] = [
@@ -34,17 +35,7 @@ const DOCS: SearchDoc[] = [
   },
   { id: 3, name: "Plain", description: "", brand: "A", colorGroups: [], sizeKeys: [], windows: [] },
 ];
-const q = (text: string): SearchQuery => ({
-  q: text,
-  brands: [],
-  stores: [],
-  colors: [],
-  genders: [],
-  sizes: [],
-  start: 0,
-  rows: 10,
-  now: NOW,
-});
+const q = (text: string): SearchQuery => searchQuery(text, NOW);
 
 describe("round trip", () => {
   it("decodes to exactly what was built", () => {
