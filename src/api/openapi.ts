@@ -7,7 +7,7 @@ import { renderGuide } from "./guide.ts";
 import { COMMON_PARAMETERS, SEARCH_PARAMETERS } from "./parameters.ts";
 import type { QueryParameter } from "./parameters.ts";
 import { RESPONSE_SCHEMAS } from "./schemas.ts";
-import { errorResponses, HEADERS } from "./responses.ts";
+import { documentResponse, errorResponses, HEADERS, ok, ref } from "./responses.ts";
 import type { ErrorStatus } from "./responses.ts";
 
 /** The document's paths of its own (no key needed). */
@@ -56,39 +56,6 @@ function queryParameter(p: QueryParameter): Json {
     schema,
     ...(p.repeatable ? { style: "form", explode: true } : {}),
     ...example,
-  };
-}
-
-const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-
-/** The headers of every 200: its ETag, freshness, Vary and CORS. */
-function cacheHeaders(): Json {
-  return {
-    ETag: ref("headers", "ETag"),
-    "Cache-Control": ref("headers", "Cache-Control"),
-    Vary: ref("headers", "Vary"),
-    "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
-  };
-}
-
-/** A 200 of a JSON body (also as JSONP), with named examples. */
-function ok(description: string, schema: string, examples: Record<string, { summary: string; value: unknown }>): Json {
-  const first = Object.values(examples)[0]!.value;
-  return {
-    description,
-    headers: {
-      ...cacheHeaders(),
-      "RateLimit-Limit": ref("headers", "RateLimit-Limit"),
-      "RateLimit-Remaining": ref("headers", "RateLimit-Remaining"),
-      "RateLimit-Reset": ref("headers", "RateLimit-Reset"),
-    },
-    content: {
-      "application/json": { schema: ref("schemas", schema), examples },
-      "application/javascript": {
-        schema: { type: "string", description: `JSONP (with \`callback\`): \`/**/<callback>(<${schema}>);\`` },
-        example: `/**/showSales(${JSON.stringify(first)});`,
-      },
-    },
   };
 }
 
@@ -302,14 +269,5 @@ export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`M
       headers: HEADERS,
       responses: errorResponses(),
     },
-  };
-}
-
-/** A 200 of one of the document's own resources. */
-function documentResponse(type: string, description: string, schema: Json): Json {
-  return {
-    description,
-    headers: cacheHeaders(),
-    content: { [type]: { schema } },
   };
 }

@@ -1,4 +1,5 @@
-// The document's shared response headers and its error responses: each status with the problem codes it answers with.
+// The document's responses: the shared headers, the 200s (a JSON body, also as JSONP; the document's own resources)
+// and the error responses, each status with the problem codes it answers with.
 import { ApiError } from "../errors.ts";
 import type { ProblemCode } from "../errors.ts";
 
@@ -119,4 +120,55 @@ export function errorResponses(): Record<string, unknown> {
     };
   }
   return out;
+}
+
+/** A reference to a component of the document. */
+export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** The headers of every 200: its ETag, freshness, Vary and CORS. */
+function cacheHeaders(): Record<string, unknown> {
+  return {
+    ETag: ref("headers", "ETag"),
+    "Cache-Control": ref("headers", "Cache-Control"),
+    Vary: ref("headers", "Vary"),
+    "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
+  };
+}
+
+/** A 200 of a JSON body (also as JSONP), with named examples. */
+export function ok(
+  description: string,
+  schema: string,
+  examples: Record<string, { summary: string; value: unknown }>,
+): Record<string, unknown> {
+  const first = Object.values(examples)[0]!.value;
+  return {
+    description,
+    headers: {
+      ...cacheHeaders(),
+      "RateLimit-Limit": ref("headers", "RateLimit-Limit"),
+      "RateLimit-Remaining": ref("headers", "RateLimit-Remaining"),
+      "RateLimit-Reset": ref("headers", "RateLimit-Reset"),
+    },
+    content: {
+      "application/json": { schema: ref("schemas", schema), examples },
+      "application/javascript": {
+        schema: { type: "string", description: `JSONP (with \`callback\`): \`/**/<callback>(<${schema}>);\`` },
+        example: `/**/showSales(${JSON.stringify(first)});`,
+      },
+    },
+  };
+}
+
+/** A 200 of one of the document's own resources. */
+export function documentResponse(
+  type: string,
+  description: string,
+  schema: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    description,
+    headers: cacheHeaders(),
+    content: { [type]: { schema } },
+  };
 }
