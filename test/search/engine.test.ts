@@ -194,18 +194,21 @@ describe("paging", () => {
 
 describe("time windows", () => {
   const T = 1_000_000;
-  const timed = loadSearchIndex(
-    buildSearchIndex([
-      doc(1, "widget one", "", { windows: [{ from: T, to: T + 100, store: "women" }] }),
-      doc(2, "widget two", "", { windows: [{ from: T + 50, to: null, store: "men" }] }),
-      doc(3, "widget three", "", {
-        windows: [
-          { from: T, to: T + 20, store: "women" },
-          { from: T + 80, to: T + 150, store: "men" },
-        ],
-      }),
-    ]),
-  );
+  /** Three products in sales that begin and end at different instants, in two stores. */
+  const timedIndex = () =>
+    loadSearchIndex(
+      buildSearchIndex([
+        doc(1, "widget one", "", { windows: [{ from: T, to: T + 100, store: "women" }] }),
+        doc(2, "widget two", "", { windows: [{ from: T + 50, to: null, store: "men" }] }),
+        doc(3, "widget three", "", {
+          windows: [
+            { from: T, to: T + 20, store: "women" },
+            { from: T + 80, to: T + 150, store: "men" },
+          ],
+        }),
+      ]),
+    );
+  const timed = timedIndex();
   const at = (now: number, stores: SearchQuery["stores"] = []) => timed.search(query("widget", { now, stores }));
 
   // [seconds after T, stores, products found, next change in seconds after T]
@@ -239,18 +242,7 @@ describe("time windows", () => {
     for (let round = 0; round < 3; round++) {
       for (const now of times) {
         for (const stores of [[], ["women"], ["men"], ["women", "men"]] as SearchQuery["stores"][]) {
-          const fresh = loadSearchIndex(
-            buildSearchIndex([
-              doc(1, "widget one", "", { windows: [{ from: T, to: T + 100, store: "women" }] }),
-              doc(2, "widget two", "", { windows: [{ from: T + 50, to: null, store: "men" }] }),
-              doc(3, "widget three", "", {
-                windows: [
-                  { from: T, to: T + 20, store: "women" },
-                  { from: T + 80, to: T + 150, store: "men" },
-                ],
-              }),
-            ]),
-          );
+          const fresh = timedIndex();
           expect(at(now, stores)).toEqual(fresh.search(query("widget", { now, stores })));
         }
       }
