@@ -30,6 +30,12 @@ interface ValueTable {
 
 /** How many price ranges keep their bitsets (clients offer a few fixed ranges). */
 const PRICE_CACHE_SIZE = 16;
+/**
+ * Price steps with a ready bitset of the docs below them: a range is two of those (one ANDed with the other's
+ * complement) plus at most two steps' worth of docs set or cleared at its ends, instead of every doc in it set
+ * one by one (a wide range at 100,000 products: about 60 us). 64 steps hold 64 bitsets (800 KB at 100,000 docs).
+ */
+const PRICE_STEPS = 64;
 
 /** Builds each filter's bitset for a query, in buffers of its own. */
 export class Filters {
@@ -44,6 +50,9 @@ export class Filters {
   readonly #byPrice: Uint32Array;
   readonly #sortedPrices: Float64Array;
   readonly #priceCache = new Map<string, Uint32Array>();
+  /** Positions in #byPrice where the steps start (ascending, first 0, last its length), and the docs before each. */
+  readonly #stepAt: Uint32Array;
+  readonly #below: Uint32Array[];
   readonly #scratch: Record<"stores" | "onSale" | "color" | "gender" | "size" | "brand", Uint32Array>;
 
   constructor(
@@ -76,6 +85,16 @@ export class Filters {
     priced.sort((a, b) => prices[a]! - prices[b]! || a - b);
     this.#byPrice = Uint32Array.from(priced);
     this.#sortedPrices = Float64Array.from(priced, (d) => prices[d]!);
+    const steps = Math.min(PRICE_STEPS, priced.length);
+    this.#stepAt = Uint32Array.from({ length: steps + 1 }, (_, i) =>
+      Math.floor((i * priced.length) / Math.max(1, steps)),
+    );
+    this.#below = [];
+    for (let i = 0; i <= steps; i++) {
+      const b = i === 0 ? new Uint32Array(words) : this.#below[i - 1]!.slice();
+      if (i > 0) setDocs(b, this.#byPrice, this.#stepAt[i - 1]!, this.#stepAt[i]!);
+      this.#below.push(b);
+    }
     const buf = () => new Uint32Array(words);
     this.#scratch = { stores: buf(), onSale: buf(), color: buf(), gender: buf(), size: buf(), brand: buf() };
   }
@@ -170,10 +189,34 @@ export class Filters {
         }
         return lo;
       };
-      bits = new Uint32Array(this.#words);
-      setDocs(bits, this.#byPrice, lowerBound(min, false), lowerBound(max, true));
+      bits = this.#positions(lowerBound(min, false), lowerBound(max, true));
       if (this.#priceCache.size >= PRICE_CACHE_SIZE) this.#priceCache.delete(this.#priceCache.keys().next().value!);
       this.#priceCache.set(key, bits);
+    }
+    return bits;
+  }
+
+  /** A new bitset of the docs at positions [from, to) of #byPrice, from the step bitsets nearest its ends. */
+  #positions(from: number, to: number): Uint32Array {
+    const bits = new Uint32Array(this.#words);
+    if (from >= to) return bits;
+    const at = this.#stepAt;
+    const byPrice = this.#byPrice;
+    // Steps a <= from and b >= to, the nearest ones: docs before step b but not before step a, then the ends trimmed.
+    let a = 0;
+    while (a + 1 < at.length && at[a + 1]! <= from) a++;
+    let b = at.length - 1;
+    while (b > 0 && at[b - 1]! >= to) b--;
+    const hi = this.#below[b]!;
+    const lo = this.#below[a]!;
+    for (let w = 0; w < bits.length; w++) bits[w] = hi[w]! & ~lo[w]!;
+    for (let p = at[a]!; p < from; p++) {
+      const d = byPrice[p]!;
+      bits[d >>> 5]! &= ~(1 << (d & 31));
+    }
+    for (let p = to; p < at[b]!; p++) {
+      const d = byPrice[p]!;
+      bits[d >>> 5]! &= ~(1 << (d & 31));
     }
     return bits;
   }
