@@ -96,6 +96,52 @@ function compressedPieces({ identity, links }: LoadedBlob): Piece[] {
   });
 }
 
+/** A body's deflate data whole (no insert at its links), alone and as a later element of a JSON array. */
+export interface Element extends Piece {
+  /** CRC-32, length and shift of `,` followed by the body: what appending it after a comma does. */
+  afterComma: { crc: number; length: number; shift: number };
+}
+
+const COMMA = literal(Buffer.from(","));
+const elements = new WeakMap<LoadedBlob, Element>();
+
+/**
+ * A body's pieces as one (a view of its gzip variant's data when they lie in a row there, as the snapshot's do),
+ * with the CRC-32 of the body after a comma worked out too: joining bodies as they are then costs one CRC
+ * combination a body, not one a piece and another for the comma. Made once per body.
+ */
+export function elementOf(blob: LoadedBlob): Element {
+  let found = elements.get(blob);
+  if (found) return found;
+  const pieces = piecesOf(blob);
+  const first = pieces[0]!.deflate;
+  let size = 0;
+  let inRow = true;
+  for (const p of pieces) {
+    inRow &&= p.deflate.buffer === first.buffer && p.deflate.byteOffset === first.byteOffset + size;
+    size += p.deflate.length;
+  }
+  const deflate = inRow
+    ? Buffer.from(first.buffer, first.byteOffset, size)
+    : Buffer.concat(pieces.map((p) => p.deflate));
+  let crc = 0;
+  let length = 0;
+  for (const p of pieces) {
+    crc = crc32Combine(crc, p.crc, p.shift);
+    length += p.length;
+  }
+  const shift = crc32Shift(length);
+  found = {
+    deflate,
+    crc,
+    length,
+    shift,
+    afterComma: { crc: crc32Combine(COMMA.crc, crc, shift), length: length + 1, shift: crc32Shift(length + 1) },
+  };
+  elements.set(blob, found);
+  return found;
+}
+
 /** Collects pieces in order, then writes them out as one gzip member (header, pieces, empty final block, trailer). */
 export class GzipJoin {
   #parts: Buffer[] = [];
@@ -116,6 +162,22 @@ export class GzipJoin {
     for (let i = 0; i < pieces.length; i++) {
       if (i > 0 && between) this.add(between);
       this.add(pieces[i]!);
+    }
+  }
+
+  /** Bodies as they are (see {@link elementOf}), joined with commas: a JSON array's elements. */
+  addElements(elements: readonly Element[]): void {
+    for (let i = 0; i < elements.length; i++) {
+      const e = elements[i]!;
+      if (i === 0) {
+        this.add(e);
+        continue;
+      }
+      this.#parts.push(COMMA.deflate, e.deflate);
+      this.#size += COMMA.deflate.length + e.deflate.length;
+      const joint = e.afterComma;
+      this.#crc = crc32Combine(this.#crc, joint.crc, joint.shift);
+      this.#length += joint.length;
     }
   }
 

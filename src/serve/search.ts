@@ -1,9 +1,10 @@
 // Search responses: the engine's ranked IDs turned into a page assembled from the pre-rendered product bytes; for
 // clients that accept gzip, a gzip stream assembled from the products' precompressed pieces instead.
 import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
-import { assembleGzip, joinBodies, registerComposite } from "./bodies.ts";
+import { joinBodies, registerComposite } from "./bodies.ts";
 import type { Found } from "./bodies.ts";
-import { literal } from "./gzip-splice.ts";
+import { elementOf, GzipJoin, literal } from "./gzip-splice.ts";
+import type { Element } from "./gzip-splice.ts";
 import { fmix, fnv1a, hex8, rotl } from "./fast-hash.ts";
 import { scratch } from "./scratch.ts";
 import type { SearchParams } from "./search-params.ts";
@@ -27,15 +28,33 @@ class PageBlob implements LoadedBlob {
   /** The identity bytes' length, known before they are joined. */
   readonly size: number;
   readonly #products: readonly LoadedBlob[];
+  readonly #entries: readonly PageEntry[];
   readonly #tail: Buffer;
   #joined: { identity: Buffer; links: number[] } | null = null;
 
-  constructor(hash: string, products: readonly LoadedBlob[], tail: Buffer, size: number) {
+  constructor(
+    hash: string,
+    products: readonly LoadedBlob[],
+    entries: readonly PageEntry[],
+    tail: Buffer,
+    size: number,
+  ) {
     this.hash = hash;
     this.size = size;
     this.#products = products;
+    this.#entries = entries;
     this.#tail = tail;
+    // What a variant (`affid`, JSONP) of the page assembles its gzip from.
     registerComposite(this, OPEN_PIECE, products, tail);
+  }
+
+  /** The page gzipped, joined from the products' deflate data whole (no insert at their links), in a scratch buffer. */
+  gzipped(): Buffer {
+    const gzip = new GzipJoin();
+    gzip.add(OPEN_PIECE);
+    gzip.addElements(this.#entries.map(elementOfEntry));
+    gzip.add(literal(this.#tail));
+    return gzip.finish(scratch);
   }
 
   get identity(): Buffer {
@@ -50,7 +69,9 @@ class PageBlob implements LoadedBlob {
 /** The search result for the request's parameters at `now`. */
 export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: number): Found {
   const result = snapshot.search.search({ ...params, now });
+  const table = entriesOf(snapshot);
   const products = new Array<LoadedBlob>(result.ids.length);
+  const entries = new Array<PageEntry>(result.ids.length);
   let size = OPEN.length;
   // The ETag: a 64-bit order-sensitive mix of the products' content hashes (each changes with its bytes) and
   // total_found. It only has to tell apart the versions of one URL's page; sha1 over the hashes cost 5% of a search.
@@ -60,40 +81,58 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
   let h2 = 0x85ebca6b ^ result.ids.length;
   for (let i = 0; i < result.ids.length; i++) {
     const id = result.ids[i]!;
-    const product = snapshot.products.get(id);
-    if (!product) throw new Error(`search index names product ${id}, which the snapshot does not hold`);
-    products[i] = product;
-    size += product.identity.length + (i > 0 ? 1 : 0);
-    const key = etagKeyOf(product);
-    h1 = (Math.imul(rotl(h1 ^ key.k1, 13), 0xcc9e2d51) + i) | 0;
-    h2 = Math.imul(rotl(h2 ^ key.k2, 17), 0x1b873593) ^ h1;
+    const entry = table.get(id) ?? entryOf(snapshot, table, id);
+    products[i] = entry.blob;
+    entries[i] = entry;
+    size += entry.size + (i > 0 ? 1 : 0);
+    h1 = (Math.imul(rotl(h1 ^ entry.k1, 13), 0xcc9e2d51) + i) | 0;
+    h2 = Math.imul(rotl(h2 ^ entry.k2, 17), 0x1b873593) ^ h1;
   }
   const tail = Buffer.from(`],"total_found":${result.total}${facets}}`);
   size += tail.length;
   const hash = `${hex8(fmix(h1 ^ h2))}${hex8(fmix((h2 + h1) | 0))}`;
-  const body = new PageBlob(hash, products, tail, size);
-  // The page gzipped from the products' pieces (a fraction of the cost of compressing it), when it is sent so.
+  const body = new PageBlob(hash, products, entries, tail, size);
+  // The page gzipped from the products' deflate data (a fraction of the cost of compressing it), when it is sent so.
   return {
     body,
     changesAt: result.nextChange,
-    gzip: size >= GZIP_FROM ? () => assembleGzip(body, null, null, scratch) : null,
+    gzip: size >= GZIP_FROM ? () => body.gzipped() : null,
     perRequest: true,
   };
 }
 
-/** The first 64 bits of a product's content hash, for page ETags, worked out once per product. */
-interface EtagKey {
+/**
+ * What a page needs of a product, looked up once per product of a snapshot: its body, its size, the first 64 bits of
+ * its content hash (for page ETags) and, once the product is sent gzipped, its deflate data whole. As many as the
+ * snapshot's products at most, and forgotten with the snapshot.
+ */
+interface PageEntry {
+  blob: LoadedBlob;
+  size: number;
   k1: number;
   k2: number;
+  element: Element | null;
 }
-const etagKeys = new WeakMap<LoadedBlob, EtagKey>();
+const entryTables = new WeakMap<LoadedSnapshot, Map<number, PageEntry>>();
 
-function etagKeyOf(body: LoadedBlob): EtagKey {
-  let key = etagKeys.get(body);
-  if (!key)
-    etagKeys.set(
-      body,
-      (key = { k1: parseInt(body.hash.slice(0, 8), 16) | 0, k2: parseInt(body.hash.slice(8, 16), 16) | 0 }),
-    );
-  return key;
+function entriesOf(snapshot: LoadedSnapshot): Map<number, PageEntry> {
+  let table = entryTables.get(snapshot);
+  if (!table) entryTables.set(snapshot, (table = new Map<number, PageEntry>()));
+  return table;
 }
+
+function entryOf(snapshot: LoadedSnapshot, table: Map<number, PageEntry>, id: number): PageEntry {
+  const blob = snapshot.products.get(id);
+  if (!blob) throw new Error(`search index names product ${id}, which the snapshot does not hold`);
+  const entry: PageEntry = {
+    blob,
+    size: blob.identity.length,
+    k1: parseInt(blob.hash.slice(0, 8), 16) | 0,
+    k2: parseInt(blob.hash.slice(8, 16), 16) | 0,
+    element: null,
+  };
+  table.set(id, entry);
+  return entry;
+}
+
+const elementOfEntry = (entry: PageEntry): Element => (entry.element ??= elementOf(entry.blob));

@@ -3,6 +3,8 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gunzipSync } from "node:zlib";
+import { httpGet } from "../../bench/search-http/check.ts";
 import { readCatalogDocs } from "../../bench/search/corpus.ts";
 import { misspellings } from "../../bench/search/misspell.ts";
 import { comparePage, createReference } from "../../bench/search/reference.ts";
@@ -209,6 +211,23 @@ describe("agreement with the brute-force reference through HTTP", () => {
     expect(Object.keys(JSON.parse(a) as object)).toEqual(["products", "total_found"]);
     expect(b.startsWith(a.slice(0, -1) + ',"facets":{"color":[')).toBe(true);
     expect(plain.headers.get("etag")).not.toBe(faceted.headers.get("etag"));
+  });
+});
+
+describe("gzip", () => {
+  it.each<[string, Params]>([
+    ["a full page", { q: "dress", rows: 100 }],
+    [
+      "a later page, sorted, with facets",
+      { q: "leathr boot", sort: "price_desc", rows: 37, start: 3, facets: "brand,size" },
+    ],
+    ["a page of one", { q: "cotton", rows: 1 }],
+  ])("%s sent gzipped inflates to the page sent as it is", async (_, params) => {
+    const plain = await httpGet(target(params), { "accept-encoding": "identity" });
+    const gz = await httpGet(target(params), { "accept-encoding": "gzip" });
+    expect(plain.status).toBe(200);
+    expect(gz.headers["content-encoding"]).toBe(plain.body.length >= 1024 ? "gzip" : undefined);
+    expect((gz.headers["content-encoding"] ? gunzipSync(gz.body) : gz.body).toString()).toBe(plain.body.toString());
   });
 });
 
