@@ -152,7 +152,10 @@ class Engine implements SearchIndex {
       s,
       this.#onSale.docs(interval, query.now, [s], this.#word)!,
     ]);
-    return withFacets({ ids, total, nextChange }, this.#facets.count(facetNames, matches, text, f, stores));
+    return withFacets(
+      { ids, total, nextChange },
+      this.#facets.count(facetNames, matches, this.#ranker.matches, total, text, f, stores),
+    );
   }
 
   /** Docs of ranks [start, start + rows) of the ranker's matches in the given order. */
