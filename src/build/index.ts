@@ -3,8 +3,6 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { ProblemList } from "../catalog/problems.ts";
 import { CATALOG_RULES_VERSION, digestCatalog, loadCatalog } from "../catalog/load.ts";
-import { buildSearchIndex } from "../search/index-builder.ts";
-import { SEARCH_INDEX_VERSION } from "../search/index-format.ts";
 import type { BlobRecord, LinesFile, Manifest, Routes } from "../snapshot/format.ts";
 import {
   blobEntry,
@@ -23,6 +21,7 @@ import { writePack } from "./pack-writer.ts";
 import { planSnapshot, renderKey } from "./plan.ts";
 import type { KnownBlobs } from "./previous.ts";
 import { readPrevious } from "./previous.ts";
+import { makeSearchIndex } from "./search-index.ts";
 import { cleanLeftovers, DEFAULT_KEEP, pruneSnapshots, verifyAndPublish, writeSnapshotFiles } from "./publish.ts";
 
 export interface BuildOptions {
@@ -65,6 +64,8 @@ export interface BuildResult {
   filesWritten: number;
   bytesWritten: number;
   searchIndexReused: boolean;
+  /** Search documents whose text was taken analysed from the previous build rather than tokenized (0 when the index is reused). */
+  searchTextsReused: number;
   /** Product bodies taken from the previous snapshot without rendering (same line, same render key). */
   productsReused: number;
   durationMs: number;
@@ -107,6 +108,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         filesWritten: 0,
         bytesWritten: 0,
         searchIndexReused: true,
+        searchTextsReused: 0,
         productsReused: m.counts.products,
         durationMs: now() - started,
         warnings: new ProblemList(),
@@ -154,14 +156,15 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
 
     // The search index depends only on the documents: reuse the previous one when they are the same.
     options.onProgress?.("index", 0, 1);
-    // The index is the documents run through the index builder's code (tokenizer, stemmer, format): a change to any
-    // of it (its digest, as for the render key) must not reuse an old index. No digest (no sources): no reuse.
-    const indexCode = codeDigest([new URL("../search/index-builder.ts", import.meta.url)]);
-    const docsDigest = sha256Hex(`${SEARCH_INDEX_VERSION}\0${indexCode}\0${JSON.stringify(plan.searchDocs)}`);
-    const previousIndex =
-      indexCode !== null && previous?.searchIndex?.docsDigest === docsDigest ? previous.searchIndex : null;
-    const searchIndexReused = previousIndex !== null;
-    const index = previousIndex?.bytes ?? buildSearchIndex(plan.searchDocs);
+    const search = await makeSearchIndex(
+      plan.searchDocs,
+      previous && {
+        dir: snapshotDir(options.dataDir, previous.id),
+        index: previous.searchIndex,
+        texts: !options.force,
+      },
+    );
+    const index = search.index;
     options.onProgress?.("documents", 0, 1);
     const docs = await documents;
     const routesBytes = Buffer.from(JSON.stringify(routes));
@@ -185,7 +188,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         resources: Object.keys(routes.resources).length,
         blobs: routes.blobs.length,
       },
-      search_docs_digest: docsDigest,
+      search_docs_digest: search.docsDigest,
       docs_page_digest: docs.pageDigest,
       files: {
         [ROUTES_FILE]: sha256Hex(routesBytes),
@@ -203,10 +206,10 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         [MANIFEST_FILE]: manifestBytes,
         [ROUTES_FILE]: routesBytes,
         [LINES_FILE]: linesBytes,
-        ...(previousIndex ? {} : { [SEARCH_INDEX_FILE]: index }),
+        ...search.files,
         ...docs.files,
       },
-      { ...(previousIndex ? { [SEARCH_INDEX_FILE]: previousIndex.path } : {}), ...docs.linked },
+      { ...search.linked, ...docs.linked },
     );
     options.onProgress?.("verify", 0, 1);
     // Packs kept from the published snapshot were verified against their names when their build wrote them: the
@@ -224,15 +227,15 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       blobsWritten: written.written,
       blobsCopied: written.copied,
       repacked: repack,
-      filesWritten: written.files + (searchIndexReused ? 3 : 4) + Object.keys(docs.files).length,
+      filesWritten: written.files + 3 + Object.keys(search.files).length + Object.keys(docs.files).length,
       bytesWritten:
         written.bytes +
         manifestBytes.length +
         routesBytes.length +
         linesBytes.length +
-        (searchIndexReused ? 0 : index.length) +
-        Object.values(docs.files).reduce((n, b) => n + b.length, 0),
-      searchIndexReused,
+        [...Object.values(search.files), ...Object.values(docs.files)].reduce((n, b) => n + b.length, 0),
+      searchIndexReused: search.reused,
+      searchTextsReused: search.textsReused,
       productsReused: plan.reused,
       durationMs: now() - started,
     };

@@ -1,26 +1,11 @@
-// Builds the search index file from the catalog's products: tokenizes, inverts, groups sale windows.
+// Builds the search index file from the catalog's products: tokenizes (doc-texts.ts), inverts, groups sale windows.
 import { BM25 } from "./constants.ts";
 import { buildDictionary } from "./dictionary.ts";
+import { DocTexts } from "./doc-texts.ts";
 import type { PostingTable, SearchIndexData, TextPostingTable, WindowTable } from "./index-format.ts";
 import { encodeSearchIndex } from "./index-format.ts";
-import { surfaceWords, tokenize } from "./tokenize.ts";
+import { tokenize } from "./tokenize.ts";
 import type { SearchDoc } from "./types.ts";
-
-const MAX_TF = 0xffff;
-
-/** A growable Uint32Array. */
-class U32List {
-  data = new Uint32Array(1024);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const next = new Uint32Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length++] = v;
-  }
-}
 
 /** Keys to lists of doc numbers, appended in ascending doc order. */
 class Lists {
@@ -45,12 +30,6 @@ class Lists {
   }
 }
 
-function countTerms(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const t of tokenize(text)) counts.set(t, (counts.get(t) ?? 0) + 1);
-  return counts;
-}
-
 function checkDoc(doc: SearchDoc, previousId: number): void {
   if (!Number.isSafeInteger(doc.id) || doc.id <= 0)
     throw new RangeError(`search doc id must be a positive integer below 2^53: ${doc.id}`);
@@ -66,59 +45,52 @@ function checkDoc(doc: SearchDoc, previousId: number): void {
   }
 }
 
-/** Inverts the text of docs (sorted by ID) into per-term postings with per-field term frequencies. */
+/**
+ * Inverts the docs' texts (entry `entries[d]` of `texts` for doc d, docs sorted by ID) into per-term postings with
+ * per-field term frequencies; fills in the field lengths. Only terms some doc has are kept, sorted, so that the
+ * file depends neither on input order nor on what else `texts` holds.
+ */
 function invertText(
-  docs: readonly SearchDoc[],
+  texts: DocTexts,
+  entries: Uint32Array,
   nameLengths: Uint32Array,
   descriptionLengths: Uint32Array,
-): TextPostingTable {
-  const termIds = new Map<string, number>();
-  const terms: string[] = [];
-  // One log of (term, doc, tfs), in doc order; a counting sort by term then yields sorted postings.
-  const logTerm = new U32List();
-  const logDoc = new U32List();
-  const logTf = new U32List();
-  docs.forEach((doc, d) => {
-    const name = countTerms(doc.name);
-    const description = countTerms(doc.description);
-    let nameLength = 0;
-    let descriptionLength = 0;
-    for (const c of name.values()) nameLength += c;
-    for (const c of description.values()) descriptionLength += c;
-    nameLengths[d] = nameLength;
-    descriptionLengths[d] = descriptionLength;
-    for (const term of new Set([...name.keys(), ...description.keys()])) {
-      let t = termIds.get(term);
-      if (t === undefined) {
-        t = terms.length;
-        termIds.set(term, t);
-        terms.push(term);
-      }
-      logTerm.push(t);
-      logDoc.push(d);
-      logTf.push((Math.min(name.get(term) ?? 0, MAX_TF) << 16) | Math.min(description.get(term) ?? 0, MAX_TF));
+): { table: TextPostingTable; rank: Int32Array } {
+  const data = texts.data;
+  const { terms } = texts;
+  const counts = new Uint32Array(terms.length);
+  let total = 0;
+  entries.forEach((at, d) => {
+    nameLengths[d] = data[at]!;
+    descriptionLengths[d] = data[at + 1]!;
+    const n = data[at + 2]!;
+    for (let p = at + 3; p < at + 3 + 2 * n; p += 2) counts[data[p]!]!++;
+    total += n;
+  });
+  // Terms in sorted order, so that the file does not depend on the order terms were first seen.
+  const order: number[] = [];
+  counts.forEach((c, t) => c > 0 && order.push(t));
+  order.sort((a, b) => (terms[a]! < terms[b]! ? -1 : 1));
+  const rank = new Int32Array(terms.length).fill(-1);
+  order.forEach((t, r) => (rank[t] = r));
+  const offsets = new Uint32Array(order.length + 1);
+  order.forEach((t, r) => (offsets[r + 1] = offsets[r]! + counts[t]!));
+  const fill = offsets.slice(0, order.length);
+  const postingDocs = new Uint32Array(total);
+  const nameTf = new Uint16Array(total);
+  const descriptionTf = new Uint16Array(total);
+  // Docs in ascending order, each term once per doc: every posting list comes out sorted by doc.
+  entries.forEach((at, d) => {
+    const n = data[at + 2]!;
+    for (let p = at + 3; p < at + 3 + 2 * n; p += 2) {
+      const i = fill[rank[data[p]!]!]!++;
+      const tf = data[p + 1]!;
+      postingDocs[i] = d;
+      nameTf[i] = tf >>> 16;
+      descriptionTf[i] = tf & 0xffff;
     }
   });
-
-  // Terms in sorted order, so that the file does not depend on the order terms were first seen.
-  const order = terms.map((_, i) => i).sort((a, b) => (terms[a]! < terms[b]! ? -1 : 1));
-  const rank = new Uint32Array(terms.length);
-  order.forEach((t, r) => (rank[t] = r));
-  const offsets = new Uint32Array(terms.length + 1);
-  for (let i = 0; i < logTerm.length; i++) offsets[rank[logTerm.data[i]!]! + 1]!++;
-  for (let r = 0; r < terms.length; r++) offsets[r + 1]! += offsets[r]!;
-  const fill = offsets.slice(0, terms.length);
-  const postingDocs = new Uint32Array(logTerm.length);
-  const nameTf = new Uint16Array(logTerm.length);
-  const descriptionTf = new Uint16Array(logTerm.length);
-  for (let i = 0; i < logTerm.length; i++) {
-    const p = fill[rank[logTerm.data[i]!]!]!++;
-    postingDocs[p] = logDoc.data[i]!;
-    const tf = logTf.data[i]!;
-    nameTf[p] = tf >>> 16;
-    descriptionTf[p] = tf & 0xffff;
-  }
-  return { keys: order.map((t) => terms[t]!), offsets, docs: postingDocs, nameTf, descriptionTf };
+  return { table: { keys: order.map((t) => terms[t]!), offsets, docs: postingDocs, nameTf, descriptionTf }, rank };
 }
 
 function groupWindows(docs: readonly SearchDoc[]): WindowTable {
@@ -151,22 +123,30 @@ function groupWindows(docs: readonly SearchDoc[]): WindowTable {
   };
 }
 
-/** Builds the decoded form of the index (what {@link buildSearchIndex} serialises). */
-export function buildSearchIndexData(input: Iterable<SearchDoc>): SearchIndexData {
+/**
+ * Builds the decoded form of the index (what {@link buildSearchIndex} serialises). `texts` may hold the analysed
+ * text of some docs already (see DocTexts); it gains the rest.
+ */
+export function buildSearchIndexData(input: Iterable<SearchDoc>, texts = new DocTexts()): SearchIndexData {
   const docs = [...input].sort((a, b) => a.id - b.id);
   docs.forEach((doc, d) => checkDoc(doc, docs[d - 1]?.id ?? 0));
   const n = docs.length;
   const nameLengths = new Uint32Array(n);
   const descriptionLengths = new Uint32Array(n);
-  const text = invertText(docs, nameLengths, descriptionLengths);
+  const entries = Uint32Array.from(docs, (doc) => texts.of(doc.name, doc.description));
+  const { table: text, rank } = invertText(texts, entries, nameLengths, descriptionLengths);
   const brand = new Lists();
   const brandNames = new Lists();
   const categories = new Lists();
   const colors = new Lists();
   const genders = new Lists();
   const sizes = new Lists();
+  // Brands repeat over many products: each is tokenized once.
+  const brandTerms = new Map<string, string[]>();
   docs.forEach((doc, d) => {
-    for (const t of tokenize(doc.brand)) brand.add(t, d);
+    let terms = brandTerms.get(doc.brand);
+    if (terms === undefined) brandTerms.set(doc.brand, (terms = tokenize(doc.brand)));
+    for (const t of terms) brand.add(t, d);
     // Table keys are stored joined by newlines: a value's own newlines become spaces.
     brandNames.add(doc.brand.replace(/\n/g, " "), d);
     for (const c of doc.categories ?? []) categories.add(c.replace(/\n/g, " "), d);
@@ -189,19 +169,22 @@ export function buildSearchIndexData(input: Iterable<SearchDoc>): SearchIndexDat
     categories: categories.table(),
     prices: Float64Array.from(docs, (doc) => doc.price ?? -1),
     discounts: Uint16Array.from(docs, (doc) => doc.discount ?? 0),
-    dictionary: dictionaryOf(docs, text.keys),
+    dictionary: dictionaryOf(texts, entries, rank),
   };
 }
 
-/** The typo and prefix dictionary of the docs' words (name and description). */
-function dictionaryOf(docs: readonly SearchDoc[], keys: readonly string[]) {
-  const termIndex = new Map(keys.map((k, i) => [k, i]));
+/** The typo and prefix dictionary of the docs' words (name and description); `rank` maps term ids to text keys. */
+function dictionaryOf(texts: DocTexts, entries: Uint32Array, rank: Int32Array) {
+  const data = texts.data;
+  const seen = new Uint8Array(texts.surfaces.length);
   const surfaces = new Map<string, number>();
-  for (const doc of docs) {
-    for (const text of [doc.name, doc.description]) {
-      for (const w of surfaceWords(text, false)) {
-        if (!surfaces.has(w.surface)) surfaces.set(w.surface, termIndex.get(w.term)!);
-      }
+  for (const at of entries) {
+    const s0 = at + 3 + 2 * data[at + 2]!;
+    for (let p = s0 + 1; p <= s0 + data[s0]!; p++) {
+      const s = data[p]!;
+      if (seen[s]) continue;
+      seen[s] = 1;
+      surfaces.set(texts.surfaces[s]!, rank[texts.surfaceTerms[s]!]!);
     }
   }
   return buildDictionary(surfaces);
@@ -211,6 +194,6 @@ function dictionaryOf(docs: readonly SearchDoc[], keys: readonly string[]) {
  * Builds the search index file's bytes from every product that may ever be on sale (order does not matter;
  * IDs must be unique). Holds all docs in memory while it works: at 100,000 products, about 0.5 GB at peak.
  */
-export function buildSearchIndex(docs: Iterable<SearchDoc>): Uint8Array {
-  return encodeSearchIndex(buildSearchIndexData(docs));
+export function buildSearchIndex(docs: Iterable<SearchDoc>, texts?: DocTexts): Uint8Array {
+  return encodeSearchIndex(buildSearchIndexData(docs, texts));
 }
