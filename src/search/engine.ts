@@ -127,6 +127,15 @@ class Engine implements SearchIndex {
       }
     }
 
+    if (facetNames.length === 0) {
+      // A word with one narrow term: its postings in the filters, narrowed by the other words, no bitset made.
+      const total = this.#ranker.rankNarrow(words, base);
+      if (total >= 0) {
+        const ids = this.#page(sort, total, start, rows, query.now, interval).map((d) => this.#ids[d]!);
+        return { ids, total, nextChange };
+      }
+    }
+
     // The matches: the filters ANDed with each word's set. With facets that leave out their own filter, also
     // the text matches on sale anywhere within the price range.
     const ownFiltered = facetNames.some((name) =>

@@ -1,6 +1,6 @@
 // Query words to the index's terms (exact, prefix completions, typos), their doc sets, and each match's rank key:
 // the sum over the query's words of the best (BM25F - PENALTY_WEIGHT * penalty) among the word's terms the doc has.
-import { popcount, setDocs, orInto } from "./bitset.ts";
+import { popcount, seek, setDocs, orInto } from "./bitset.ts";
 import type { BroadTerms } from "./broad-terms.ts";
 import type { Dictionary } from "./dictionary.ts";
 import type { QueryWord } from "./words.ts";
@@ -14,6 +14,11 @@ export interface WordTerms {
 
 /** Above this many terms a word is ranked term by term (scattered into a per-doc array) rather than doc by doc. */
 const SCATTER_FROM = 12;
+/**
+ * A word's single term leads {@link Ranker.rankNarrow} when it has at most this many docs per 32-bit word of a
+ * bitset: reading its postings then costs about what the bitset passes it replaces would.
+ */
+const NARROW_PER_WORD = 4;
 /** How many query words keep their expansion; the index never changes, so they stay right. */
 const EXPANSION_CACHE_SIZE = 20_000;
 
@@ -108,6 +113,88 @@ export class Ranker {
       else this.#gather(word, count);
     }
     return count;
+  }
+
+  /**
+   * Like {@link rank} over `filter` ANDed with every word's docs, when a word has a single term that is not broad and
+   * has at most {@link NARROW_PER_WORD} docs per bitset word: its postings in `filter` are the candidates, each
+   * other word keeps those that have one of its terms (fewest docs first), and the survivors are ranked as
+   * {@link rank} ranks them (the same keys, summed in the same word order). Returns -1 (nothing done) otherwise.
+   */
+  rankNarrow(words: readonly WordTerms[], filter: Uint32Array): number {
+    const offsets = this.#offsets;
+    const docs = this.#docs;
+    let driver = -1;
+    let best = NARROW_PER_WORD * filter.length + 1;
+    for (let w = 0; w < words.length; w++) {
+      const { terms } = words[w]!;
+      if (terms.length >= SCATTER_FROM) return -1;
+      const t = terms[0]!;
+      const df = offsets[t + 1]! - offsets[t]!;
+      if (terms.length === 1 && !this.#broad.has(t) && df < best) {
+        driver = w;
+        best = df;
+      }
+    }
+    if (driver < 0) return -1;
+    const matches = this.matches;
+    let count = 0;
+    const t = words[driver]!.terms[0]!;
+    for (let p = offsets[t]!, end = offsets[t + 1]!; p < end; p++) {
+      const d = docs[p]!;
+      if ((filter[d >>> 5]! & (1 << (d & 31))) !== 0) matches[count++] = d;
+    }
+    const others = words.filter((_, w) => w !== driver).sort((a, b) => this.#size(a) - this.#size(b));
+    for (const word of others) {
+      if (count === 0) break;
+      count = this.#keep(word, count);
+    }
+    this.keys.fill(0, 0, count);
+    if (count > 0) for (const word of words) this.#gather(word, count);
+    return count;
+  }
+
+  /** Postings of a word's terms, in all. */
+  #size(word: WordTerms): number {
+    let size = 0;
+    for (const t of word.terms) size += this.#offsets[t + 1]! - this.#offsets[t]!;
+    return size;
+  }
+
+  /** Keeps those of matches[0, count) that have one of the word's terms, in order; returns how many. */
+  #keep(word: WordTerms, count: number): number {
+    const { terms } = word;
+    const offsets = this.#offsets;
+    const docs = this.#docs;
+    const v = terms.length;
+    const cursor = new Uint32Array(v);
+    const ends = new Uint32Array(v);
+    const bits: (Uint32Array | null)[] = [];
+    for (let j = 0; j < v; j++) {
+      const t = terms[j]!;
+      cursor[j] = offsets[t]!;
+      ends[j] = offsets[t + 1]!;
+      bits.push(this.#broad.has(t) ? this.#broad.bits(t) : null);
+    }
+    const matches = this.matches;
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      const d = matches[i]!;
+      for (let j = 0; j < v; j++) {
+        const set = bits[j];
+        let has: boolean;
+        if (set) has = (set[d >>> 5]! & (1 << (d & 31))) !== 0;
+        else {
+          const at = (cursor[j] = seek(docs, cursor[j]!, ends[j]!, d));
+          has = at < ends[j]! && docs[at] === d;
+        }
+        if (has) {
+          matches[kept++] = d;
+          break;
+        }
+      }
+    }
+    return kept;
   }
 
   /** Doc by doc: each term's posting found by rank (broad terms) or by a forward cursor. */
