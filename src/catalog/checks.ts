@@ -16,40 +16,57 @@ export function createCheckContext(problems: ProblemList): CheckContext {
   return { problems, skuSource: new Map(), sizeGroups: new Map() };
 }
 
-/** Prices are validated strings with two decimals, so cents compare exactly as integers. */
+/** Prices are validated strings with two decimals (PRICE_RE), so cents compare exactly as integers. */
 export function priceCents(price: string): number {
-  const [whole = "0", cents = "0"] = price.split(".");
-  return Number(whole) * 100 + Number(cents);
+  let cents = 0;
+  for (let i = 0; i < price.length; i++) {
+    const digit = price.charCodeAt(i) - 48;
+    if (digit >= 0 && digit <= 9) cents = cents * 10 + digit;
+  }
+  return cents;
+}
+
+/** A size key's group code and label (SIZE_KEY_RE), remembered: a catalog has few distinct keys and many SKUs. */
+const sizeKeyParts = new Map<string, { code: string; label: string | undefined }>();
+function parseSizeKey(key: string): { code: string; label: string | undefined } {
+  let parts = sizeKeyParts.get(key);
+  if (parts === undefined) {
+    const match = SIZE_KEY_RE.exec(key);
+    parts = { code: match?.[1] ?? "", label: match?.[2] };
+    if (sizeKeyParts.size >= 10_000) sizeKeyParts.clear();
+    sizeKeyParts.set(key, parts);
+  }
+  return parts;
 }
 
 /** Checks one schema-valid product: SKU IDs unique across the catalog, prices, and size and colour fields that come together. */
 export function checkProduct(product: Product, file: string, line: number, ctx: CheckContext): void {
   const { problems } = ctx;
   const where = `${file}:${line}`;
-  product.skus.forEach((sku, i) => {
-    const f = `skus[${i}]`;
+  // A loop without closures: this runs for every SKU of the catalog (700,000 at 100,000 products).
+  for (let i = 0; i < product.skus.length; i++) {
+    const sku = product.skus[i]!;
     const first = ctx.skuSource.get(sku.id);
-    if (first) problems.error(file, line, `${f}.id`, `duplicate SKU id ${sku.id} (first at ${first})`);
+    if (first) problems.error(file, line, `skus[${i}].id`, `duplicate SKU id ${sku.id} (first at ${first})`);
     else ctx.skuSource.set(sku.id, where);
     if (priceCents(sku.sale_price) > priceCents(sku.msrp_price)) {
-      problems.error(file, line, `${f}.sale_price`, `${sku.sale_price} is above msrp_price ${sku.msrp_price}`);
+      problems.error(file, line, `skus[${i}].sale_price`, `${sku.sale_price} is above msrp_price ${sku.msrp_price}`);
     }
     if ((sku.color === undefined) !== (sku.color_group === undefined)) {
       problems.error(
         file,
         line,
-        `${f}.${sku.color === undefined ? "color" : "color_group"}`,
+        `skus[${i}].${sku.color === undefined ? "color" : "color_group"}`,
         "color and color_group must be given together",
       );
     }
-    const sizeFields = [sku.size, sku.size_group, sku.size_key].filter((v) => v !== undefined).length;
+    const sizeFields = +(sku.size !== undefined) + +(sku.size_group !== undefined) + +(sku.size_key !== undefined);
     if (sizeFields !== 0 && sizeFields !== 3) {
-      problems.error(file, line, `${f}.size`, "size, size_group and size_key must be given together");
+      problems.error(file, line, `skus[${i}].size`, "size, size_group and size_key must be given together");
     } else if (sku.size_key !== undefined && sku.size_group !== undefined) {
-      const match = SIZE_KEY_RE.exec(sku.size_key);
-      const code = match?.[1] ?? "";
-      if (match?.[2] !== sku.size) {
-        problems.error(file, line, `${f}.size_key`, `label of "${sku.size_key}" must equal size "${sku.size}"`);
+      const { code, label } = parseSizeKey(sku.size_key);
+      if (label !== sku.size) {
+        problems.error(file, line, `skus[${i}].size_key`, `label of "${sku.size_key}" must equal size "${sku.size}"`);
       }
       const group = ctx.sizeGroups.get(code);
       if (!group) ctx.sizeGroups.set(code, { name: sku.size_group, where });
@@ -57,12 +74,12 @@ export function checkProduct(product: Product, file: string, line: number, ctx: 
         problems.error(
           file,
           line,
-          `${f}.size_group`,
+          `skus[${i}].size_group`,
           `size group code ${code} is "${group.name}" at ${group.where}, not "${sku.size_group}"`,
         );
       }
     }
-  });
+  }
 }
 
 /** Checks one schema-valid sale: its window and that every product it lists exists, once. */

@@ -1,15 +1,15 @@
 // Streams a catalog directory (catalog.json, sales*.ndjson, products*.ndjson), validates it, and reports every problem.
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import fg from "fast-glob";
 import type { z } from "zod";
 import { CatalogError, ProblemList } from "./problems.ts";
 import { CatalogMetaSchema, ProductSchema, SaleSchema } from "./schema.ts";
 import type { CatalogMeta, Product, Sale } from "./schema.ts";
 import { checkCatalog, checkProduct, checkSale, createCheckContext } from "./checks.ts";
+import { forEachLine } from "./lines.ts";
 
 /** A sale after validation, with its instants as epoch seconds. */
 export interface CatalogSale extends Sale {
@@ -40,7 +40,7 @@ export interface Catalog {
  */
 export const CATALOG_RULES_VERSION = 1;
 export function lineDigest(text: string): string {
-  return createHash("sha1").update(text).digest("base64");
+  return hash("sha1", text, "base64");
 }
 
 export interface LoadCatalogOptions {
@@ -182,25 +182,23 @@ async function readNdjson(
   problems: ProblemList,
   onValue: (value: unknown, line: number, text: string) => void,
 ): Promise<void> {
-  const stream = createReadStream(join(dir, file));
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  let line = 0;
+  let at = 0;
   try {
-    for await (const text of lines) {
-      line++;
+    await forEachLine(join(dir, file), (text, line) => {
+      at = line;
       const trimmed = line === 1 ? text.replace(/^\uFEFF/, "").trim() : text.trim();
-      if (trimmed === "") continue;
+      if (trimmed === "") return;
       let value: unknown;
       try {
         value = JSON.parse(trimmed);
       } catch (err) {
         problems.error(file, line, "", `invalid JSON: ${(err as Error).message}`);
-        continue;
+        return;
       }
       onValue(value, line, trimmed);
-    }
+    });
   } catch (err) {
-    problems.error(file, line, "", `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    problems.error(file, at, "", `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
 
