@@ -1,6 +1,6 @@
 // Gzip templates for bodies with many page links (sale lists): their deflate data compressed with context, for one
 // length of `&affid=...`, so that a variant with any affid of that length is assembled at half the size of one made
-// of pieces compressed on their own.
+// of pieces compressed on their own. The templates a server holds, gzip and brotli (context-brotli.ts), are kept here.
 //
 // The snapshot's pieces are compressed each on its own (no piece may refer to bytes before it, since what goes
 // between pieces changes per request). For a 400 KB list of 100 sales that costs context: 80 KB of gzip where the
@@ -14,61 +14,85 @@ import type { LoadedBlob } from "../snapshot/load.ts";
 import type { Compressor } from "./bodies.ts";
 import type { Insertable } from "./gzip-splice.ts";
 import { ByteLru } from "./byte-lru.ts";
+import { makeBrotliTemplate } from "./context-brotli.ts";
+import type { BrotliTemplate } from "./context-brotli.ts";
 
 /** Bodies with fewer page links than this keep their pieces (the saving is small and a template costs a build). */
 export const MIN_TEMPLATE_LINKS = 8;
 /** How far back a piece's dictionary reaches: 8 KB gave 98% of the saving of the full 32 KB at a fifth of the time. */
 const DICTIONARY_BYTES = 8 * 1024;
 const LEVEL = 6;
-/** (body, insert length) pairs remembered as asked for once; a template is made on the second ask. */
+/** (body, insert length, encoding) triples remembered as asked for once; a template is made on the second ask. */
 const SEEN_MAX = 10_000;
+/** What a body whose brotli template could not be made holds in the cache (so that it is not tried again). */
+const NO_TEMPLATE = Symbol("no template");
+/** The bytes a NO_TEMPLATE entry is counted as (its key and entry). */
+const NO_TEMPLATE_BYTES = 128;
 
 /** The templates a server holds: at most `maxBytes` of them, made one at a time in a slot of `compressor`. */
 export interface Templates {
-  /** The template of `body` for inserts of `m` bytes, or null (and, on a second ask, one is made if a slot is free). */
+  /** The gzip template of `body` for inserts of `m` bytes, or null (and, on a second ask, one is made if a slot is free). */
   get(body: LoadedBlob, insertable: Insertable, m: number): Insertable | null;
+  /** The brotli template (context-brotli.ts) of `body` for inserts of `m` bytes, or null, made as `get` makes one. */
+  brotli(body: LoadedBlob, m: number): BrotliTemplate | null;
   /** Bytes held. */
   readonly bytes: number;
   /** Resolves once no template is being made (for tests). */
   idle(): Promise<void>;
 }
 
+type Template = Insertable | BrotliTemplate | typeof NO_TEMPLATE;
+
 export function createTemplates(compressor: Compressor, maxBytes: number): Templates {
-  const cache = new ByteLru<Insertable>(maxBytes);
+  const cache = new ByteLru<Template>(maxBytes);
   const seen = new Set<string>();
   let making: Promise<void> | null = null;
+  /** The template under `key`, or null; on the second ask, starts `make` if nothing else is being made and a slot is free. */
+  const lookup = (key: string, make: () => Promise<Exclude<Template, typeof NO_TEMPLATE> | null>): Template | null => {
+    const found = cache.get(key);
+    if (found) return found;
+    if (!seen.delete(key)) {
+      if (seen.size >= SEEN_MAX) seen.clear();
+      seen.add(key);
+      return null;
+    }
+    const release = making ? null : compressor.slot();
+    if (!release) {
+      seen.add(key); // asked twice: the next ask may find a slot
+      return null;
+    }
+    making = make()
+      .then(
+        (t) => cache.set(key, t ?? NO_TEMPLATE, t === null ? NO_TEMPLATE_BYTES : sizeOf(t)),
+        () => {}, // a failed build leaves the pieces in use; nothing to report to a client
+      )
+      .finally(() => {
+        making = null;
+        release();
+      });
+    return null;
+  };
   return {
     get(body, insertable, m) {
       if (body.links.length < MIN_TEMPLATE_LINKS) return null;
-      const key = `${body.hash}\0${m}`;
-      const found = cache.get(key);
-      if (found) return found;
-      if (!seen.delete(key)) {
-        if (seen.size >= SEEN_MAX) seen.clear();
-        seen.add(key);
-        return null;
-      }
-      const release = making ? null : compressor.slot();
-      if (!release) {
-        seen.add(key); // asked twice: the next ask may find a slot
-        return null;
-      }
-      making = makeTemplate(body.identity, body.links, insertable, m)
-        .then(
-          (t) => cache.set(key, t, t.deflate.length + t.cuts.byteLength),
-          () => {}, // a failed build leaves the pieces in use; nothing to report to a client
-        )
-        .finally(() => {
-          making = null;
-          release();
-        });
-      return null;
+      const t = lookup(`${body.hash}\0${m}`, () => makeTemplate(body.identity, body.links, insertable, m));
+      return t && t !== NO_TEMPLATE && "cuts" in t ? t : null;
+    },
+    brotli(body, m) {
+      if (body.links.length < MIN_TEMPLATE_LINKS) return null;
+      const t = lookup(`${body.hash}\0${m}\0br`, () => makeBrotliTemplate(body.identity, body.links, m));
+      return t && t !== NO_TEMPLATE && "segments" in t ? t : null;
     },
     get bytes() {
       return cache.bytes;
     },
     idle: () => making ?? Promise.resolve(),
   };
+}
+
+/** The bytes a template holds. */
+function sizeOf(t: Insertable | BrotliTemplate): number {
+  return "cuts" in t ? t.deflate.length + t.cuts.byteLength : t.data.length + t.segments.length * 96;
 }
 
 /** The template: each piece compressed (off the event loop) with the bytes before it, inserts as 0xff, as dictionary. */

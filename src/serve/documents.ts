@@ -25,7 +25,7 @@ export function sendDocument(
   return sendRepresentation(
     req,
     res,
-    { body: document.blob, contentType: document.type, gzip: null },
+    { body: document.blob, contentType: document.type, gzip: null, brotli: null },
     { ttl: maxAge, headers: [] },
   );
 }

@@ -33,15 +33,26 @@ function parse(header: string): { br: boolean; gzip: boolean } {
   return accepted;
 }
 
-/** The encoding to send, given the request's Accept-Encoding and which variants the body has. */
-export function negotiateEncoding(header: string | undefined, hasBr: boolean, hasGzip: boolean): ContentEncoding {
-  if (!header || (!hasBr && !hasGzip)) return "identity";
+/** What an Accept-Encoding header accepts (parsed once per distinct header, in a bounded map). */
+function accepts(header: string): { br: boolean; gzip: boolean } {
   let accepted = cache.get(header);
   if (!accepted) {
     accepted = parse(header);
     if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(header, accepted);
   }
+  return accepted;
+}
+
+/** Whether the request's Accept-Encoding accepts brotli. */
+export function acceptsBrotli(header: string | undefined): boolean {
+  return header !== undefined && header !== "" && accepts(header).br;
+}
+
+/** The encoding to send, given the request's Accept-Encoding and which variants the body has. */
+export function negotiateEncoding(header: string | undefined, hasBr: boolean, hasGzip: boolean): ContentEncoding {
+  if (!header || (!hasBr && !hasGzip)) return "identity";
+  const accepted = accepts(header);
   if (hasBr && accepted.br) return "br";
   if (hasGzip && accepted.gzip) return "gzip";
   return "identity";

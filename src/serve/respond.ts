@@ -4,7 +4,7 @@ import type { ApiError, Jsonp } from "../errors.ts";
 import { renderProblem } from "../errors.ts";
 import { JSON_TYPE } from "./bodies.ts";
 import type { Representation } from "./variants.ts";
-import { negotiateEncoding } from "./encoding.ts";
+import { acceptsBrotli, negotiateEncoding } from "./encoding.ts";
 import { isScratch, release } from "./scratch.ts";
 
 /** How a representation is sent. */
@@ -18,16 +18,19 @@ export interface SendOptions {
 /**
  * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].
  * A body without a gzip variant that can have one (`rep.gzip`) gets it only when it is about to be sent to a
- * client that accepts it: never for a 304 or a client (or CDN) asking for identity.
+ * client that accepts it: never for a 304 or a client (or CDN) asking for identity. One that may have brotli made
+ * for it (`rep.brotli`, a sale list with a new affid) is asked to make it when the client accepts brotli.
  */
 export function sendRepresentation(
   req: IncomingMessage,
   res: ServerResponse,
-  { body: rep, contentType, gzip: gzipOnDemand }: Representation,
+  { body: rep, contentType, gzip: gzipOnDemand, brotli: brotliOnDemand }: Representation,
   { ttl, headers: extra }: SendOptions,
 ): [number, number] {
+  const accept = req.headers["accept-encoding"];
+  if (rep.br === null && brotliOnDemand !== null && acceptsBrotli(accept)) brotliOnDemand();
   const canGzip = rep.gzip !== null || gzipOnDemand !== null;
-  const encoding = negotiateEncoding(req.headers["accept-encoding"], rep.br !== null, canGzip);
+  const encoding = negotiateEncoding(accept, rep.br !== null, canGzip);
   const etags = (rep.etags ??= [`"${rep.hash}"`, `"${rep.hash}-gz"`, `"${rep.hash}-br"`]);
   const headers: string[] = [
     "ETag",

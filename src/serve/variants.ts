@@ -4,6 +4,7 @@ import type { LoadedBlob } from "../snapshot/load.ts";
 import { assembleGzip, JS_TYPE, JSON_TYPE, linkCutsOf, splice } from "./bodies.ts";
 import type { Compressor, Found } from "./bodies.ts";
 import { ByteLru } from "./byte-lru.ts";
+import { brotliInserted } from "./context-brotli.ts";
 import { createTemplates } from "./context-gzip.ts";
 import type { Templates } from "./context-gzip.ts";
 import { fmix, fnv1a, hex8 } from "./fast-hash.ts";
@@ -25,6 +26,11 @@ export class Variant implements LoadedBlob {
   readonly contentType: string;
   /** Makes (once) and returns the gzip; null for a body too small to be worth compressing. */
   readonly gzipOnDemand: (() => Buffer) | null;
+  /**
+   * Sets `br` from a brotli template (context-brotli.ts) when the body has one for this insert's length; null for a
+   * variant that cannot have one (a JSONP call, a search page, no affid).
+   */
+  readonly brotliOnDemand: (() => void) | null;
   readonly #body: LoadedBlob;
   readonly #insert: Buffer | null;
   readonly #callback: string;
@@ -64,6 +70,14 @@ export class Variant implements LoadedBlob {
     // A search page knows its size before its bytes are joined: asking would join them.
     const size = (body as Partial<{ size: number }>).size ?? body.identity.length;
     this.gzipOnDemand = size >= MIN_COMPRESS_SIZE ? () => (this.gzip ??= this.#grown(this.#makeGzip())) : null;
+    this.brotliOnDemand =
+      templates && this.#insert && !callback && size >= MIN_COMPRESS_SIZE ? () => this.#makeBrotli() : null;
+  }
+
+  #makeBrotli(): void {
+    if (this.br) return;
+    const template = this.#templates!.brotli(this.#body, this.#insert!.length);
+    if (template) this.br = this.#grown(brotliInserted(template, this.#insert!, this.#alloc));
   }
 
   get identity(): Buffer {
@@ -122,6 +136,8 @@ export interface Representation {
   body: LoadedBlob;
   contentType: string;
   gzip: (() => Buffer) | null;
+  /** Sets `body.br` if it can be made now, asked for when the client accepts brotli (see Variant.brotliOnDemand). */
+  brotli: (() => void) | null;
 }
 
 /** Memory for cached affid/JSONP variants, in bytes. */
@@ -165,9 +181,14 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
     templates,
     /** What to send for `found`: the body itself, or its variant when the request has `affid` or `callback`. */
     represent(found: Found, affid: string, callback: string): Representation {
-      if (!affid && !callback) return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip };
+      if (!affid && !callback) return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip, brotli: null };
       const variant = of(found.body, affid, callback, !found.perRequest);
-      return { body: variant, contentType: variant.contentType, gzip: variant.gzipOnDemand };
+      return {
+        body: variant,
+        contentType: variant.contentType,
+        gzip: variant.gzipOnDemand,
+        brotli: variant.brotliOnDemand,
+      };
     },
   };
 }

@@ -1,0 +1,161 @@
+// Brotli templates for bodies with many page links (sale lists): a variant with any `&affid=` of one length is
+// assembled from them by copying, as with gzip (context-gzip.ts), at about 0.7 of the gzip template's bytes.
+//
+// A brotli stream is a series of meta-blocks; an uncompressed one (a 3-byte header, then its bytes as they are) may
+// stand anywhere between two that end on a byte boundary. So the body is compressed as one stream, flushed at each
+// link, with a placeholder of the insert's length written (and flushed) in the insert's place; the placeholder's
+// meta-block is later replaced by an uncompressed one holding the insert. That is valid for every insert of that
+// length when the decoder's state after the insert does not depend on its bytes:
+// - no later match copies from the placeholder: it is made of bytes the body does not contain (0x80-0xff ones
+//   absent from it), so no match of the body's bytes can reach into it;
+// - the encoder's placeholder meta-block made no backward copy (a copy would change the last-distances ring that
+//   later meta-blocks may refer to): no two-byte sequence repeats in the placeholders (a de Bruijn sequence of
+//   order 2), and brotli copies at least two bytes;
+// - literals are decoded without context modelling (which picks a literal's code by the two bytes before it):
+//   BROTLI_PARAM_DISABLE_LITERAL_CONTEXT_MODELING;
+// - positions are the same: the insert has the placeholder's length, and nothing is put before the body (a JSONP
+//   call would move where the static dictionary's references start, so JSONP variants keep the gzip path).
+// Each template is checked once by decoding it with two inserts that differ in every byte after `&affid=`.
+import zlib from "node:zlib";
+import { promisify } from "node:util";
+import { splice } from "./bodies.ts";
+import { fresh } from "./scratch.ts";
+import type { Alloc } from "./scratch.ts";
+
+/** What a brotli variant is assembled from: the stream's segments between links, for inserts of `m` bytes. */
+export interface BrotliTemplate {
+  /** The segments' bytes, one after the other. */
+  data: Buffer;
+  /** Each segment, as a view of `data` (k + 1 of them for k links). */
+  segments: Buffer[];
+  /** The insert's length. */
+  m: number;
+}
+
+/** Quality 5: 27 KB for a 393 KB list (quality 9: 26.7 KB at twice the time; the whole list alone is 21.9 KB). */
+const QUALITY = 5;
+/** The longest insert an uncompressed meta-block header of 3 bytes holds (MNIBBLES = 4). */
+const MAX_INSERT = 0x10000;
+const brotliDecompress = promisify(zlib.brotliDecompress);
+
+/**
+ * The template of `identity` with inserts of `m` bytes at `links` (made off the event loop), or null when the body
+ * leaves too few unused bytes for the placeholders or the check fails.
+ */
+export async function makeBrotliTemplate(
+  identity: Buffer,
+  links: readonly number[],
+  m: number,
+): Promise<BrotliTemplate | null> {
+  if (m < 1 || m > MAX_INSERT || links.length === 0) return null;
+  const filler = placeholderBytes(identity, links.length * m);
+  if (!filler) return null;
+  const encoder = zlib.createBrotliCompress({
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: QUALITY,
+      [zlib.constants.BROTLI_PARAM_DISABLE_LITERAL_CONTEXT_MODELING]: 1,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length + filler.length,
+    },
+  });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  encoder.on("data", (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+  });
+  const ended = new Promise<void>((resolve, reject) => {
+    encoder.on("end", resolve);
+    encoder.on("error", reject);
+  });
+  const flushed = () =>
+    new Promise<number>((resolve) => encoder.flush(zlib.constants.BROTLI_OPERATION_FLUSH, () => resolve(size)));
+  // marks[2i] ends segment i; marks[2i+1] ends the placeholder after it.
+  const marks: number[] = [];
+  let from = 0;
+  for (let i = 0; i <= links.length; i++) {
+    const to = i < links.length ? links[i]! : identity.length;
+    encoder.write(identity.subarray(from, to));
+    if (i < links.length) {
+      marks.push(await flushed());
+      encoder.write(filler.subarray(i * m, (i + 1) * m));
+      marks.push(await flushed());
+    }
+    from = to;
+  }
+  encoder.end();
+  await ended;
+  const stream = Buffer.concat(chunks, size);
+  marks.push(size);
+  let total = 0;
+  for (let i = 0; i < marks.length; i += 2) total += marks[i]! - (i === 0 ? 0 : marks[i - 1]!);
+  const data = Buffer.allocUnsafeSlow(total);
+  const segments: Buffer[] = [];
+  for (let i = 0, at = 0; i < marks.length; i += 2) {
+    const start = i === 0 ? 0 : marks[i - 1]!;
+    const n = stream.copy(data, at, start, marks[i]);
+    segments.push(data.subarray(at, at + n));
+    at += n;
+  }
+  const template: BrotliTemplate = { data, segments, m };
+  for (const fill of ["a", "0"]) {
+    const insert = testInsert(m, fill);
+    const decoded = await brotliDecompress(brotliInserted(template, insert)).catch(() => null);
+    if (!decoded?.equals(splice(identity, links, insert))) return null;
+  }
+  return template;
+}
+
+/** `&affid=` and then `fill` to `m` bytes (or as much of `&affid=` as fits). */
+function testInsert(m: number, fill: string): Buffer {
+  const insert = Buffer.alloc(m, fill);
+  insert.write("&affid=".slice(0, m));
+  return insert;
+}
+
+/**
+ * `n` bytes none of which occurs in `body`, in which no two-byte sequence occurs twice: the start of the de Bruijn
+ * sequence of order 2 over the bytes 0x80-0xff absent from the body. Null when there are too few such bytes.
+ */
+export function placeholderBytes(body: Buffer, n: number): Buffer | null {
+  const present = new Uint8Array(256);
+  for (let i = 0; i < body.length; i++) present[body[i]!] = 1;
+  const symbols: number[] = [];
+  for (let b = 0x80; b < 0x100; b++) if (!present[b]) symbols.push(b);
+  const k = symbols.length;
+  if (k * k < n) return null;
+  // The Lyndon words of length 1 and 2 in order, joined: a, then a b for each b > a, for each a.
+  const out = Buffer.allocUnsafe(n);
+  let at = 0;
+  for (let a = 0; a < k && at < n; a++) {
+    out[at++] = symbols[a]!;
+    for (let b = a + 1; b < k && at < n; b++) {
+      out[at++] = symbols[a]!;
+      if (at < n) out[at++] = symbols[b]!;
+    }
+  }
+  return out;
+}
+
+/** The brotli stream of the template's body with `insert` (of the template's length) at each link, from `alloc`. */
+export function brotliInserted(template: BrotliTemplate, insert: Buffer, alloc: Alloc = fresh): Buffer {
+  const { segments, m } = template;
+  const k = segments.length - 1;
+  // An uncompressed meta-block's header: ISLAST 0, MNIBBLES 4 (code 0), MLEN - 1 in 16 bits, ISUNCOMPRESSED 1, then
+  // zero bits to the byte boundary.
+  const header = (((m - 1) << 3) | (1 << 19)) >>> 0;
+  const out = alloc(template.data.length + k * (3 + m));
+  let at = 0;
+  for (let i = 0; i <= k; i++) {
+    const segment = segments[i]!;
+    out.set(segment, at);
+    at += segment.length;
+    if (i < k) {
+      out[at] = header & 0xff;
+      out[at + 1] = (header >>> 8) & 0xff;
+      out[at + 2] = header >>> 16;
+      out.set(insert, at + 3);
+      at += 3 + m;
+    }
+  }
+  return out;
+}
