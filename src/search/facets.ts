@@ -97,10 +97,13 @@ function top(keys: readonly string[], counts: ArrayLike<number>): FacetValues {
   return best.map((v) => ({ value: keys[v]!, count: counts[v]! }));
 }
 
-/** Counts facets; holds the per-doc values, one scratch bitset and one scratch doc list. */
+/** Counts facets; holds the per-doc values, a scratch bitset and scratch doc lists. */
 export class FacetCounter {
   readonly #values: Record<Exclude<FacetName, "store">, DocValues>;
   readonly #scratch: Uint32Array;
+  /** The text matches, ascending; per doc, a bit for each filter (by FACET_NAMES index) it fails; one facet's docs. */
+  readonly #text: Uint32Array;
+  readonly #fails: Uint8Array;
   readonly #list: Uint32Array;
 
   constructor(n: number, words: number, tables: Record<Exclude<FacetName, "store">, PostingTable>) {
@@ -112,14 +115,16 @@ export class FacetCounter {
       category: invert(tables.category, n),
     };
     this.#scratch = new Uint32Array(words);
+    this.#text = new Uint32Array(n);
+    this.#fails = new Uint8Array(n);
     this.#list = new Uint32Array(n);
   }
 
   /**
    * Counts each facet asked for (in {@link FACET_NAMES} order): over `matches` (every filter applied) when the
    * query does not filter on that facet, else over `text` (the text matches on sale in any store, within the
-   * price range) narrowed by every other filter. `stores` holds each store's on-sale set, by store name.
-   * `matchList` holds the docs of `matches`, ascending, in [0, matchCount).
+   * price range) narrowed by every other filter. `matchList` holds the docs of `matches`, ascending, in
+   * [0, matchCount); `stores` holds each store's on-sale set, by store name.
    */
   count(
     names: readonly FacetName[],
@@ -130,32 +135,71 @@ export class FacetCounter {
     f: ActiveFilters,
     stores: readonly [string, Uint32Array][],
   ): Partial<Record<FacetName, FacetValues>> {
+    const words = matches.length;
+    const filters = FACET_NAMES.map((name) => (text === null ? null : ownFilter(name, f)));
+    // A facet that leaves its own filter out counts the text matches that pass every other filter. Up to one
+    // doc per bitset word, the text matches are listed once with the filters each fails (a bit test a filter);
+    // above, each such facet's set is made by bitset passes, which then cost less.
+    const textCount = text === null ? 0 : listDocs(text, this.#text);
+    const sparse = textCount <= words;
+    if (sparse) {
+      const docs = this.#text;
+      const fails = this.#fails;
+      fails.fill(0, 0, textCount);
+      filters.forEach((bits, k) => {
+        if (bits === null) return;
+        for (let i = 0; i < textCount; i++) {
+          const d = docs[i]!;
+          if ((bits[d >>> 5]! & (1 << (d & 31))) === 0) fails[i]! |= 1 << k;
+        }
+      });
+    }
     const out: Partial<Record<FacetName, FacetValues>> = {};
-    for (const name of FACET_NAMES) {
-      if (!names.includes(name)) continue;
-      let set = matches;
-      if (ownFilter(name, f) !== null && text !== null) {
-        set = this.#scratch;
-        set.set(text);
-        for (const other of FACET_NAMES) {
-          const filter = other === name ? null : ownFilter(other, f);
-          if (filter) andInto(set, filter);
+    FACET_NAMES.forEach((name, k) => {
+      if (!names.includes(name)) return;
+      let set: Uint32Array | null = matches;
+      let list = matchList;
+      let count = matchCount;
+      if (filters[k] !== null) {
+        list = this.#list;
+        count = 0;
+        if (sparse) {
+          set = null;
+          const others = ~(1 << k);
+          const docs = this.#text;
+          const fails = this.#fails;
+          for (let i = 0; i < textCount; i++) if ((fails[i]! & others) === 0) list[count++] = docs[i]!;
+        } else {
+          set = this.#scratch;
+          set.set(text!);
+          filters.forEach((bits, j) => {
+            if (bits !== null && j !== k) andInto(set!, bits);
+          });
+          count = listDocs(set, list);
         }
       }
       if (name === "store") {
-        const counts = stores.map(([, bits]) => countAnd(set, bits));
         out.store = top(
           stores.map(([s]) => s),
-          counts,
+          stores.map(([, bits]) => (set !== null && count > words ? countAnd(set, bits) : countIn(list, count, bits))),
         );
-        continue;
+        return;
       }
       const dv = this.#values[name];
       dv.counts.fill(0);
-      if (set === matches) tally(dv, matchList, matchCount);
-      else tally(dv, this.#list, listDocs(set, this.#list));
+      tally(dv, list, count);
       out[name] = top(dv.keys, dv.counts);
-    }
+    });
     return out;
   }
+}
+
+/** How many of docs[0, count) are in `bits`. */
+function countIn(docs: Uint32Array, count: number, bits: Uint32Array): number {
+  let c = 0;
+  for (let i = 0; i < count; i++) {
+    const d = docs[i]!;
+    if ((bits[d >>> 5]! & (1 << (d & 31))) !== 0) c++;
+  }
+  return c;
 }
