@@ -21,6 +21,8 @@ interface Run {
   files: number;
   peakMb: number;
   line: string;
+  /** Seconds spent in each phase the build reports (--verbose), in order. */
+  phases: [string, number][];
 }
 
 /** Runs the build CLI in a fresh process and parses its one-line summary. */
@@ -38,6 +40,7 @@ function build(catalogDir: string, dataDir: string, label: string): Run {
       dataDir,
       "--base-url",
       "https://api.example.com",
+      "--verbose",
     ],
     { encoding: "utf8", maxBuffer: 1 << 26 },
   );
@@ -45,6 +48,10 @@ function build(catalogDir: string, dataDir: string, label: string): Run {
   const line = out.stdout.trim().split("\n").pop() ?? "";
   if (out.status !== 0) throw new Error(`${label} failed (${out.status}):\n${out.stderr}`);
   const num = (re: RegExp) => Number(re.exec(line)?.[1] ?? NaN);
+  // "build: 2.8 s: render" on stderr as each phase starts; the summary's time ends the last one.
+  const starts = [...out.stderr.matchAll(/^build: ([\d.]+) s: (\w+)$/gm)].map((m) => [m[2]!, Number(m[1])] as const);
+  const end = num(/ in ([\d.]+) s,/);
+  const phases = starts.map(([name, at], i): [string, number] => [name, (starts[i + 1]?.[1] ?? end) - at]);
   return {
     label,
     seconds,
@@ -52,6 +59,7 @@ function build(catalogDir: string, dataDir: string, label: string): Run {
     mbWritten: num(/([\d.]+) MB written/),
     peakMb: num(/peak RSS (\d+) MB/),
     line,
+    phases,
   };
 }
 
@@ -101,6 +109,8 @@ for (const products of scales) {
   const one = build(catalogDir, dataDir, `1% (${changed} products)`);
   for (const r of [full, same, one]) {
     console.log(`  ${r.label}: ${r.line}`);
+    if (r.phases.length > 0)
+      console.log(`    phases (s): ${r.phases.map(([p, s]) => `${p} ${s.toFixed(1)}`).join(", ")}`);
     rows.push([
       String(products),
       r.label,
