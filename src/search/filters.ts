@@ -1,6 +1,6 @@
 // A query's filters as bitsets, one per parameter, so that facets can leave their own out: colour, gender, size,
 // brand (full text), price range, and the store/on-sale set.
-import { orInto, seek, setDocs } from "./bitset.ts";
+import { andInto, orInto, seek, setDocs } from "./bitset.ts";
 import type { PostingTable } from "./index-data.ts";
 import type { OnSale } from "./on-sale.ts";
 import { tokenizeQuery } from "./tokenize.ts";
@@ -28,6 +28,8 @@ interface ValueTable {
   bits: (Uint32Array | null)[];
 }
 
+/** How many brand queries keep their terms (a few numbers each); all are forgotten when it is reached. */
+const BRAND_QUERY_CACHE_SIZE = 4096;
 /** How many price ranges keep their bitsets (clients offer a few fixed ranges). */
 const PRICE_CACHE_SIZE = 16;
 /**
@@ -45,6 +47,11 @@ export class Filters {
   readonly #sizes: ValueTable;
   readonly #brand: PostingTable;
   readonly #brandTerms: Map<string, number>;
+  /** Brand terms with a ready bitset (the dense ones, as for values), by term. */
+  readonly #brandBits: (Uint32Array | null)[];
+  /** A brand query's terms (null: one is in no brand), for the next queries with the same text. */
+  readonly #brandQueries = new Map<string, number[] | null>();
+  readonly #brandScratch: Uint32Array;
   readonly #onSale: OnSale;
   /** Docs with a price, by ascending price, and those prices. */
   readonly #byPrice: Uint32Array;
@@ -80,6 +87,8 @@ export class Filters {
     this.#sizes = valueTable(tables.sizes);
     this.#brand = tables.brand;
     this.#brandTerms = new Map(tables.brand.keys.map((k, i) => [k, i]));
+    this.#brandBits = valueTable(tables.brand).bits;
+    this.#brandScratch = new Uint32Array(words);
     this.#onSale = onSale;
     const priced = Array.from({ length: n }, (_, d) => d).filter((d) => prices[d]! >= 0);
     priced.sort((a, b) => prices[a]! - prices[b]! || a - b);
@@ -141,28 +150,59 @@ export class Filters {
     return out;
   }
 
-  /** Docs whose brand holds every term of at least one of the brand queries. */
-  #brandUnion(brands: readonly string[], out: Uint32Array): Uint32Array {
-    out.fill(0);
-    const { offsets, docs } = this.#brand;
-    for (const brand of brands) {
-      const lists: number[] = [];
+  /** A brand query's distinct terms, fewest docs first, or null when one is in no brand; kept for the next queries. */
+  #brandQuery(brand: string): number[] | null {
+    let lists = this.#brandQueries.get(brand);
+    if (lists === undefined) {
+      lists = [];
       for (const term of new Set(tokenizeQuery(brand))) {
         const t = this.#brandTerms.get(term);
         if (t === undefined) {
-          lists.length = 0;
+          lists = null;
           break;
         }
         lists.push(t);
       }
-      if (lists.length === 0) continue;
-      lists.sort((a, b) => offsets[a + 1]! - offsets[a]! - (offsets[b + 1]! - offsets[b]!));
-      const cursor = lists.map((t) => offsets[t]!);
+      const { offsets } = this.#brand;
+      lists?.sort((a, b) => offsets[a + 1]! - offsets[a]! - (offsets[b + 1]! - offsets[b]!));
+      if (this.#brandQueries.size >= BRAND_QUERY_CACHE_SIZE) this.#brandQueries.clear();
+      this.#brandQueries.set(brand, lists);
+    }
+    return lists;
+  }
+
+  /** Docs whose brand holds every term of at least one of the brand queries. */
+  #brandUnion(brands: readonly string[], out: Uint32Array): Uint32Array {
+    out.fill(0);
+    const { offsets, docs } = this.#brand;
+    const dense = this.#brandBits;
+    for (const brand of brands) {
+      const lists = this.#brandQuery(brand);
+      if (lists === null || lists.length === 0) continue;
       const first = lists[0]!;
+      const firstBits = dense[first];
+      if (firstBits) {
+        // Every term is dense (the first has the fewest docs): the AND of their bitsets.
+        if (lists.length === 1) orInto(out, firstBits);
+        else {
+          const both = this.#brandScratch;
+          both.set(firstBits);
+          for (let j = 1; j < lists.length; j++) andInto(both, dense[lists[j]!]!);
+          orInto(out, both);
+        }
+        continue;
+      }
+      const cursor = lists.map((t) => offsets[t]!);
       outer: for (let p = offsets[first]!; p < offsets[first + 1]!; p++) {
         const d = docs[p]!;
         for (let j = 1; j < lists.length; j++) {
-          const end = offsets[lists[j]! + 1]!;
+          const t = lists[j]!;
+          const bits = dense[t];
+          if (bits) {
+            if ((bits[d >>> 5]! & (1 << (d & 31))) === 0) continue outer;
+            continue;
+          }
+          const end = offsets[t + 1]!;
           const at = (cursor[j] = seek(docs, cursor[j]!, end, d));
           if (at >= end) break outer;
           if (docs[at] !== d) continue outer;

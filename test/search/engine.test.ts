@@ -170,6 +170,22 @@ describe("filters", () => {
     expect(findSorted(q, rest)).toEqual(expected);
   });
 
+  it("brand terms with bitsets of their own and without give the same answer, asked once or again", () => {
+    // 300 docs: "calvin" and "klein" are in enough brands to have a bitset (1/32 of the docs), "jeans" is not.
+    const docs = Array.from({ length: 300 }, (_, i) =>
+      doc(1 + i, "Widget", "", { brand: i < 3 ? "Calvin Klein Jeans" : i < 150 ? "Calvin Klein" : "Acme" }),
+    );
+    const idx = loadSearchIndex(buildSearchIndex(docs));
+    const ids = (brands: string[]) => idx.search(query("widget", { brands, rows: 300 })).ids.sort((a, b) => a - b);
+    for (let round = 0; round < 2; round++) {
+      expect(ids(["jeans calvin"])).toEqual([1, 2, 3]);
+      expect(ids(["klein calvin"])).toEqual(Array.from({ length: 150 }, (_, i) => 1 + i));
+      expect(ids(["calvin", "acme"])).toHaveLength(300);
+      expect(ids(["acme jeans"])).toEqual([]);
+      expect(ids(["the"])).toEqual([]);
+    }
+  });
+
   it("counts only the filtered matches in total", () => {
     expect(index.search(query("dress", { colors: ["black"] })).total).toBe(2);
   });
