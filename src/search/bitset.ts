@@ -73,3 +73,17 @@ export function rankDirectory(bits: Uint32Array): Uint32Array {
   }
   return prefix;
 }
+
+/** The docs of a set, ascending, into `out`; returns how many. */
+export function listDocs(set: Uint32Array, out: Uint32Array): number {
+  let count = 0;
+  for (let w = 0; w < set.length; w++) {
+    let x = set[w]!;
+    while (x !== 0) {
+      const low = x & -x;
+      x ^= low;
+      out[count++] = (w << 5) | (31 - Math.clz32(low));
+    }
+  }
+  return count;
+}

@@ -1,6 +1,6 @@
 // The query engine over a decoded index: filters as bitsets, query words expanded (typos, prefix), the AND of the
 // words' doc sets ranked by penalty then BM25F (or sorted by price, discount or newness), facets counted.
-import { andInto, countAnd, wordsFor } from "./bitset.ts";
+import { andInto, countAnd, listDocs, wordsFor } from "./bitset.ts";
 import { BroadTerms } from "./broad-terms.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FacetCounter } from "./facets.ts";
@@ -112,7 +112,7 @@ class Engine implements SearchIndex {
     const start = Math.max(0, Math.floor(query.start));
     const rows = Math.max(0, Math.floor(query.rows));
 
-    if (words.length === 1 && sort === "relevance" && facetNames.length === 0) {
+    if (words.length === 1 && sort === "relevance") {
       // One word whose exact term is broad: its best postings first, read only as far as the page, when the
       // page is within the exact matches (every other match has a penalty and ranks after them).
       const w = words[0]!;
@@ -120,9 +120,16 @@ class Engine implements SearchIndex {
       if (exact >= 0 && this.#broad.has(exact)) {
         const exactTotal = this.#broad.total(exact, base);
         if (start + rows <= exactTotal || w.terms.length === 1) {
-          const total = w.terms.length === 1 ? exactTotal : countAnd(base, this.#ranker.wordSet(w, this.#word));
           const page = start < exactTotal ? this.#broad.page(exact, this.#offsets, this.#docs, base, start, rows) : [];
-          return { ids: page.map((d) => this.#ids[d]!), total, nextChange };
+          const ids = page.map((d) => this.#ids[d]!);
+          if (facetNames.length === 0) {
+            const total = w.terms.length === 1 ? exactTotal : countAnd(base, this.#ranker.wordSet(w, this.#word));
+            return { ids, total, nextChange };
+          }
+          // Facets count every match: listed (into the ranker's list), not ranked, as the page is known.
+          const { matches, text } = this.#matchSets(words, base, f, facetNames);
+          const total = listDocs(matches, this.#ranker.matches);
+          return withFacets({ ids, total, nextChange }, this.#countFacets(facetNames, matches, total, text, f, query));
         }
       }
     }
@@ -136,8 +143,23 @@ class Engine implements SearchIndex {
       }
     }
 
-    // The matches: the filters ANDed with each word's set. With facets that leave out their own filter, also
-    // the text matches on sale anywhere within the price range.
+    const { matches, text } = this.#matchSets(words, base, f, facetNames);
+    const total = this.#ranker.rank(words, matches);
+    const ids = this.#page(sort, total, start, rows, query.now, interval).map((d) => this.#ids[d]!);
+    if (facetNames.length === 0) return { ids, total, nextChange };
+    return withFacets({ ids, total, nextChange }, this.#countFacets(facetNames, matches, total, text, f, query));
+  }
+
+  /**
+   * The matches: the filters ANDed with each word's set. With facets that leave out their own filter, also the text
+   * matches on sale anywhere within the price range (else null).
+   */
+  #matchSets(
+    words: readonly WordTerms[],
+    base: Uint32Array,
+    f: ActiveFilters,
+    facetNames: readonly FacetName[],
+  ): { matches: Uint32Array; text: Uint32Array | null } {
     const ownFiltered = facetNames.some((name) =>
       name === "store" ? f.storeFiltered : name !== "category" && f[name] !== null,
     );
@@ -153,18 +175,24 @@ class Engine implements SearchIndex {
       andInto(matches, set);
       if (text) andInto(text, set);
     }
+    return { matches, text };
+  }
 
-    const total = this.#ranker.rank(words, matches);
-    const ids = this.#page(sort, total, start, rows, query.now, interval).map((d) => this.#ids[d]!);
-    if (facetNames.length === 0) return { ids, total, nextChange };
+  /** The facets asked for, over `matches` (listed in the ranker's list, `total` of them) and `text`. */
+  #countFacets(
+    facetNames: readonly FacetName[],
+    matches: Uint32Array,
+    total: number,
+    text: Uint32Array | null,
+    f: ActiveFilters,
+    query: SearchQuery,
+  ): Partial<Record<FacetName, FacetValues>> {
+    const interval = this.#onSale.interval(query.now);
     const stores = this.#storeNames.map((s): [string, Uint32Array] => [
       s,
       this.#onSale.docs(interval, query.now, [s], this.#word)!,
     ]);
-    return withFacets(
-      { ids, total, nextChange },
-      this.#facets.count(facetNames, matches, this.#ranker.matches, total, text, f, stores),
-    );
+    return this.#facets.count(facetNames, matches, this.#ranker.matches, total, text, f, stores);
   }
 
   /** Docs of ranks [start, start + rows) of the ranker's matches in the given order. */

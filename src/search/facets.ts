@@ -1,6 +1,6 @@
 // Facet counts over a search's matches: brand, colour, size, store, gender and category, each counted with every
 // filter but its own (disjunctive, as Algolia and Typesense count), top 20 values by count.
-import { andInto, countAnd } from "./bitset.ts";
+import { andInto, countAnd, listDocs } from "./bitset.ts";
 import type { ActiveFilters } from "./filters.ts";
 import type { PostingTable } from "./index-data.ts";
 import type { FacetName, FacetValues } from "./types.ts";
@@ -54,20 +54,6 @@ function tally(dv: DocValues, docs: Uint32Array, count: number): void {
     const d = docs[i]!;
     for (let p = offsets[d]!, end = offsets[d + 1]!; p < end; p++) counts[values[p]!]!++;
   }
-}
-
-/** The docs of a set, ascending, into `out`; returns how many. */
-function listDocs(set: Uint32Array, out: Uint32Array): number {
-  let count = 0;
-  for (let w = 0; w < set.length; w++) {
-    let x = set[w]!;
-    while (x !== 0) {
-      const low = x & -x;
-      x ^= low;
-      out[count++] = (w << 5) | (31 - Math.clz32(low));
-    }
-  }
-  return count;
 }
 
 /** The filter of `filters` that facet `name` leaves out, if the query uses it. */
