@@ -74,9 +74,14 @@ export function decodeSearchTexts(bytes: Buffer, code: string): DocTexts | null 
     return out;
   };
   const text = () => part(1)?.bytes.toString("utf8") ?? null;
+  // Views of the file's bytes where they are aligned (the reader copies what it keeps), else copies.
   const u32s = () => {
     const p = part(4);
-    return p && new Uint32Array(p.bytes.buffer.slice(p.bytes.byteOffset, p.bytes.byteOffset + p.bytes.length));
+    if (!p) return null;
+    const { buffer, byteOffset, length } = p.bytes;
+    return byteOffset % 4 === 0
+      ? new Uint32Array(buffer, byteOffset, length / 4)
+      : new Uint32Array(buffer.slice(byteOffset, byteOffset + length));
   };
   if (text() !== code) return null;
   const terms = text();
