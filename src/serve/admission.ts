@@ -76,20 +76,23 @@ export interface Paths {
 export interface Gate {
   /**
    * The request's /v1/ resource, or "health", "metrics" or "document" (the OpenAPI document and reference page, no
-   * key needed) for those paths; throws the ApiError that answers it. RateLimit-* headers go onto `headers`.
+   * key needed) for those paths; or the ApiError that answers it. Rejections a client can repeat at will (401, 429,
+   * 404) are returned, not thrown: a throw cost more than the rest of such an answer. Malformed targets and
+   * parameters (400s) are thrown. RateLimit-* headers go onto `headers`.
    */
   admit(
     req: IncomingMessage,
     nowMs: number,
     headers: string[],
     info: RequestInfo,
-  ): Admitted | "health" | "metrics" | "document";
+  ): Admitted | "health" | "metrics" | "document" | ApiError;
   /** Targets remembered now. */
   readonly remembered: number;
 }
 
 /** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
 export const ADMITTED_MAX = 10_000;
+const NOT_V1 = notFound("no such resource: the API's paths start with /v1/");
 const ADMITTED_MAX_TARGET = 512;
 
 /**
@@ -135,13 +138,13 @@ export function createAdmission(options: AdmissionOptions) {
     return req.socket.remoteAddress ?? "";
   };
 
-  /** An address past its failure limit gets a 401 without its key being checked. */
-  const checkFailures = (req: IncomingMessage, hasKey: boolean, nowMs: number): void => {
+  /** An address past its failure limit gets a 401 without its key being checked: that 401, or null. */
+  const checkFailures = (req: IncomingMessage, hasKey: boolean, nowMs: number): ApiError | null => {
     // An address that has never failed has no bucket: one size check instead of a lookup, on every request.
-    if (failureBuckets.size === 0) return;
+    if (failureBuckets.size === 0) return null;
     const wait = failureBuckets.waitFor(clientAddress(req), authFailureLimit, nowMs);
     if (wait > 0 && hasKey) {
-      throw rejection(
+      return rejection(
         `locked ${wait}`,
         () =>
           new ApiError(
@@ -153,29 +156,30 @@ export function createAdmission(options: AdmissionOptions) {
           ),
       );
     }
+    return null;
   };
 
+  /** The request's credential, or the 401 that answers it (a failed attempt counts against the address). */
   const authenticate = (
     keys: KeyRing,
     req: IncomingMessage,
     query: Map<string, string[]>,
     nowMs: number,
-  ): Credential => {
-    try {
-      const { name, until } = keys.authenticate(query, nowMs);
-      return { name, limit: limitOf(keys.record(name)), until };
-    } catch (err) {
-      if (err instanceof ApiError && err.code === "api_key_invalid")
-        failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
-      throw err;
+  ): Credential | ApiError => {
+    const found = keys.check(query, nowMs);
+    if (found instanceof ApiError) {
+      if (found.code === "api_key_invalid") failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
+      return found;
     }
+    return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
   };
 
-  const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): void => {
+  /** Takes a token from the key's bucket: null, or the 429 when it is empty. */
+  const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): ApiError | null => {
     const take = keyBuckets.take(name, limit, nowMs);
     pushRateLimitHeaders(headers, limit, take);
     if (!take.ok) {
-      throw rejection(
+      return rejection(
         `429 ${limit.rate} ${limit.burst} ${take.retryAfter}`,
         () =>
           new ApiError(
@@ -186,6 +190,7 @@ export function createAdmission(options: AdmissionOptions) {
           ),
       );
     }
+    return null;
   };
 
   return function gate(keys: KeyRing, paths: Paths | null): Gate {
@@ -207,10 +212,9 @@ export function createAdmission(options: AdmissionOptions) {
           info.route = known.route;
           info.key = known.credential.name;
           info.query = known.query;
-          checkFailures(req, true, nowMs);
-          takeToken(known.credential, nowMs, headers);
-          if (known.missing) throw known.missing;
-          return known;
+          return (
+            checkFailures(req, true, nowMs) ?? takeToken(known.credential, nowMs, headers) ?? known.missing ?? known
+          );
         }
         const { path, query } = parseTarget(url, maxUrlLength);
         info.path = path;
@@ -219,11 +223,14 @@ export function createAdmission(options: AdmissionOptions) {
         if (path === HEALTH_PATH) return "health";
         if (path === METRICS_PATH) return "metrics";
         if (isDocumentPath(path)) return "document";
-        if (!path.startsWith("/v1/")) throw notFound("no such resource: the API's paths start with /v1/");
-        checkFailures(req, query.has("apikey"), nowMs);
+        if (!path.startsWith("/v1/")) return NOT_V1;
+        const locked = checkFailures(req, query.has("apikey"), nowMs);
+        if (locked) return locked;
         const credential = authenticate(keys, req, query, nowMs);
+        if (credential instanceof ApiError) return credential;
         info.key = credential.name;
-        takeToken(credential, nowMs, headers);
+        const limited = takeToken(credential, nowMs, headers);
+        if (limited) return limited;
         const { affid, callback } = parseCommon(query);
         if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
         const search = path === SEARCH_PATH ? parseSearchParams(query) : null;
@@ -252,8 +259,7 @@ export function createAdmission(options: AdmissionOptions) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);
         }
-        if (missing) throw missing;
-        return admitted;
+        return missing ?? admitted;
       },
     };
   };

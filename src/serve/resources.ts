@@ -41,8 +41,7 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
   /** The body of `path` (whose states are `segments`) at `now` and the instant it next changes; a 404 when there is none then. */
   const at = (path: string, segments: readonly LoadedSegment[], now: number): Found => {
     const i = findSegmentIndex(segments, now);
-    if (i < 0)
-      throw notFound(path.startsWith("/v1/sales/") ? "this sale has ended" : "this product is not on sale now");
+    if (i < 0) throw path.startsWith("/v1/sales/") ? SALE_ENDED : NOT_ON_SALE;
     const segment = segments[i]!;
     if (!("sales" in segment.body)) return { body: segment.body, changesAt: segment.to, gzip: null, perRequest: false };
     const body = compose(segment);
@@ -53,6 +52,10 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
   };
   return { statesOf, at };
 }
+
+// The 404s of a path whose time is not now, made once (their rendering is then made once too, in respond.ts).
+const SALE_ENDED = notFound("this sale has ended");
+const NOT_ON_SALE = notFound("this product is not on sale now");
 
 function describeMissing(path: string): string {
   const m = /^\/v1\/sales\/([^/]+)\/(active\.json|upcoming\.json|[^/]+\/detail\.json)$/.exec(path);
