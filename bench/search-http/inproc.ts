@@ -73,7 +73,8 @@ function pass(digest: ReturnType<typeof createHash> | null): { engine: number; i
 const digest = createHash("sha256");
 for (const p of params) {
   const r = snapshot.search.search({ ...p, now: NOW });
-  digest.update(JSON.stringify(r));
+  // Doc numbers are how the engine names its results internally, not part of the answer.
+  digest.update(JSON.stringify({ ...r, docs: undefined }));
 }
 pass(digest);
 const passes = Number(args.passes);

@@ -124,12 +124,15 @@ class Engine implements SearchIndex {
           const ids = page.map((d) => this.#ids[d]!);
           if (facetNames.length === 0) {
             const total = w.terms.length === 1 ? exactTotal : countAnd(base, this.#ranker.wordSet(w, this.#word));
-            return { ids, total, nextChange };
+            return { ids, docs: page, total, nextChange };
           }
           // Facets count every match: listed (into the ranker's list), not ranked, as the page is known.
           const { matches, text } = this.#matchSets(words, base, f, facetNames);
           const total = listDocs(matches, this.#ranker.matches);
-          return withFacets({ ids, total, nextChange }, this.#countFacets(facetNames, matches, total, text, f, query));
+          return withFacets(
+            { ids, docs: page, total, nextChange },
+            this.#countFacets(facetNames, matches, total, text, f, query),
+          );
         }
       }
     }
@@ -138,16 +141,17 @@ class Engine implements SearchIndex {
       // A word with one narrow term: its postings in the filters, narrowed by the other words, no bitset made.
       const total = this.#ranker.rankNarrow(words, base);
       if (total >= 0) {
-        const ids = this.#page(sort, total, start, rows, query.now, interval).map((d) => this.#ids[d]!);
-        return { ids, total, nextChange };
+        const docs = this.#page(sort, total, start, rows, query.now, interval);
+        return { ids: docs.map((d) => this.#ids[d]!), docs, total, nextChange };
       }
     }
 
     const { matches, text } = this.#matchSets(words, base, f, facetNames);
     const total = this.#ranker.rank(words, matches);
-    const ids = this.#page(sort, total, start, rows, query.now, interval).map((d) => this.#ids[d]!);
-    if (facetNames.length === 0) return { ids, total, nextChange };
-    return withFacets({ ids, total, nextChange }, this.#countFacets(facetNames, matches, total, text, f, query));
+    const docs = this.#page(sort, total, start, rows, query.now, interval);
+    const ids = docs.map((d) => this.#ids[d]!);
+    if (facetNames.length === 0) return { ids, docs, total, nextChange };
+    return withFacets({ ids, docs, total, nextChange }, this.#countFacets(facetNames, matches, total, text, f, query));
   }
 
   /**

@@ -88,6 +88,11 @@ export function searchQuery(q: string, now: number, over: Partial<SearchQuery> =
 export interface SearchResult {
   /** Product IDs of results [start, start + rows), best first, ties by ID ascending. */
   ids: number[];
+  /**
+   * The same results' doc numbers in the index (0 to its size - 1, in ascending ID order), when the index gives them:
+   * per-product data of a caller can then be an array indexed by them rather than a map by ID.
+   */
+  docs?: number[];
   /** Every match, not just this page. */
   total: number;
   /**

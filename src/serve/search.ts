@@ -70,6 +70,7 @@ class PageBlob implements LoadedBlob {
 export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: number): Found {
   const result = snapshot.search.search({ ...params, now });
   const table = entriesOf(snapshot);
+  const docs = result.docs;
   const products = new Array<LoadedBlob>(result.ids.length);
   const entries = new Array<PageEntry>(result.ids.length);
   let size = OPEN.length;
@@ -81,7 +82,9 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
   let h2 = 0x85ebca6b ^ result.ids.length;
   for (let i = 0; i < result.ids.length; i++) {
     const id = result.ids[i]!;
-    const entry = table.get(id) ?? entryOf(snapshot, table, id);
+    const doc = docs?.[i];
+    const at = doc === undefined ? 0 : table.byDoc[doc]!;
+    const entry = at > 0 ? table.list[at - 1]! : entryOf(snapshot, table, id, doc);
     products[i] = entry.blob;
     entries[i] = entry;
     size += entry.size + (i > 0 ? 1 : 0);
@@ -113,15 +116,37 @@ interface PageEntry {
   k2: number;
   element: Element | null;
 }
-const entryTables = new WeakMap<LoadedSnapshot, Map<number, PageEntry>>();
+/** A snapshot's page entries, by the index's doc numbers when a result gives them (two array loads), else by ID. */
+interface EntryTable {
+  list: PageEntry[];
+  /** 1 + the entry's place in `list`, by doc number; 0 for none yet. */
+  byDoc: Uint32Array;
+  byId: Map<number, PageEntry>;
+}
+const entryTables = new WeakMap<LoadedSnapshot, EntryTable>();
 
-function entriesOf(snapshot: LoadedSnapshot): Map<number, PageEntry> {
+function entriesOf(snapshot: LoadedSnapshot): EntryTable {
   let table = entryTables.get(snapshot);
-  if (!table) entryTables.set(snapshot, (table = new Map<number, PageEntry>()));
+  if (!table)
+    entryTables.set(
+      snapshot,
+      (table = { list: [], byDoc: new Uint32Array(snapshot.search.size), byId: new Map<number, PageEntry>() }),
+    );
   return table;
 }
 
-function entryOf(snapshot: LoadedSnapshot, table: Map<number, PageEntry>, id: number): PageEntry {
+/** The entry of product `id` (doc number `doc` in the index, when known), made on first use. */
+function entryOf(snapshot: LoadedSnapshot, table: EntryTable, id: number, doc: number | undefined): PageEntry {
+  let entry = table.byId.get(id);
+  if (!entry) entry = newEntry(snapshot, table, id);
+  if (doc !== undefined && doc < table.byDoc.length && table.byDoc[doc] === 0) {
+    table.list.push(entry);
+    table.byDoc[doc] = table.list.length;
+  }
+  return entry;
+}
+
+function newEntry(snapshot: LoadedSnapshot, table: EntryTable, id: number): PageEntry {
   const blob = snapshot.products.get(id);
   if (!blob) throw new Error(`search index names product ${id}, which the snapshot does not hold`);
   const entry: PageEntry = {
@@ -131,7 +156,7 @@ function entryOf(snapshot: LoadedSnapshot, table: Map<number, PageEntry>, id: nu
     k2: parseInt(blob.hash.slice(8, 16), 16) | 0,
     element: null,
   };
-  table.set(id, entry);
+  table.byId.set(id, entry);
   return entry;
 }
 
