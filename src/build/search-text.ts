@@ -20,11 +20,13 @@ const VERSION = 1;
 // too: a file from a machine of the other order is refused as of another version.
 
 /**
- * The digest of the code that decides an entry's numbers: this module, the analysis and the tokenizer it uses
- * (code-digest.ts). Entries are only taken from a file made under the same digest. null: take none.
+ * What decides an entry's numbers: the digest of the code (this module, the analysis and the tokenizer it uses;
+ * code-digest.ts) and the Node.js version, whose Unicode tables the tokenizer's folding and word pattern use.
+ * Entries are only taken from a file made under the same key. null: take none.
  */
 export function searchTextsCode(): string | null {
-  return codeDigest([new URL("./search-text.ts", import.meta.url)]);
+  const code = codeDigest([new URL("./search-text.ts", import.meta.url)]);
+  return code === null ? null : `${code} node ${process.version}`;
 }
 
 /** The file's bytes for the texts the build used (DocTexts.usedParts), under `code` (searchTextsCode). */
