@@ -1,11 +1,12 @@
 // `npm start`: builds the embedded sample catalog when there is no (live) snapshot yet, makes a demo key, and serves.
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { buildSnapshot } from "../build/index.ts";
 import { writeSampleCatalog } from "../catalog/sample/index.ts";
 import { parseConfig } from "../config.ts";
 import type { Config } from "../config.ts";
 import { createKey, loadKeysFile } from "../keys/keys-file.ts";
+import { MANIFEST_FILE, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
 import { summarize } from "./build-summary.ts";
 import { runServer } from "./run-server.ts";
@@ -21,13 +22,31 @@ async function sampleNeeded(config: Config, now: number): Promise<string | null>
   try {
     manifest = await loadManifest(config.dataDir, id);
   } catch (err) {
-    return `the published snapshot cannot be read (${(err as Error).message})`;
+    const why = (err as Error).message;
+    // An operator's snapshot that cannot be read (an older format, damage) is theirs to rebuild: never the sample's to replace.
+    if ((await sourceOf(config.dataDir, id)) !== "sample")
+      throw new Error(
+        `the published snapshot ${id} cannot be read (${why}); it was not built from the sample catalog, so it is left as it is: rebuild it with npm run build, or set DATA_DIR to another directory`,
+        { cause: err },
+      );
+    return `the published snapshot cannot be read (${why})`;
   }
   if (manifest.source !== "sample") return null; // an operator's own catalog: never replaced by the sample
   if (manifest.base_url !== config.baseUrl) return `its links point at ${manifest.base_url}, not ${config.baseUrl}`;
   if (manifest.live_until !== null && manifest.live_until * 1000 < now + SAMPLE_MIN_LIFE_MS)
     return "its sales have run out";
   return null;
+}
+
+/** The `source` a snapshot's manifest names, read leniently (whatever its format), or null when it names none. */
+async function sourceOf(dataDir: string, id: string): Promise<string | null> {
+  try {
+    const manifest = JSON.parse(await readFile(join(snapshotDir(dataDir, id), MANIFEST_FILE), "utf8")) as unknown;
+    const source = (manifest as { source?: unknown } | null)?.source;
+    return typeof source === "string" ? source : null;
+  } catch {
+    return null;
+  }
 }
 
 async function main(): Promise<void> {
