@@ -16,6 +16,11 @@ export function andInto(target: Uint32Array, other: Uint32Array): void {
   for (let i = 0; i < target.length; i++) target[i]! &= other[i]!;
 }
 
+/** target = a & b, word by word (same length; target may be either). */
+export function andOf(target: Uint32Array, a: Uint32Array, b: Uint32Array): void {
+  for (let i = 0; i < target.length; i++) target[i] = a[i]! & b[i]!;
+}
+
 /** target |= other, word by word (same length). */
 export function orInto(target: Uint32Array, other: Uint32Array): void {
   for (let i = 0; i < target.length; i++) target[i]! |= other[i]!;

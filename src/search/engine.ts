@@ -1,6 +1,6 @@
 // The query engine over a decoded index: filters as bitsets, query words expanded (typos, prefix), the AND of the
 // words' doc sets ranked by penalty then BM25F (or sorted by price, discount or newness), facets counted.
-import { andInto, countAnd, listDocs, wordsFor } from "./bitset.ts";
+import { andInto, andOf, countAnd, listDocs, wordsFor } from "./bitset.ts";
 import { BroadTerms } from "./broad-terms.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FacetCounter } from "./facets.ts";
@@ -82,8 +82,8 @@ class Engine implements SearchIndex {
   #baseFilter(f: ActiveFilters): Uint32Array {
     const others = [f.color, f.gender, f.size, f.brand, f.price].filter((b) => b !== null);
     if (others.length === 0) return f.stores;
-    this.#filter.set(f.stores);
-    for (const b of others) andInto(this.#filter, b);
+    andOf(this.#filter, f.stores, others[0]!);
+    for (let i = 1; i < others.length; i++) andInto(this.#filter, others[i]!);
     return this.#filter;
   }
 
@@ -168,17 +168,17 @@ class Engine implements SearchIndex {
       name === "store" ? f.storeFiltered : name !== "category" && f[name] !== null,
     );
     const matches = this.#matches;
-    matches.set(base);
     const text = ownFiltered ? this.#text : null;
-    if (text) {
-      text.set(f.onSale);
-      if (f.price) andInto(text, f.price);
-    }
-    for (const w of words) {
+    // The first word's set is ANDed as it is copied in: one pass less than a copy and then an AND.
+    words.forEach((w, i) => {
       const set = this.#ranker.wordSet(w, this.#word);
-      andInto(matches, set);
-      if (text) andInto(text, set);
-    }
+      if (i === 0) andOf(matches, base, set);
+      else andInto(matches, set);
+      if (text && i === 0) {
+        andOf(text, f.onSale, set);
+        if (f.price) andInto(text, f.price);
+      } else if (text) andInto(text, set);
+    });
     return { matches, text };
   }
 
