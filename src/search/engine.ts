@@ -206,7 +206,7 @@ class Engine implements SearchIndex {
     if (sort === "relevance") {
       const top = this.#top;
       top.reset(k);
-      for (let i = 0; i < count; i++) top.offer(keys[i]!, matches[i]!);
+      top.offerAll(keys, matches, count);
       return top.page(start);
     }
     const top = this.#sorted;

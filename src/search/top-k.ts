@@ -45,6 +45,24 @@ export class TopK {
     this.#siftDown(score, doc, this.size);
   }
 
+  /**
+   * Offers (scores[i], docs[i]) for i in [0, count), docs ascending: as many {@link offer} calls, with the entries
+   * that cannot get in (not above the worst kept once k are kept: most of them) turned away in this loop.
+   */
+  offerAll(scores: Float64Array, docs: Uint32Array, count: number): void {
+    const k = this.#k;
+    if (k === 0) return;
+    let i = 0;
+    for (; i < count && this.size < k; i++) this.offer(scores[i]!, docs[i]!);
+    let worst = this.#scores[0]!;
+    for (; i < count; i++) {
+      const score = scores[i]!;
+      if (score <= worst) continue;
+      this.#siftDown(score, docs[i]!, this.size);
+      worst = this.#scores[0]!;
+    }
+  }
+
   /** Puts (score, doc) at the root and sifts it down within the first n entries. */
   #siftDown(score: number, doc: number, n: number): void {
     const scores = this.#scores;
