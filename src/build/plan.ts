@@ -121,11 +121,19 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
     const prefix = scope === null ? "/v1/sales" : `/v1/sales/${scope}`;
     for (const active of [true, false]) {
       const ordered = [...inScope].sort(listOrder(active));
-      resources[`${prefix}/${active ? "active" : "upcoming"}.json`] = segmentsOver(scoped, (t): Body => ({
-        sales: ordered
-          .filter((s) => (active ? isActive(s, t) : isUpcoming(s, t)))
-          .map((s) => (active ? saleBlobs.get(s)!.active : saleBlobs.get(s)!.upcoming)),
-      }));
+      // isActive and isUpcoming over plain arrays, in a loop: this runs for every interval over every sale in scope,
+      // and with a filter and a map of closures the ten lists took 110-340 ms at 100,000 sample products (145
+      // intervals, 2,667 sales), 20-30 ms this way.
+      const begins = ordered.map((s) => s.beginsAt);
+      const ends = ordered.map((s) => s.endsAt ?? Infinity);
+      const listed = ordered.map((s) => (active ? saleBlobs.get(s)!.active : saleBlobs.get(s)!.upcoming));
+      resources[`${prefix}/${active ? "active" : "upcoming"}.json`] = segmentsOver(scoped, (t): Body => {
+        const list: number[] = [];
+        for (let i = 0; i < listed.length; i++) {
+          if (active ? begins[i]! <= t && t < ends[i]! : t < begins[i]!) list.push(listed[i]!);
+        }
+        return { sales: list };
+      });
     }
   }
 
