@@ -21,7 +21,7 @@ export const HEADERS: Record<string, unknown> = {
   },
   "Cache-Control": {
     description:
-      "`public, max-age=N`: N is at most MAX_AGE (300 s) and never past the instant the response changes. Errors are `no-store`.",
+      "`public, max-age=N`: N is at most MAX_AGE (300 s) and never past the instant the response changes. Errors are `no-store`, but for the 404 of a sale or product that exists with no state now (a sale that has ended, a product between sales), which is cached like a 200.",
     schema: { type: "string" },
     example: "public, max-age=300",
   },
@@ -53,8 +53,10 @@ const ERRORS: Record<ErrorStatus, { description: string; codes: [ProblemCode, st
     headers: ["Retry-After"],
   },
   404: {
-    description: "No such resource: an unknown store or sale key, a sale that has ended, a product not on sale now.",
+    description:
+      "No such resource: an unknown store or sale key, a sale that has ended, a product not on sale now. The 404 of a sale or product that exists but has no state now is `public, max-age=N` (capped at the instant it changes, as a 200 is), so a cache absorbs the polling after a sale ends; any other is `no-store`.",
     codes: [["not_found", "this sale has ended"]],
+    headers: ["Cache-Control"],
   },
   405: {
     description: "Only GET and HEAD are allowed.",

@@ -13,7 +13,7 @@ import { DEFAULT_MAX_AGE } from "./defaults.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { bearerCheck, checkRequest, jsonpOf, pathOf, redactPath } from "./request-checks.ts";
-import { createResources } from "./resources.ts";
+import { createResources, Missing } from "./resources.ts";
 import { createMetrics, routeOf } from "./metrics.ts";
 import type { Metrics } from "./metrics.ts";
 import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
@@ -132,7 +132,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;
 
   /** The body of an admitted request at `now`. */
-  const find = (s: State, a: Admitted, now: number): Found => {
+  const find = (s: State, a: Admitted, now: number): Found | Missing => {
     // An admitted request has a snapshot: the gate of a state without one admits nothing.
     if (!a.search) return s.resources!.at(a.path, a.states!, now);
     if (!metrics) return searchBody(s.snapshot!, a.search, now);
@@ -226,9 +226,15 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         result = [200, 0]; // the exposition is sent once rendered; its size is not known here
         return;
       }
-      const { body, changesAt, gzip, perRequest } = find(s, a, Math.floor(nowMs / 1000));
+      const found = find(s, a, Math.floor(nowMs / 1000));
+      const { changesAt } = found;
       const ttl =
         changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
+      if (found instanceof Missing) {
+        result = sendProblem(req, res, found.error, headers, jsonpOf(info.query), ttl);
+        return;
+      }
+      const { body, gzip, perRequest } = found;
       result = sendRepresentation(
         req,
         res,

@@ -1,6 +1,7 @@
 // Pre-rendered resources: the body of a path at an instant, sale lists composed once per segment.
 import { STORES } from "../catalog/schema.ts";
 import { notFound } from "../errors.ts";
+import type { ApiError } from "../errors.ts";
 import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
 import { composeList } from "./bodies.ts";
 import type { Compressor, Found } from "./bodies.ts";
@@ -38,10 +39,17 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
     return segments;
   };
 
-  /** The body of `path` (whose states are `segments`) at `now` and the instant it next changes; a 404 when there is none then. */
-  const at = (path: string, segments: readonly LoadedSegment[], now: number): Found => {
+  /**
+   * The body of `path` (whose states are `segments`) at `now` and the instant it next changes; or, when it has none
+   * then, its 404 and the instant that changes (a later state's start, or null when none comes).
+   */
+  const at = (path: string, segments: readonly LoadedSegment[], now: number): Found | Missing => {
     const i = findSegmentIndex(segments, now);
-    if (i < 0) throw path.startsWith("/v1/sales/") ? SALE_ENDED : NOT_ON_SALE;
+    if (i < 0) {
+      const next = segments.find((s) => s.from !== null && s.from > now)?.from ?? null;
+      const sale = path.startsWith("/v1/sales/");
+      return new Missing(sale ? (next === null ? SALE_ENDED : SALE_NOT_BEGUN) : NOT_ON_SALE, next);
+    }
     const segment = segments[i]!;
     if (!("sales" in segment.body)) return { body: segment.body, changesAt: segment.to, gzip: null, perRequest: false };
     const body = compose(segment);
@@ -53,8 +61,23 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
   return { statesOf, at };
 }
 
+/**
+ * A path the snapshot has, with no state at the instant asked (a sale that has ended or not begun, a product between
+ * sales): its 404, known to hold until `changesAt` (epoch seconds; null: for as long as the snapshot is served), so
+ * it may be cached like a 200 (capped max-age) and a cache absorbs the polling after a sale ends.
+ */
+export class Missing {
+  readonly error: ApiError;
+  readonly changesAt: number | null;
+  constructor(error: ApiError, changesAt: number | null) {
+    this.error = error;
+    this.changesAt = changesAt;
+  }
+}
+
 // The 404s of a path whose time is not now, made once (their rendering is then made once too, in respond.ts).
 const SALE_ENDED = notFound("this sale has ended");
+const SALE_NOT_BEGUN = notFound("this sale has not begun yet");
 const NOT_ON_SALE = notFound("this product is not on sale now");
 
 function describeMissing(path: string): string {

@@ -129,16 +129,25 @@ function renderedBy(error: ApiError, jsonp: Jsonp | null): RenderedProblem {
   return problem;
 }
 
-/** Writes the problem response of an error (as a JSONP call when `jsonp` is given); returns [status, bytes]. */
+/**
+ * Writes the problem response of an error (as a JSONP call when `jsonp` is given); returns [status, bytes]. Errors
+ * are `no-store`, but for `ttl` (seconds) given: a 404 known to hold that long is `public, max-age=<ttl>`.
+ */
 export function sendProblem(
   req: IncomingMessage,
   res: ServerResponse,
   error: ApiError,
   extra: readonly string[],
   jsonp: Jsonp | null,
+  ttl: number | null = null,
 ): [number, number] {
   const problem = problemOf(error, jsonp);
-  const headers = extra.length === 0 ? problem.headers : problem.headers.concat(extra);
+  let headers = extra.length === 0 ? problem.headers : problem.headers.concat(extra);
+  if (ttl !== null) {
+    headers = headers === problem.headers ? headers.slice() : headers;
+    const at = headers.indexOf("Cache-Control");
+    if (at >= 0) headers[at + 1] = cacheControl(ttl);
+  }
   res.writeHead(problem.status, headers);
   if (req.method === "HEAD") {
     res.end();

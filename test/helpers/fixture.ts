@@ -17,7 +17,7 @@ export const BASE = "https://api.example.test";
 export const T0 = Date.parse("2026-11-22T17:00:00Z") / 1000;
 export const iso = (s: number) => new Date(s * 1000).toISOString().replace(".000Z", "Z");
 const H = 3600;
-const D = 24 * H;
+export const D = 24 * H;
 
 export function sku(id: number, over: Partial<Product["skus"][number]> = {}): Product["skus"][number] {
   return {

@@ -1,6 +1,6 @@
 // The wire format of every endpoint, field by field, through a real server over a real snapshot.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASE, SITE, startTestApi, T0, withKey } from "../helpers/fixture.ts";
+import { BASE, D, SITE, startTestApi, T0, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 let api: TestApi;
@@ -134,6 +134,30 @@ describe("sale detail, product detail, categories, sizes", () => {
       expect(res.status, `product ${id}`).toBe(404);
       expect(body.code).toBe("not_found");
     }
+  });
+
+  it("a 404 known to hold until an instant is cached like a 200 (capped max-age); an unknown path's is no-store", async () => {
+    const cases: [number, string, string, string][] = [
+      // [clock, path, detail, Cache-Control]
+      [T0, "/v1/products/999/detail.json", "no such product", "no-store"],
+      [T0 + D - 100, "/v1/products/3/detail.json", "this product is not on sale now", "public, max-age=100"],
+      [T0, "/v1/products/3/detail.json", "this product is not on sale now", "public, max-age=300"],
+      [T0 + 10, "/v1/sales/kids/rainy/detail.json", "this sale has ended", "public, max-age=300"],
+    ];
+    for (const [now, path, detail, cacheControl] of cases) {
+      api.clock.now = now;
+      const { res, body } = await json(path);
+      expect([path, res.status, body.detail, res.headers.get("cache-control")]).toEqual([
+        path,
+        404,
+        detail,
+        cacheControl,
+      ]);
+    }
+    // As JSONP, the same.
+    api.clock.now = T0 + D - 100;
+    const res = await api.get(withKey(api, "/v1/products/3/detail.json", "callback=cb"));
+    expect([res.status, res.headers.get("cache-control")]).toEqual([404, "public, max-age=100"]);
   });
 
   it("categories and sizes cover exactly the products on sale now", async () => {
