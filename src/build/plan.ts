@@ -1,5 +1,6 @@
 // Catalog -> every resource's segments over time, the blobs they are made of, and the search documents.
 import { createHash } from "node:crypto";
+import { priceCents } from "../catalog/checks.ts";
 import type { Catalog, CatalogSale } from "../catalog/load.ts";
 import type { ColorGroup, Product } from "../catalog/schema.ts";
 import { codeDigest } from "./code-digest.ts";
@@ -162,7 +163,11 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
       : blobs.add(renderProduct(product, base));
     if (line !== undefined) productLines[line] = blobs.records[blob]!.hash;
     productBlobs[id] = blob;
-    resources[productPath(id)] = mergeWindows(productWindows).map((w): Segment => [w.from, w.to, blob]);
+    // Most products are in one sale: nothing to merge.
+    const only = productWindows.length === 1 ? productWindows[0]! : null;
+    resources[productPath(id)] = only
+      ? [[only.from, only.to, blob]]
+      : mergeWindows(productWindows).map((w): Segment => [w.from, w.to, blob]);
     searchDocs.push(searchDoc(product, productWindows));
   }
 
@@ -229,29 +234,33 @@ function facetsOf(list: readonly Product[]) {
 
 /** A product as the search index sees it: its text, brand, filter values and the windows it is on sale in. */
 export function searchDoc(product: Product, windows: SearchDoc["windows"]): SearchDoc {
-  const colorGroups = new Set<ColorGroup>();
-  const sizeKeys = new Set<string>();
+  // Loops over the SKUs, without closures, sets or strings made: this runs for every product.
+  const { skus } = product;
+  let anyForSale = false;
+  for (let i = 0; i < skus.length && !anyForSale; i++) anyForSale = skus[i]!.inventory_status === "for sale";
+  const colorGroups: ColorGroup[] = [];
+  const sizeKeys: string[] = [];
   // Price and discount over the SKUs for sale (over every SKU when none is): lowest price, largest % off.
-  const forSale = product.skus.filter((s) => s.inventory_status === "for sale");
   let price = Infinity;
   let discount = 0;
-  for (const sku of forSale.length > 0 ? forSale : product.skus) {
-    const sale = cents(sku.sale_price);
-    const msrp = cents(sku.msrp_price);
-    price = Math.min(price, sale);
-    if (msrp > 0) discount = Math.max(discount, Math.round((10_000 * (msrp - sale)) / msrp));
-  }
-  for (const sku of product.skus) {
-    if (sku.color_group) colorGroups.add(sku.color_group);
-    if (sku.size_key) sizeKeys.add(sku.size_key);
+  for (let i = 0; i < skus.length; i++) {
+    const sku = skus[i]!;
+    if (!anyForSale || sku.inventory_status === "for sale") {
+      const sale = priceCents(sku.sale_price);
+      const msrp = priceCents(sku.msrp_price);
+      price = Math.min(price, sale);
+      if (msrp > 0) discount = Math.max(discount, Math.round((10_000 * (msrp - sale)) / msrp));
+    }
+    if (sku.color_group && !colorGroups.includes(sku.color_group)) colorGroups.push(sku.color_group);
+    if (sku.size_key && !sizeKeys.includes(sku.size_key)) sizeKeys.push(sku.size_key);
   }
   return {
     id: product.id,
     name: product.name,
     description: product.content.description ?? "",
     brand: product.brand,
-    colorGroups: [...colorGroups],
-    sizeKeys: [...sizeKeys],
+    colorGroups,
+    sizeKeys,
     ...(product.gender ? { gender: product.gender } : {}),
     windows,
     categories: product.categories,
@@ -259,6 +268,3 @@ export function searchDoc(product: Product, windows: SearchDoc["windows"]): Sear
     discount,
   };
 }
-
-/** A catalog price ("19.99", two decimals by the schema) in cents. */
-const cents = (price: string): number => Number(price.replace(".", ""));
