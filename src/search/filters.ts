@@ -3,6 +3,7 @@
 import { andInto, orInto, seek, setDocs } from "./bitset.ts";
 import type { PostingTable } from "./index-data.ts";
 import type { OnSale } from "./on-sale.ts";
+import { PriceRanges } from "./price-range.ts";
 import { tokenizeQuery } from "./tokenize.ts";
 import type { SearchQuery } from "./types.ts";
 
@@ -30,18 +31,9 @@ interface ValueTable {
 
 /** How many brand queries keep their terms (a few numbers each); all are forgotten when it is reached. */
 const BRAND_QUERY_CACHE_SIZE = 4096;
-/** How many price ranges keep their bitsets (clients offer a few fixed ranges). */
-const PRICE_CACHE_SIZE = 16;
-/**
- * Price steps with a ready bitset of the docs below them: a range is two of those (one ANDed with the other's
- * complement) plus at most two steps' worth of docs set or cleared at its ends, instead of every doc in it set
- * one by one (a wide range at 100,000 products: about 60 us). 64 steps hold 64 bitsets (800 KB at 100,000 docs).
- */
-const PRICE_STEPS = 64;
 
 /** Builds each filter's bitset for a query, in buffers of its own. */
 export class Filters {
-  readonly #words: number;
   readonly #colors: ValueTable;
   readonly #genders: ValueTable;
   readonly #sizes: ValueTable;
@@ -53,13 +45,7 @@ export class Filters {
   readonly #brandQueries = new Map<string, number[] | null>();
   readonly #brandScratch: Uint32Array;
   readonly #onSale: OnSale;
-  /** Docs with a price, by ascending price, and those prices. */
-  readonly #byPrice: Uint32Array;
-  readonly #sortedPrices: Float64Array;
-  readonly #priceCache = new Map<string, Uint32Array>();
-  /** Positions in #byPrice where the steps start (ascending, first 0, last its length), and the docs before each. */
-  readonly #stepAt: Uint32Array;
-  readonly #below: Uint32Array[];
+  readonly #prices: PriceRanges;
   readonly #scratch: Record<"stores" | "onSale" | "color" | "gender" | "size" | "brand", Uint32Array>;
 
   constructor(
@@ -69,7 +55,6 @@ export class Filters {
     prices: Float64Array,
     onSale: OnSale,
   ) {
-    this.#words = words;
     const valueTable = (table: PostingTable): ValueTable => {
       const dense = Math.max(1, n >>> 5);
       const bits = table.keys.map((_, i) => {
@@ -90,20 +75,7 @@ export class Filters {
     this.#brandBits = valueTable(tables.brand).bits;
     this.#brandScratch = new Uint32Array(words);
     this.#onSale = onSale;
-    const priced = Array.from({ length: n }, (_, d) => d).filter((d) => prices[d]! >= 0);
-    priced.sort((a, b) => prices[a]! - prices[b]! || a - b);
-    this.#byPrice = Uint32Array.from(priced);
-    this.#sortedPrices = Float64Array.from(priced, (d) => prices[d]!);
-    const steps = Math.min(PRICE_STEPS, priced.length);
-    this.#stepAt = Uint32Array.from({ length: steps + 1 }, (_, i) =>
-      Math.floor((i * priced.length) / Math.max(1, steps)),
-    );
-    this.#below = [];
-    for (let i = 0; i <= steps; i++) {
-      const b = i === 0 ? new Uint32Array(words) : this.#below[i - 1]!.slice();
-      if (i > 0) setDocs(b, this.#byPrice, this.#stepAt[i - 1]!, this.#stepAt[i]!);
-      this.#below.push(b);
-    }
+    this.#prices = new PriceRanges(n, words, prices);
     const buf = () => new Uint32Array(words);
     this.#scratch = { stores: buf(), onSale: buf(), color: buf(), gender: buf(), size: buf(), brand: buf() };
   }
@@ -128,7 +100,7 @@ export class Filters {
       price:
         query.minPrice === undefined && query.maxPrice === undefined
           ? null
-          : this.#priceRange(query.minPrice ?? 0, query.maxPrice ?? Infinity),
+          : this.#prices.range(query.minPrice ?? 0, query.maxPrice ?? Infinity),
     };
   }
 
@@ -211,59 +183,5 @@ export class Filters {
       }
     }
     return out;
-  }
-
-  /** Docs priced within [min, max] cents, kept for the next queries with the same range. */
-  #priceRange(min: number, max: number): Uint32Array {
-    const key = `${min}-${max}`;
-    let bits = this.#priceCache.get(key);
-    if (bits === undefined) {
-      const prices = this.#sortedPrices;
-      const lowerBound = (x: number, strict: boolean) => {
-        let lo = 0;
-        let hi = prices.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (prices[mid]! < x || (strict && prices[mid] === x)) lo = mid + 1;
-          else hi = mid;
-        }
-        return lo;
-      };
-      // The oldest range's bitset is overwritten for the new one: a query's filters are used only while it runs, and a
-      // fresh 12 KB each (zeroed pages) cost more than the range itself.
-      let reuse: Uint32Array | undefined;
-      if (this.#priceCache.size >= PRICE_CACHE_SIZE) {
-        const oldest = this.#priceCache.keys().next().value!;
-        reuse = this.#priceCache.get(oldest);
-        this.#priceCache.delete(oldest);
-      }
-      bits = this.#positions(lowerBound(min, false), lowerBound(max, true), reuse ?? new Uint32Array(this.#words));
-      this.#priceCache.set(key, bits);
-    }
-    return bits;
-  }
-
-  /** The docs at positions [from, to) of #byPrice, written over `bits`, from the step bitsets nearest its ends. */
-  #positions(from: number, to: number, bits: Uint32Array): Uint32Array {
-    if (from >= to) return bits.fill(0);
-    const at = this.#stepAt;
-    const byPrice = this.#byPrice;
-    // Steps a <= from and b >= to, the nearest ones: docs before step b but not before step a, then the ends trimmed.
-    let a = 0;
-    while (a + 1 < at.length && at[a + 1]! <= from) a++;
-    let b = at.length - 1;
-    while (b > 0 && at[b - 1]! >= to) b--;
-    const hi = this.#below[b]!;
-    const lo = this.#below[a]!;
-    for (let w = 0; w < bits.length; w++) bits[w] = hi[w]! & ~lo[w]!;
-    for (let p = at[a]!; p < from; p++) {
-      const d = byPrice[p]!;
-      bits[d >>> 5]! &= ~(1 << (d & 31));
-    }
-    for (let p = to; p < at[b]!; p++) {
-      const d = byPrice[p]!;
-      bits[d >>> 5]! &= ~(1 << (d & 31));
-    }
-    return bits;
   }
 }
