@@ -76,26 +76,54 @@ export interface BuildResult {
 export async function buildSnapshot(options: BuildOptions): Promise<BuildResult> {
   const now = options.now ?? Date.now;
   const started = now();
-  const baseUrl = options.baseUrl.replace(/\/+$/, "");
   await mkdir(options.dataDir, { recursive: true });
   const release = await acquireBuildLock(options.dataDir);
   try {
     await cleanLeftovers(options.dataDir);
-    options.onProgress?.("catalog", 0, 1);
-    // The build's own code counts as an option: an upgrade that changes what any resource renders to (an order,
-    // a field) rebuilds even when the catalog has not changed. Its sources unreadable: never skip.
-    const code = codeDigest([new URL("./index.ts", import.meta.url)]) ?? randomUUID();
-    const optionsDigest = sha256Hex(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl, code }));
-    // Unchanged catalog and options: nothing to do, decided from the files' digest before parsing a line (and
-    // before reading more of the published snapshot than its manifest).
-    const catalogDigest = await digestCatalog(options.catalogDir);
-    const previous = await readPrevious(
-      options.dataDir,
-      (m) => !options.force && m.catalog_digest === catalogDigest && m.options_digest === optionsDigest,
-    );
-    if (previous?.unchanged) {
-      const m = previous.manifest;
-      return {
+    // What the build holds in memory (the catalog, the plan, the published snapshot's tables: a gigabyte at 100,000
+    // products) lives in stage()'s frame only, so that verification runs, and collects garbage, without it.
+    const staged = await stage(options, now);
+    if (staged.tmpId !== null) {
+      options.onProgress?.("verify", 0, 1);
+      await verifyAndPublish(options.dataDir, staged.tmpId, staged.result.id, staged.kept);
+      options.onProgress?.("prune", 0, 1);
+      await pruneSnapshots(options.dataDir, options.keep ?? DEFAULT_KEEP);
+    }
+    return { ...staged.result, durationMs: now() - started };
+  } finally {
+    await release();
+  }
+}
+
+/** A build up to its verification: the snapshot written under a temporary name (tmpId), or null when unchanged. */
+interface Staged {
+  tmpId: string | null;
+  /** Packs the snapshot keeps from the published one (see verifyAndPublish). */
+  kept: Set<string>;
+  result: Omit<BuildResult, "durationMs">;
+}
+
+/** Everything buildSnapshot does before verifying and publishing (the lock held). */
+async function stage(options: BuildOptions, now: () => number): Promise<Staged> {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  options.onProgress?.("catalog", 0, 1);
+  // The build's own code counts as an option: an upgrade that changes what any resource renders to (an order,
+  // a field) rebuilds even when the catalog has not changed. Its sources unreadable: never skip.
+  const code = codeDigest([new URL("./index.ts", import.meta.url)]) ?? randomUUID();
+  const optionsDigest = sha256Hex(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl, code }));
+  // Unchanged catalog and options: nothing to do, decided from the files' digest before parsing a line (and
+  // before reading more of the published snapshot than its manifest).
+  const catalogDigest = await digestCatalog(options.catalogDir);
+  const previous = await readPrevious(
+    options.dataDir,
+    (m) => !options.force && m.catalog_digest === catalogDigest && m.options_digest === optionsDigest,
+  );
+  if (previous?.unchanged) {
+    const m = previous.manifest;
+    return {
+      tmpId: null,
+      kept: new Set(),
+      result: {
         id: previous.id,
         changed: false,
         sales: m.counts.sales,
@@ -110,115 +138,114 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         searchIndexReused: true,
         searchTextsReused: 0,
         productsReused: m.counts.products,
-        durationMs: now() - started,
         warnings: new ProblemList(),
-      };
-    }
-    // The OpenAPI document and its reference page, made alongside the rest (the page may take seconds to render).
-    const documents = makeDocuments({
-      baseUrl,
-      previous: previous ? { dir: snapshotDir(options.dataDir, previous.id), manifest: previous.manifest } : null,
-      docsCacheDir: options.docsCacheDir,
-    });
-    documents.catch(() => {}); // awaited below; a build that fails before then reports its own error
-    const lines = options.force ? null : (previous?.lines ?? null);
-    const catalog = await loadCatalog(options.catalogDir, {
-      now: now(),
-      digest: catalogDigest,
-      ...(lines?.rules === CATALOG_RULES_VERSION ? { validLines: new Set(lines.products.keys()) } : {}),
-    });
-    const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
-
-    options.onProgress?.("render", 0, 1);
-    const linkBase = { baseUrl, siteUrl: catalog.meta.site_url };
-    const key = renderKey(linkBase);
-    const known: KnownBlobs = previous?.blobs ?? new Map();
-    // Products whose line is unchanged keep the blob they rendered to last time, unrendered.
-    const plan = planSnapshot(
-      catalog,
-      linkBase,
-      key !== null && lines?.render === key ? { rendered: lines.products, known } : undefined,
-    );
-    // A repack writes every blob into one new pack: the known ones (those reused unrendered among them) are copied
-    // from their old packs as they are.
-    const repack = shouldRepack(plan.blobs, known);
-    const written = await writePack(options.dataDir, plan.blobs, plan.body, known, {
-      repack,
-      concurrency: options.concurrency,
-      onProgress: (done) => options.onProgress?.("blobs", done, plan.blobs.length),
-    });
-    const routes: Routes = {
-      format: SNAPSHOT_FORMAT,
-      packs: written.packs,
-      blobs: written.blobs.map(blobEntry),
-      ...plan.routes,
-    };
-
-    // The search index depends only on the documents: reuse the previous one when they are the same.
-    options.onProgress?.("index", 0, 1);
-    const search = await makeSearchIndex(
-      plan.searchDocs,
-      previous && {
-        dir: snapshotDir(options.dataDir, previous.id),
-        index: previous.searchIndex,
-        texts: !options.force,
-      },
-    );
-    const index = search.index;
-    options.onProgress?.("documents", 0, 1);
-    const docs = await documents;
-    const routesBytes = Buffer.from(JSON.stringify(routes));
-    const linesBytes = Buffer.from(
-      JSON.stringify({ rules: CATALOG_RULES_VERSION, render: key, products: plan.productLines } satisfies LinesFile),
-    );
-    const builtAt = new Date(now());
-    const id = `${builtAt.toISOString().replace(/[-:.]/g, "")}-${catalog.digest.slice(0, 8)}`;
-    const manifest: Manifest = {
-      format: SNAPSHOT_FORMAT,
-      id,
-      built_at: builtAt.toISOString(),
-      catalog_digest: catalog.digest,
-      options_digest: optionsDigest,
-      base_url: baseUrl,
-      source: options.source ?? "catalog",
-      live_until: catalog.sales.some((s) => s.endsAt === null) ? null : Math.max(0, ...routes.boundaries),
-      counts: {
-        sales: base.sales,
-        products: Object.keys(routes.products).length,
-        resources: Object.keys(routes.resources).length,
-        blobs: routes.blobs.length,
-      },
-      search_docs_digest: search.docsDigest,
-      docs_page_digest: docs.pageDigest,
-      files: {
-        [ROUTES_FILE]: sha256Hex(routesBytes),
-        [SEARCH_INDEX_FILE]: sha256Hex(index),
-        [LINES_FILE]: sha256Hex(linesBytes),
-        ...docs.digests,
       },
     };
-    const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
-    options.onProgress?.("publish", 0, 1);
-    const tmpId = await writeSnapshotFiles(
-      options.dataDir,
-      id,
-      {
-        [MANIFEST_FILE]: manifestBytes,
-        [ROUTES_FILE]: routesBytes,
-        [LINES_FILE]: linesBytes,
-        ...search.files,
-        ...docs.files,
-      },
-      { ...search.linked, ...docs.linked },
-    );
-    options.onProgress?.("verify", 0, 1);
-    // Packs kept from the published snapshot were verified against their names when their build wrote them: the
-    // check here is their size; the new pack is read back and hashed. (A server hashes every pack it loads.)
-    const kept = repack ? new Set<string>() : new Set([...known.values()].map((k) => k.pack));
-    await verifyAndPublish(options.dataDir, tmpId, id, kept);
-    options.onProgress?.("prune", 0, 1);
-    await pruneSnapshots(options.dataDir, options.keep ?? DEFAULT_KEEP);
-    return {
+  }
+  // The OpenAPI document and its reference page, made alongside the rest (the page may take seconds to render).
+  const documents = makeDocuments({
+    baseUrl,
+    previous: previous ? { dir: snapshotDir(options.dataDir, previous.id), manifest: previous.manifest } : null,
+    docsCacheDir: options.docsCacheDir,
+  });
+  documents.catch(() => {}); // awaited below; a build that fails before then reports its own error
+  const lines = options.force ? null : (previous?.lines ?? null);
+  const catalog = await loadCatalog(options.catalogDir, {
+    now: now(),
+    digest: catalogDigest,
+    ...(lines?.rules === CATALOG_RULES_VERSION ? { validLines: new Set(lines.products.keys()) } : {}),
+  });
+  const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
+
+  options.onProgress?.("render", 0, 1);
+  const linkBase = { baseUrl, siteUrl: catalog.meta.site_url };
+  const key = renderKey(linkBase);
+  const known: KnownBlobs = previous?.blobs ?? new Map();
+  // Products whose line is unchanged keep the blob they rendered to last time, unrendered.
+  const plan = planSnapshot(
+    catalog,
+    linkBase,
+    key !== null && lines?.render === key ? { rendered: lines.products, known } : undefined,
+  );
+  // A repack writes every blob into one new pack: the known ones (those reused unrendered among them) are copied
+  // from their old packs as they are.
+  const repack = shouldRepack(plan.blobs, known);
+  const written = await writePack(options.dataDir, plan.blobs, plan.body, known, {
+    repack,
+    concurrency: options.concurrency,
+    onProgress: (done) => options.onProgress?.("blobs", done, plan.blobs.length),
+  });
+  const routes: Routes = {
+    format: SNAPSHOT_FORMAT,
+    packs: written.packs,
+    blobs: written.blobs.map(blobEntry),
+    ...plan.routes,
+  };
+
+  // The search index depends only on the documents: reuse the previous one when they are the same.
+  options.onProgress?.("index", 0, 1);
+  const search = await makeSearchIndex(
+    plan.searchDocs,
+    previous && {
+      dir: snapshotDir(options.dataDir, previous.id),
+      index: previous.searchIndex,
+      texts: !options.force,
+    },
+  );
+  const index = search.index;
+  options.onProgress?.("documents", 0, 1);
+  const docs = await documents;
+  const routesBytes = Buffer.from(JSON.stringify(routes));
+  const linesBytes = Buffer.from(
+    JSON.stringify({ rules: CATALOG_RULES_VERSION, render: key, products: plan.productLines } satisfies LinesFile),
+  );
+  const builtAt = new Date(now());
+  const id = `${builtAt.toISOString().replace(/[-:.]/g, "")}-${catalog.digest.slice(0, 8)}`;
+  const manifest: Manifest = {
+    format: SNAPSHOT_FORMAT,
+    id,
+    built_at: builtAt.toISOString(),
+    catalog_digest: catalog.digest,
+    options_digest: optionsDigest,
+    base_url: baseUrl,
+    source: options.source ?? "catalog",
+    live_until: catalog.sales.some((s) => s.endsAt === null) ? null : Math.max(0, ...routes.boundaries),
+    counts: {
+      sales: base.sales,
+      products: Object.keys(routes.products).length,
+      resources: Object.keys(routes.resources).length,
+      blobs: routes.blobs.length,
+    },
+    search_docs_digest: search.docsDigest,
+    docs_page_digest: docs.pageDigest,
+    files: {
+      [ROUTES_FILE]: sha256Hex(routesBytes),
+      [SEARCH_INDEX_FILE]: sha256Hex(index),
+      [LINES_FILE]: sha256Hex(linesBytes),
+      ...docs.digests,
+    },
+  };
+  const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + "\n");
+  options.onProgress?.("publish", 0, 1);
+  const tmpId = await writeSnapshotFiles(
+    options.dataDir,
+    id,
+    {
+      [MANIFEST_FILE]: manifestBytes,
+      [ROUTES_FILE]: routesBytes,
+      [LINES_FILE]: linesBytes,
+      ...search.files,
+      ...docs.files,
+    },
+    { ...search.linked, ...docs.linked },
+  );
+  // Packs kept from the published snapshot were verified against their names when their build wrote them: the
+  // check here is their size; the new pack is read back and hashed. (A server hashes every pack it loads.)
+  const kept = repack ? new Set<string>() : new Set([...known.values()].map((k) => k.pack));
+  return {
+    tmpId,
+    kept,
+    result: {
       ...base,
       id,
       changed: true,
@@ -237,11 +264,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       searchIndexReused: search.reused,
       searchTextsReused: search.textsReused,
       productsReused: plan.reused,
-      durationMs: now() - started,
-    };
-  } finally {
-    await release();
-  }
+    },
+  };
 }
 
 /** Most packs one snapshot may span before its blobs are all written into one new pack. */
