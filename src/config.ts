@@ -1,4 +1,5 @@
 // One zod schema over environment and flags -> typed Config, parsed once by the CLI.
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { DEFAULT_MAX_AGE } from "./serve/defaults.ts";
@@ -61,6 +62,11 @@ export const ConfigSchema = z
     variantCacheMb: decimal(z.number().int().min(0).max(4096)).default(32),
     /** Bodies brotli-compressed in the background at once (sale lists, popular variants). Env COMPRESS_SLOTS. Default 2. */
     compressSlots: decimal(z.number().int().min(0).max(64)).default(2),
+    /** Server processes on the one port (node:cluster): a number, or "auto" for one per core. Env WORKERS. Default 1. */
+    workers: z
+      .union([z.literal("auto"), decimal(z.number().int().min(1).max(256))])
+      .default(1)
+      .transform((v) => (v === "auto" ? availableParallelism() : v)),
     /** Turns metrics on: GET /metrics for `Authorization: Bearer <token>` only. Env METRICS_TOKEN (16+ characters). Default off. */
     metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
   })
@@ -87,6 +93,8 @@ export interface Config {
   /** Certificate and key files (absolute), or null for plain HTTP. */
   tls: { cert: string; key: string } | null;
   metricsToken: string | undefined;
+  /** Server processes (node:cluster workers); 1 runs the server in this process. */
+  workers: number;
   variantCacheBytes: number;
   compressSlots: number;
 }
@@ -111,6 +119,7 @@ export function parseConfig(
     metricsToken: env.METRICS_TOKEN,
     variantCacheMb: env.VARIANT_CACHE_MB,
     compressSlots: env.COMPRESS_SLOTS,
+    workers: env.WORKERS,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => isSet(v))),
   };
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => isSet(v))));
@@ -134,6 +143,7 @@ export function parseConfig(
     trustProxy: c.trustProxy,
     tls,
     metricsToken: c.metricsToken,
+    workers: c.workers,
     variantCacheBytes: c.variantCacheMb * 1024 * 1024,
     compressSlots: c.compressSlots,
   };

@@ -1,5 +1,6 @@
 // parseConfig as a table: each row an environment and the exact Config, or the exact error, it gives.
 import { spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Config } from "../src/config.ts";
@@ -23,6 +24,7 @@ const DEFAULTS: Config = {
   metricsToken: undefined,
   variantCacheBytes: 32 * 1024 * 1024,
   compressSlots: 2,
+  workers: 1,
 };
 
 describe("parseConfig: valid environments", () => {
@@ -78,6 +80,9 @@ describe("parseConfig: valid environments", () => {
     [{ VARIANT_CACHE_MB: "256" }, { variantCacheBytes: 256 * 1024 * 1024 }],
     [{ COMPRESS_SLOTS: "0" }, { compressSlots: 0 }],
     [{ COMPRESS_SLOTS: "8" }, { compressSlots: 8 }],
+    // WORKERS: a number, or one per core
+    [{ WORKERS: "2" }, { workers: 2 }],
+    [{ WORKERS: "auto" }, { workers: availableParallelism() }],
     // TLS_CERT and TLS_KEY: paths resolved, and the default base URL becomes https
     [
       { TLS_CERT: "/etc/tls/api.crt", TLS_KEY: "/etc/tls/api.key" },
@@ -178,6 +183,8 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     [{ VARIANT_CACHE_MB: "-1" }, "configuration: variantCacheMb: Too small: expected number to be >=0"],
     [{ VARIANT_CACHE_MB: "lots" }, "configuration: variantCacheMb: Invalid input: expected number, received NaN"],
     [{ COMPRESS_SLOTS: "65" }, "configuration: compressSlots: Too big: expected number to be <=64"],
+    [{ WORKERS: "0" }, "configuration: workers: Too small: expected number to be >=1"],
+    [{ WORKERS: "many" }, "configuration: workers: Invalid input"],
     [{ TLS_CERT: "/c" }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_KEY: "/k" }, "configuration: tlsCert: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_CERT: "/c", TLS_KEY: " " }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],

@@ -1,5 +1,7 @@
 // Starts the server for a Config: handler, hot reload, TLS (with renewed certificates picked up), request logs on
 // stdout, errors as JSON lines on stderr, graceful shutdown on SIGTERM/SIGINT.
+import cluster from "node:cluster";
+import { fstatSync } from "node:fs";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
@@ -10,6 +12,9 @@ import { startServer } from "../serve/server.ts";
 import type { RunningServer } from "../serve/server.ts";
 import { createTlsWatcher, describeCertificate, loadTlsPair } from "../serve/tls.ts";
 import type { CertificateInfo } from "../serve/tls.ts";
+
+/** The most bytes one write into a pipe takes whole (POSIX PIPE_BUF on Linux). */
+const PIPE_BUF = 4096;
 
 /**
  * A request log entry as one JSON line: what JSON.stringify(entry) gives, in a third of the time (0.18 against
@@ -30,7 +35,10 @@ export async function runServer(config: Config): Promise<RunningServer> {
   process.on("uncaughtExceptionMonitor", (err, origin) =>
     logError({ time: new Date().toISOString(), level: "error", event: origin, error: describeError(err) }),
   );
-  const logs = config.logRequests ? createLogBuffer(process.stdout) : null;
+  // Workers of a cluster share stdout: into a pipe, a write of at most PIPE_BUF (4 KB) is never interleaved with
+  // another process's, so their batches are kept that small there (a file takes each write whole anyway).
+  const shared = cluster.isWorker && fstatSync(1).isFIFO();
+  const logs = config.logRequests ? createLogBuffer(process.stdout, shared ? { maxBytes: PIPE_BUF } : {}) : null;
   const handler = await createHandler({
     dataDir: config.dataDir,
     keysFile: config.keysFile,

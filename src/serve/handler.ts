@@ -1,4 +1,5 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
+import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, describeError, notFound, toApiError } from "../errors.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
@@ -309,5 +310,7 @@ function health(snapshot: LoadedSnapshot | null, nowMs: number) {
     snapshot: snapshot.id,
     built_at: snapshot.manifest.built_at,
     age_seconds: Math.max(0, Math.floor((nowMs - builtAt) / 1000)),
+    // Under WORKERS=N, which worker answered: each holds its own copy of the snapshot and switches on its own.
+    ...(cluster.worker ? { worker: cluster.worker.id } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // Prometheus metrics: counted on the request path in typed arrays (a few increments a request), turned into
 // prom-client metrics only when /metrics is scraped. No label takes a client-chosen value: routes, statuses and
 // reasons are fixed lists, so the number of series is fixed too.
+import cluster from "node:cluster";
 import type { Server } from "node:http";
 import client from "prom-client";
 
@@ -112,6 +113,8 @@ const PREFIX = "flash_sale_";
 /** Metrics in a registry of their own, with node's default process metrics. */
 export function createMetrics(source: MetricsSource): Metrics {
   const registry = new client.Registry();
+  // Under WORKERS=N each worker counts its own requests: every series says which worker answered the scrape.
+  if (cluster.worker) registry.setDefaultLabels({ worker: String(cluster.worker.id) });
   client.collectDefaultMetrics({ register: registry });
   const requests = new Float64Array(ROUTES.length * STATUS_LABELS.length);
   const bytes = new Float64Array(ROUTES.length);
