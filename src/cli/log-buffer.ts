@@ -26,22 +26,30 @@ export function createLogBuffer(
   options: { maxBytes?: number; flushMs?: number } = {},
 ): LogBuffer {
   const maxBytes = options.maxBytes ?? DEFAULT_LOG_BUFFER_BYTES;
-  let lines: string[] = [];
-  let bytes = 0;
+  // Lines are encoded into a buffer as they come (one call each), rather than kept as strings and joined: the join
+  // and the flattening of every line cost more than the lines themselves (perf, as-deployed bench).
+  let buf = Buffer.allocUnsafeSlow(maxBytes);
+  let at = 0;
   const flush = () => {
-    if (lines.length === 0) return;
-    const text = lines.join("");
-    lines = [];
-    bytes = 0;
-    out.write(text);
+    if (at === 0) return;
+    out.write(buf.subarray(0, at));
+    // `out` may hold the bytes until it has written them (a pipe): the next lines go into memory of their own.
+    buf = Buffer.allocUnsafeSlow(maxBytes);
+    at = 0;
   };
   const timer = setInterval(flush, options.flushMs ?? DEFAULT_LOG_FLUSH_MS);
   timer.unref();
   return {
     write(line) {
-      lines.push(line);
-      bytes += line.length;
-      if (bytes >= maxBytes) flush();
+      // A UTF-16 unit is at most 3 bytes of UTF-8: a batch never passes maxBytes (PIPE_BUF into a shared pipe).
+      if (at + line.length * 3 > maxBytes) {
+        flush();
+        if (line.length * 3 > maxBytes) {
+          out.write(line); // a line longer than a batch goes on its own
+          return;
+        }
+      }
+      at += buf.write(line, at);
     },
     flush,
     close() {

@@ -21,9 +21,24 @@ const PIPE_BUF = 4096;
  * 0.54 us here; every request pays it). Only the strings that come from outside (path, key) are escaped.
  */
 export function requestLine(e: RequestLog): string {
-  const key = e.key === undefined ? "" : `,"key":${JSON.stringify(e.key)}`;
-  return `{"time":"${e.time}","method":${JSON.stringify(e.method)},"path":${JSON.stringify(e.path)},"status":${e.status},"bytes":${e.bytes},"ms":${e.ms}${key}}\n`;
+  const key = e.key === undefined ? "" : `,"key":${quoted(e.key)}`;
+  return `{"time":"${e.time}","method":${quoted(e.method)},"path":${quoted(e.path)},"status":${e.status},"bytes":${e.bytes},"ms":${e.ms}${key}}\n`;
 }
+
+/**
+ * JSON.stringify of a string, remembered: methods, paths and key names repeat from request to request (a remembered
+ * target's path is even the same string), and a lookup costs less than escaping again. At most QUOTED_MAX are kept.
+ */
+function quoted(s: string): string {
+  let q = quotedStrings.get(s);
+  if (q === undefined) {
+    if (quotedStrings.size >= QUOTED_MAX) quotedStrings.clear();
+    quotedStrings.set(s, (q = JSON.stringify(s)));
+  }
+  return q;
+}
+const quotedStrings = new Map<string, string>();
+const QUOTED_MAX = 4_096;
 
 /** One error, one JSON line on stderr. */
 export function logError(entry: ErrorLog): void {

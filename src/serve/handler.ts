@@ -251,7 +251,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         options.log({
           time: isoAt(Date.now()), // wall-clock time, even when the handler runs on an injected clock
           method: req.method ?? "",
-          path: redactPath(info.path),
+          path: redacted(info.path),
           status: result![0],
           bytes: result![1],
           ms,
@@ -300,6 +300,18 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   };
   return handler;
 }
+
+/** redactPath, remembered for the paths requests repeat (at most REDACTED_MAX): a regex pass a request saved. */
+function redacted(path: string): string {
+  let r = redactedPaths.get(path);
+  if (r === undefined) {
+    if (redactedPaths.size >= REDACTED_MAX) redactedPaths.clear();
+    redactedPaths.set(path, (r = redactPath(path)));
+  }
+  return r;
+}
+const redactedPaths = new Map<string, string>();
+const REDACTED_MAX = 4_096;
 
 /** GET /healthz: which snapshot is served, when it was built and how old it is. */
 function health(snapshot: LoadedSnapshot | null, nowMs: number) {
