@@ -92,6 +92,8 @@ export interface Gate {
 
 /** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
 export const ADMITTED_MAX = 10_000;
+/** Parsed targets kept for requests that were not admitted (see `parsed` in gate). */
+const PARSED_MAX = 1_000;
 const NOT_V1 = notFound("no such resource: the API's paths start with /v1/");
 const ADMITTED_MAX_TARGET = 512;
 
@@ -199,6 +201,7 @@ export function createAdmission(options: AdmissionOptions) {
     // valid key and valid parameters, on a path that exists, are kept; the address's failure limit, the key's
     // rate limit and the clock still apply to every request.
     const remembered = new Map<string, Admitted>();
+    const parsed = new Map<string, ReturnType<typeof parseTarget>>();
     return {
       get remembered() {
         return remembered.size;
@@ -216,7 +219,16 @@ export function createAdmission(options: AdmissionOptions) {
             checkFailures(req, true, nowMs) ?? takeToken(known.credential, nowMs, headers) ?? known.missing ?? known
           );
         }
-        const { path, query } = parseTarget(url, maxUrlLength);
+        // A target refused before (a wrong key, a 429) is usually sent again: parsed once, kept in a bounded map.
+        let target = parsed.get(url);
+        if (target === undefined) {
+          target = parseTarget(url, maxUrlLength);
+          if (url.length <= ADMITTED_MAX_TARGET) {
+            if (parsed.size >= PARSED_MAX) parsed.clear();
+            parsed.set(url, target);
+          }
+        }
+        const { path, query } = target;
         info.path = path;
         info.route = routeOf(path);
         info.query = query;

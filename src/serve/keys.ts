@@ -24,6 +24,7 @@ const NOT_ONCE = new ApiError(401, "api_key_invalid", "apikey must be given exac
 const MISSING = new ApiError(401, "api_key_missing", "this request needs an apikey query parameter");
 const MALFORMED = new ApiError(401, "api_key_invalid", "apikey must be 32 letters and digits");
 const UNKNOWN = new ApiError(401, "api_key_invalid", "apikey is not a valid key (unknown or revoked)");
+const UNKNOWN_MAX = 512;
 
 export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
   const byHash = new Map<string, Authenticated>();
@@ -31,6 +32,9 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
   // Keys already found valid, so a key is hashed once per ring rather than once per request. Only valid keys are
   // kept (at most one entry per hash), so guesses cannot grow it; a reload builds a new ring, forgetting revoked keys.
   const valid = new Map<string, Authenticated>();
+  // Well-formed keys found unknown, bounded (emptied when full); a reload builds a new ring, so a key created since
+  // is never refused from here.
+  const unknown = new Set<string>();
   for (const r of records) {
     if (r.revoked) continue;
     byHash.set(r.hash, { name: r.name, until: Infinity });
@@ -51,8 +55,14 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
     const known = valid.get(key);
     if (known) return nowMs >= known.until ? expired : known;
     if (!KEY_RE.test(key)) return MALFORMED;
+    if (unknown.has(key)) return UNKNOWN;
     const found = byHash.get(hashKey(key));
-    if (!found) return UNKNOWN;
+    if (!found) {
+      // A client that keeps sending a wrong key is answered without hashing it again (a few hundred at most remembered).
+      if (unknown.size >= UNKNOWN_MAX) unknown.clear();
+      unknown.add(key);
+      return UNKNOWN;
+    }
     if (nowMs >= found.until) return expired;
     valid.set(key, found);
     return found;
