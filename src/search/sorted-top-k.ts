@@ -1,18 +1,11 @@
 // A bounded min-heap of the best k (primary, key, doc) triples: higher primary first, then higher key (relevance),
 // then lower doc number. For the sorted orders (price, discount, newest), whose ties fall back to relevance.
+import { Bounded } from "./top-k.ts";
 
-export class SortedTopK {
+export class SortedTopK extends Bounded {
   #primary = new Float64Array(256);
   #key = new Float64Array(256);
   #docs = new Int32Array(256);
-  #k = 0;
-  size = 0;
-
-  /** Empties the heap and sets how many entries it keeps. */
-  reset(k: number): void {
-    this.#k = k;
-    this.size = 0;
-  }
 
   /** Is entry i worse than (p, s, d)? */
   #worse(i: number, p: number, s: number, d: number): boolean {
@@ -46,7 +39,7 @@ export class SortedTopK {
 
   /** Offers one entry (any order of docs). */
   offer(primary: number, key: number, doc: number): void {
-    if (this.size < this.#k) {
+    if (this.size < this.limit) {
       if (this.size === this.#docs.length) this.#grow();
       let i = this.size++;
       while (i > 0) {
@@ -59,7 +52,7 @@ export class SortedTopK {
       this.#set(i, primary, key, doc);
       return;
     }
-    if (this.#k === 0 || !this.#worse(0, primary, key, doc)) return;
+    if (this.limit === 0 || !this.#worse(0, primary, key, doc)) return;
     this.#siftDown(primary, key, doc, this.size);
   }
 

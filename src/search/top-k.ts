@@ -1,16 +1,21 @@
 // A bounded min-heap keeping the best k (score, doc) pairs: higher score first, then lower doc number.
 
-export class TopK {
-  #scores = new Float64Array(256);
-  #docs = new Int32Array(256);
-  #k = 0;
+/** What the top-k heaps share (TopK, and SortedTopK in sorted-top-k.ts): how many entries they keep and hold. */
+export class Bounded {
+  /** How many entries are kept at most (the k of top-k). */
+  protected limit = 0;
   size = 0;
 
   /** Empties the heap and sets how many entries it keeps. Storage grows only as entries arrive. */
   reset(k: number): void {
-    this.#k = k;
+    this.limit = k;
     this.size = 0;
   }
+}
+
+export class TopK extends Bounded {
+  #scores = new Float64Array(256);
+  #docs = new Int32Array(256);
 
   #grow(): void {
     const scores = new Float64Array(this.#scores.length * 2);
@@ -23,7 +28,7 @@ export class TopK {
 
   /** Offers one entry; docs must come in ascending doc order (so that an equal score never displaces). */
   offer(score: number, doc: number): void {
-    if (this.size < this.#k) {
+    if (this.size < this.limit) {
       if (this.size === this.#scores.length) this.#grow();
       const scores = this.#scores;
       const docs = this.#docs;
@@ -41,7 +46,7 @@ export class TopK {
       docs[i] = doc;
       return;
     }
-    if (this.#k === 0 || score <= this.#scores[0]!) return;
+    if (this.limit === 0 || score <= this.#scores[0]!) return;
     this.#siftDown(score, doc, this.size);
   }
 
@@ -50,7 +55,7 @@ export class TopK {
    * that cannot get in (not above the worst kept once k are kept: most of them) turned away in this loop.
    */
   offerAll(scores: Float64Array, docs: Uint32Array, count: number): void {
-    const k = this.#k;
+    const k = this.limit;
     if (k === 0) return;
     let i = 0;
     for (; i < count && this.size < k; i++) this.offer(scores[i]!, docs[i]!);

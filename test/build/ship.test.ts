@@ -14,11 +14,11 @@ import { createReloader } from "../../src/serve/reloader.ts";
 import type { Reloader } from "../../src/serve/reloader.ts";
 import {
   BASE,
-  product,
-  standardCatalog,
+  catalogVersion as fixtureCatalogVersion,
   startTestApi,
   T0,
   tempDir,
+  versionClients,
   withKey,
   writeCatalog,
 } from "../helpers/fixture.ts";
@@ -26,20 +26,7 @@ import type { TestApi } from "../helpers/fixture.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
-/** Version k of the catalog: every sale and product name carries `v<k>`; 300 filler products weigh a few MB. */
-function catalogVersion(k: number) {
-  const c = standardCatalog();
-  const extra = Array.from({ length: 300 }, (_, i) =>
-    product(1000 + i, { name: `Filler ${i} v${k}`, content: { description: `Version ${k}. `.repeat(200) } }),
-  );
-  c.products = c.products.map((p) => ({ ...p, name: `${p.name} v${k}` })).concat(extra);
-  c.sales = c.sales.map((s) => ({
-    ...s,
-    name: `Sale ${s.key} v${k}`,
-    product_ids: s.key === "boots" ? [...s.product_ids, ...extra.map((p) => p.id)] : s.product_ids,
-  }));
-  return c;
-}
+const catalogVersion = (k: number) => fixtureCatalogVersion(k, 300);
 
 /** A source data directory that builds catalog versions on demand. */
 async function source() {
@@ -71,26 +58,7 @@ describe("ship to a local replica", () => {
   it("three snapshots shipped under continuous requests: no failure, no mixed response, each one served", async () => {
     api.clock.now = T0;
     const src = await source();
-    let done = false;
-    const failures: string[] = [];
-    const seen = new Set<string>();
-    let requests = 0;
-    const client = async () => {
-      while (!done) {
-        const [list, detail] = await Promise.all([
-          api.get(withKey(api, "/v1/sales/active.json")),
-          api.get(withKey(api, "/v1/products/1000/detail.json")),
-        ]);
-        requests += 2;
-        if (list.status !== 200 || detail.status !== 200) failures.push(`status ${list.status}/${detail.status}`);
-        const names = ((await list.json()) as { sales: { name: string }[] }).sales.map((s) => s.name.split(" ").pop());
-        if (new Set(names).size !== 1) failures.push(`one list mixes ${[...new Set(names)].join(", ")}`);
-        seen.add(names[0]!);
-        const name = ((await detail.json()) as { name: string }).name;
-        if (!/^Filler 0 v\d+$/.test(name)) failures.push(`detail ${name}`);
-      }
-    };
-    const clients = [client(), client(), client()];
+    const clients = versionClients(api);
     try {
       for (let k = 1; k <= 3; k++) {
         const id = await src.build(k);
@@ -101,12 +69,11 @@ describe("ship to a local replica", () => {
         expect(api.handler.snapshot().id).toBe(id);
       }
     } finally {
-      done = true;
-      await Promise.all(clients);
+      await clients.stop();
     }
-    expect(failures).toEqual([]);
-    expect(requests).toBeGreaterThan(20);
-    expect([...seen]).toEqual(expect.arrayContaining(["v1", "v2"])); // served while later ones were being copied
+    expect(clients.failures).toEqual([]);
+    expect(clients.requests).toBeGreaterThan(20);
+    expect([...clients.seen]).toEqual(expect.arrayContaining(["v1", "v2"])); // served while later ones were being copied
     const last = (await api.get(withKey(api, "/v1/sales/active.json")).then((r) => r.json())) as {
       sales: { name: string }[];
     };

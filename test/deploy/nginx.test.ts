@@ -5,23 +5,13 @@ import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { standardCatalog, startTestApi, T0, tempDir } from "../helpers/fixture.ts";
+import { freePort, standardCatalog, startTestApi, T0, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 const CONF = fileURLToPath(new URL("../../deploy/nginx/flash-sale-api.conf", import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
-}
 
 let api: TestApi;
 let nginx: ChildProcess;

@@ -7,26 +7,16 @@ import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { chmod, readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/keys/keys-file.ts";
-import { iso, product, sale, standardCatalog, startTestApi, tempDir } from "../helpers/fixture.ts";
+import { freePort, iso, product, sale, standardCatalog, startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 const VCL = fileURLToPath(new URL("../../deploy/varnish/default.vcl", import.meta.url));
 const FLASH = "flash";
 const FLASH_PRODUCT = 77;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
-}
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,5 +1,7 @@
 // Test fixtures: a small hand-made catalog with known instants, built into a real snapshot in a temp dir and served on port 0.
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
+import { once } from "node:events";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildSnapshot } from "../../src/build/index.ts";
@@ -204,6 +206,67 @@ export async function startTestApi(
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Version k of the standard catalog: every sale and product name carries `v<k>`, and `fillers` big products (IDs
+ * from 1000, in the boots sale) make the snapshot weigh a few MB: for tests that publish snapshot after snapshot.
+ */
+export function catalogVersion(k: number, fillers: number) {
+  const c = standardCatalog();
+  const extra = Array.from({ length: fillers }, (_, i) =>
+    product(1000 + i, { name: `Filler ${i} v${k}`, content: { description: `Version ${k}. `.repeat(200) } }),
+  );
+  c.products = c.products.map((p) => ({ ...p, name: `${p.name} v${k}` })).concat(extra);
+  c.sales = c.sales.map((s) => ({
+    ...s,
+    name: `Sale ${s.key} v${k}`,
+    product_ids: s.key === "boots" ? [...s.product_ids, ...extra.map((p) => p.id)] : s.product_ids,
+  }));
+  return c;
+}
+
+/**
+ * `count` clients asking `api` for the sale list and filler product 0 of catalogVersion over and over, until
+ * `stop()`: each answer must be a 200 naming one version only (`failures` says otherwise); `seen` holds the versions.
+ */
+export function versionClients(api: TestApi, count = 3) {
+  const state = { failures: [] as string[], seen: new Set<string>(), requests: 0 };
+  let done = false;
+  const client = async () => {
+    while (!done) {
+      const [list, detail] = await Promise.all([
+        api.get(withKey(api, "/v1/sales/active.json")),
+        api.get(withKey(api, "/v1/products/1000/detail.json")),
+      ]);
+      state.requests += 2;
+      if (list.status !== 200 || detail.status !== 200) state.failures.push(`status ${list.status}/${detail.status}`);
+      const versions = new Set(
+        ((await list.json()) as { sales: { name: string }[] }).sales.map((s) => s.name.split(" ").pop()),
+      );
+      if (versions.size !== 1) state.failures.push(`one list mixes ${[...versions].join(", ")}`);
+      state.seen.add([...versions][0]!);
+      const name = ((await detail.json()) as { name: string }).name;
+      if (!/^Filler 0 v\d+$/.test(name)) state.failures.push(`detail ${name}`);
+    }
+  };
+  const clients = Array.from({ length: count }, client);
+  return Object.assign(state, {
+    async stop(): Promise<void> {
+      done = true;
+      await Promise.all(clients);
+    },
+  });
+}
+
+/** A loopback port that was free a moment ago, for a server the test starts outside this process. */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
 }
 
 /** Appends the key (and any other parameters) to a path. */

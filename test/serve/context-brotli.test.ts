@@ -1,48 +1,22 @@
 // Sale lists with affid, to a client that accepts brotli: once an insert length has been asked for twice, the body is
 // assembled from a brotli template (fewer bytes than the gzip template) and decodes to the same body; a JSONP call
 // and a body the placeholders cannot be made for keep gzip.
-import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brotliInserted, makeBrotliTemplate, placeholderBytes } from "../../src/serve/context-brotli.ts";
 import { splice } from "../../src/serve/bodies.ts";
-import { sale, standardCatalog, startTestApi, withKey } from "../helpers/fixture.ts";
+import { withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { getRaw as rawGet, startListsApi, withAffid as expected } from "../helpers/affid.ts";
 
 const SALES = 40;
 const BUDGET = 256 * 1024;
 let api: TestApi;
-beforeAll(async () => {
-  const catalog = standardCatalog();
-  for (let i = 0; i < SALES; i++)
-    catalog.sales.push(
-      sale(`many-${i}`, {
-        name: `Winter sale number ${i}`,
-        description: `Coats, boots and knitwear for the cold months, sale ${i}: up to ${i % 7}0% off while stocks last.`,
-      }),
-    );
-  api = await startTestApi(catalog, { variantCacheBytes: BUDGET });
-});
+beforeAll(async () => (api = await startListsApi(SALES, BUDGET)));
 afterAll(() => api.close());
 
-/** The raw bytes of a GET with `acceptEncoding`, and their Content-Encoding. */
-function getRaw(path: string, acceptEncoding: string): Promise<{ raw: Buffer; encoding: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const req = request(api.url + path, { headers: { "Accept-Encoding": acceptEncoding } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ raw: Buffer.concat(chunks), encoding: res.headers["content-encoding"] }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-/** The plain list with `&affid=` after every sale_url, wrapped for JSONP when `callback` is given. */
-function expected(plain: string, affid: string, callback = ""): string {
-  const json = plain.replace(/("sale_url":"[^"]*)"/g, `$1&affid=${affid}"`);
-  return callback ? `/**/${callback}(${json});` : json;
-}
+/** A GET of `path` with `acceptEncoding`. */
+const getRaw = (path: string, acceptEncoding: string) => rawGet(api.url + path, acceptEncoding);
 
 describe("brotli templates of sale lists", () => {
   const path = "/v1/sales/active.json";

@@ -1,45 +1,19 @@
 // Sale lists with affid: once an insert length has been asked for twice, the gzip is assembled from a template
 // compressed with context (about half the bytes of pieces compressed on their own), and it is the same body.
-import { request } from "node:http";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sale, standardCatalog, startTestApi, withKey } from "../helpers/fixture.ts";
+import { withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { getRaw as rawGet, startListsApi, withAffid as expected } from "../helpers/affid.ts";
 
 const SALES = 40;
 const BUDGET = 256 * 1024;
 let api: TestApi;
-beforeAll(async () => {
-  const catalog = standardCatalog();
-  for (let i = 0; i < SALES; i++)
-    catalog.sales.push(
-      sale(`many-${i}`, {
-        name: `Winter sale number ${i}`,
-        description: `Coats, boots and knitwear for the cold months, sale ${i}: up to ${i % 7}0% off while stocks last.`,
-      }),
-    );
-  api = await startTestApi(catalog, { variantCacheBytes: BUDGET });
-});
+beforeAll(async () => (api = await startListsApi(SALES, BUDGET)));
 afterAll(() => api.close());
 
-/** The raw bytes of a GET with `Accept-Encoding: gzip`, and their Content-Encoding. */
-function getGzip(path: string): Promise<{ raw: Buffer; encoding: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const req = request(api.url + path, { headers: { "Accept-Encoding": "gzip" } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ raw: Buffer.concat(chunks), encoding: res.headers["content-encoding"] }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-/** The plain list with `&affid=` after every sale_url, wrapped for JSONP when `callback` is given. */
-function expected(plain: string, affid: string, callback = ""): string {
-  const json = plain.replace(/("sale_url":"[^"]*)"/g, `$1&affid=${affid}"`);
-  return callback ? `/**/${callback}(${json});` : json;
-}
+/** A GET of `path` with `Accept-Encoding: gzip`. */
+const getGzip = (path: string) => rawGet(api.url + path, "gzip");
 
 describe("gzip templates of sale lists", () => {
   it("after the second ask for an insert length, affid variants are half the bytes and decode to the same body", async () => {

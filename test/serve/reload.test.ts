@@ -7,26 +7,21 @@ import { buildSnapshot } from "../../src/build/index.ts";
 import { revokeKey } from "../../src/keys/keys-file.ts";
 import { createReloader } from "../../src/serve/reloader.ts";
 import type { Reloader } from "../../src/serve/reloader.ts";
-import { BASE, product, standardCatalog, startTestApi, T0, withKey, writeCatalog } from "../helpers/fixture.ts";
+import {
+  BASE,
+  catalogVersion as fixtureCatalogVersion,
+  startTestApi,
+  T0,
+  versionClients,
+  withKey,
+  writeCatalog,
+} from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
 
-/** Version k of the catalog: every sale and product name carries `v<k>`, and 400 big products make the snapshot weigh a few MB. */
-function catalogVersion(k: number) {
-  const c = standardCatalog();
-  const extra = Array.from({ length: 400 }, (_, i) =>
-    product(1000 + i, { name: `Filler ${i} v${k}`, content: { description: `Version ${k}. `.repeat(200) } }),
-  );
-  c.products = c.products.map((p) => ({ ...p, name: `${p.name} v${k}` })).concat(extra);
-  c.sales = c.sales.map((s) => ({
-    ...s,
-    name: `Sale ${s.key} v${k}`,
-    product_ids: s.key === "boots" ? [...s.product_ids, ...extra.map((p) => p.id)] : s.product_ids,
-  }));
-  return c;
-}
+const catalogVersion = (k: number) => fixtureCatalogVersion(k, 400);
 
 let api: TestApi;
 let reloader: Reloader;
@@ -51,43 +46,20 @@ describe("hot reload", () => {
     api.clock.now = T0;
     gc();
     const heapBefore = process.memoryUsage().heapUsed;
-    let done = false;
-    const versionsSeen = new Set<string>();
-    const failures: string[] = [];
-    let requests = 0;
-    const client = async () => {
-      while (!done) {
-        const [list, detail] = await Promise.all([
-          api.get(withKey(api, "/v1/sales/active.json")),
-          api.get(withKey(api, "/v1/products/1000/detail.json")),
-        ]);
-        requests += 2;
-        if (list.status !== 200 || detail.status !== 200) failures.push(`status ${list.status}/${detail.status}`);
-        const names = ((await list.json()) as { sales: { name: string; products?: string[] }[] }).sales.map(
-          (s) => s.name,
-        );
-        const versions = new Set(names.map((n) => n.split(" ").pop()));
-        if (versions.size !== 1) failures.push(`one list mixes ${[...versions].join(", ")}`);
-        versionsSeen.add([...versions][0]!);
-        const name = ((await detail.json()) as { name: string }).name;
-        if (!/^Filler 0 v\d+$/.test(name)) failures.push(`detail ${name}`);
-      }
-    };
-    const clients = [client(), client(), client()];
+    const clients = versionClients(api);
     const swaps: string[] = [];
     for (let k = 1; k <= 20; k++) {
       await publish(k);
       swaps.push(api.handler.snapshot().id);
     }
-    done = true;
-    await Promise.all(clients);
-    expect(failures).toEqual([]);
+    await clients.stop();
+    expect(clients.failures).toEqual([]);
     expect(new Set(swaps).size).toBe(20);
-    expect(versionsSeen.size).toBeGreaterThan(1);
+    expect(clients.seen.size).toBeGreaterThan(1);
     expect(
       ((await (await api.get(withKey(api, "/v1/sales/women/boots/detail.json"))).json()) as { name: string }).name,
     ).toBe("Sale boots v20");
-    expect(requests).toBeGreaterThan(40);
+    expect(clients.requests).toBeGreaterThan(40);
     gc();
     // Each snapshot here holds ~3 MB; a leak of old snapshots would add ~60 MB.
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(15 * 1024 * 1024);
