@@ -63,8 +63,8 @@ export function renderRejectTable(results: readonly RejectResult[]): string {
     "  median round by req/s. body: the response body (problem+json for the rejections). non-2xx: share of wrk's completed requests.",
     "  401 missing key: <product> without apikey. 401 invalid key: a well-formed 32-character key that is not valid; after 10 failures",
     '    an address is locked out (1 a second after that): every attempt is a 401 "too many failed attempts" without the key being',
-    '    hashed, and one a second still goes through the hash check. "not locked out": a handler child whose authFailureLimit is',
-    "    1e9/s, so every attempt is hashed and looked up. 429: a key limited to " +
+    '    checked, and one a second still goes through the key check. "not locked out": a handler child whose authFailureLimit',
+    "    is 1e9/s, so every attempt is checked (the same unknown key is hashed once, then remembered). 429: a key limited to " +
       `${SLOW_KEY_LIMIT.rate}/s, burst ${SLOW_KEY_LIMIT.burst} (its target is remembered after`,
     `    the first 200). 404: ${"/v1/products/999999999/detail.json"} with the valid key. After a locked-out run the benchmark waits ${LOCKOUT_WAIT_MS / 1000} s`,
     "    (the address's failure bucket refills) so that the next run is not answered 401. The 200s are measured after the invalid-key",
