@@ -5,12 +5,12 @@ import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { loadCatalog } from "../../src/catalog/load.ts";
 import { CatalogError, MAX_REPORTED_PROBLEMS } from "../../src/catalog/problems.ts";
-import { product, sale, sku, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { product, sale, sku, standardCatalog, T0, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 async function problemsOf(catalog: { sales: unknown[]; products: unknown[] }, raw = {}): Promise<string[]> {
   const dir = await writeCatalog(await tempDir(), catalog, raw);
   try {
-    await loadCatalog(dir);
+    await loadCatalog(dir, { now: T0 * 1000 }); // the fixture's clock: which sales have ended depends on it
   } catch (err) {
     if (err instanceof CatalogError) return err.report().split("\n");
     throw err;
@@ -21,7 +21,7 @@ async function problemsOf(catalog: { sales: unknown[]; products: unknown[] }, ra
 describe("loadCatalog", () => {
   it("accepts the standard fixture, warning about the product in no sale", async () => {
     const dir = await writeCatalog(await tempDir(), standardCatalog());
-    const catalog = await loadCatalog(dir);
+    const catalog = await loadCatalog(dir, { now: T0 * 1000 });
     expect(catalog.products.size).toBe(6);
     expect(catalog.sales).toHaveLength(5);
     expect(catalog.digest).toMatch(/^[0-9a-f]{64}$/);
@@ -107,7 +107,7 @@ describe("loadCatalog", () => {
     expect(lines).toContain("products.ndjson:2: skus[0].id: duplicate SKU id 11 (first at products.ndjson:1)");
     expect(lines).toContain("products.ndjson:3: id: duplicate product id 1 (first at products.ndjson:1)");
     expect(lines).toContain('sales.ndjson:2: key: duplicate sale key "a" in store women (first at sales.ndjson:1)');
-    expect(lines.some((l) => l.startsWith("sales.ndjson:3"))).toBe(false); // same key in another store is fine
+    expect(lines.filter((l) => l.startsWith("sales.ndjson:3"))).toEqual([]); // same key in another store is fine
   });
 
   it("reports every problem in one pass, capped with a count of the rest", async () => {
