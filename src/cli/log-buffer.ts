@@ -1,5 +1,8 @@
 // Request log lines gathered in memory and written in batches: one write per 64 KB or per second, not per request.
 
+/** Buffer's own UTF-8 encoder (what Buffer#write calls once it has checked its arguments), on every Node.js line. */
+type Utf8Writable = Buffer & { utf8Write(text: string, offset: number): number };
+
 /** Flush when this many bytes are waiting. */
 export const DEFAULT_LOG_BUFFER_BYTES = 64 * 1024;
 /** Flush at least this often, ms: a crash loses at most this much of the log. */
@@ -49,7 +52,7 @@ export function createLogBuffer(
           return;
         }
       }
-      at += buf.write(line, at);
+      at += (buf as Utf8Writable).utf8Write(line, at); // Buffer#write without its argument checks
     },
     flush,
     close() {
