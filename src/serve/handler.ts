@@ -256,7 +256,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
           status: result![0],
           bytes: result![1],
           ms: Math.round((ended - started) * 1000) / 1000,
-          key: info.key, // undefined (left out of the line) without a valid key; one shape for every entry
+          ...(info.key ? { key: info.key } : {}), // no key property at all without a valid key
         });
       }
     }
