@@ -13,7 +13,7 @@ import { createVariants, DEFAULT_VARIANT_CACHE_BYTES } from "./variants.ts";
 import { DEFAULT_MAX_AGE } from "./defaults.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
-import { bearerCheck, checkRequest, jsonpOf, pathOf, redactPath } from "./request-checks.ts";
+import { bearerCheck, checkRequest, jsonpOf, pathOf, redacted, redactPath } from "./request-checks.ts";
 import { createResources, Missing } from "./resources.ts";
 import { createMetrics, routeOf } from "./metrics.ts";
 import type { Metrics } from "./metrics.ts";
@@ -301,18 +301,6 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   };
   return handler;
 }
-
-/** redactPath, remembered for the paths requests repeat (at most REDACTED_MAX): a regex pass a request saved. */
-function redacted(path: string): string {
-  let r = redactedPaths.get(path);
-  if (r === undefined) {
-    if (redactedPaths.size >= REDACTED_MAX) redactedPaths.clear();
-    redactedPaths.set(path, (r = redactPath(path)));
-  }
-  return r;
-}
-const redactedPaths = new Map<string, string>();
-const REDACTED_MAX = 4_096;
 
 /** GET /healthz: which snapshot is served, when it was built and how old it is. */
 function health(snapshot: LoadedSnapshot | null, nowMs: number) {

@@ -58,3 +58,15 @@ export function hostLines(raw: readonly string[]): number {
 export function redactPath(path: string): string {
   return path.replace(/[A-Za-z0-9]{32,}/g, "[redacted]");
 }
+
+/** redactPath, remembered for the paths requests repeat (at most REDACTED_MAX): a regex pass a request saved. */
+export function redacted(path: string): string {
+  let r = redactedPaths.get(path);
+  if (r === undefined) {
+    if (redactedPaths.size >= REDACTED_MAX) redactedPaths.clear();
+    redactedPaths.set(path, (r = redactPath(path)));
+  }
+  return r;
+}
+const redactedPaths = new Map<string, string>();
+const REDACTED_MAX = 4_096;
