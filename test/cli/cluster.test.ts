@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { currentSnapshotId } from "../../src/snapshot/load.ts";
+import { DEFAULT_RELOAD_INTERVAL } from "../../src/serve/reloader.ts";
 import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
 import { BASE, iso, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
@@ -60,6 +61,7 @@ describe("WORKERS=2", () => {
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
+    let stop = false; // ends the clients below, also when an assertion fails first
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     try {
       const url = await new Promise<string>((resolve, reject) => {
@@ -82,10 +84,14 @@ describe("WORKERS=2", () => {
           req.setTimeout(1_000, () => req.destroy());
           req.on("error", () => resolve(null));
         });
-      /** Asks /healthz until `done` holds for what it has seen (each answer names its worker). */
+      /**
+       * Asks /healthz until `done` holds for what it has seen (each answer names its worker), for at most 20 s: a
+       * bound in time, not in requests, since a loaded CI machine answers fewer of them in the same time.
+       */
       const until = async (done: (seen: Health[]) => boolean, what: string) => {
         const seen: Health[] = [];
-        for (let i = 0; i < 2_000 && !done(seen); i++) {
+        const deadline = Date.now() + 20_000;
+        while (Date.now() < deadline && !done(seen)) {
           const h = await health();
           if (h) seen.push(h);
         }
@@ -97,11 +103,14 @@ describe("WORKERS=2", () => {
       expect(initial.every((h) => h.snapshot === first)).toBe(true);
 
       // Continuous requests while the second snapshot is published: every answer whole, from one snapshot.
-      let stop = false;
       const failures: string[] = [];
       const client = async () => {
         while (!stop) {
-          const res = await fetch(`${url}/v1/sales/active.json?apikey=${key}`);
+          const res = await fetch(`${url}/v1/sales/active.json?apikey=${key}`).catch((err: unknown) => {
+            failures.push(`fetch: ${String(err)}`);
+            return null;
+          });
+          if (!res) continue;
           if (res.status !== 200) failures.push(`status ${res.status}`);
           const names = ((await res.json()) as { sales: { name: string }[] }).sales.map((s) => s.name.split(" ").pop());
           if (new Set(names).size !== 1) failures.push(`mixed ${[...new Set(names)].join(",")}`);
@@ -121,7 +130,8 @@ describe("WORKERS=2", () => {
       stop = true;
       await Promise.all(clients);
       expect(failures).toEqual([]);
-      expect(switchedMs).toBeLessThan(3_000);
+      // Each worker looks every DEFAULT_RELOAD_INTERVAL; loading the small snapshot takes well under 2 s more.
+      expect(switchedMs).toBeLessThan(DEFAULT_RELOAD_INTERVAL + 2_000);
 
       // A worker killed: logged, replaced by a new one (a new worker ID), and the server keeps answering.
       // The primary's children running serve.ts: the workers (tsx's esbuild service is a child too).
@@ -142,6 +152,7 @@ describe("WORKERS=2", () => {
           .trim(),
       ).toBe("");
     } finally {
+      stop = true;
       if (child.exitCode === null) child.kill("SIGKILL");
     }
   }, 120_000);
