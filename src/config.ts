@@ -67,6 +67,8 @@ export const ConfigSchema = z
       .union([z.literal("auto"), decimal(z.number().int().min(1).max(256))])
       .default(1)
       .transform((v) => (v === "auto" ? availableParallelism() : v)),
+    /** Per-key and failed-authentication limits shared by every process using this Redis (redis:// or rediss://). Env REDIS_URL. Default none: limits per process. */
+    redisUrl: z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).optional(),
     /** Turns metrics on: GET /metrics for `Authorization: Bearer <token>` only. Env METRICS_TOKEN (16+ characters). Default off. */
     metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
   })
@@ -93,6 +95,8 @@ export interface Config {
   /** Certificate and key files (absolute), or null for plain HTTP. */
   tls: { cert: string; key: string } | null;
   metricsToken: string | undefined;
+  /** Redis for limits shared across processes and machines, or undefined for limits per process. */
+  redisUrl: string | undefined;
   /** Server processes (node:cluster workers); 1 runs the server in this process. */
   workers: number;
   variantCacheBytes: number;
@@ -117,6 +121,7 @@ export function parseConfig(
     tlsCert: env.TLS_CERT,
     tlsKey: env.TLS_KEY,
     metricsToken: env.METRICS_TOKEN,
+    redisUrl: env.REDIS_URL,
     variantCacheMb: env.VARIANT_CACHE_MB,
     compressSlots: env.COMPRESS_SLOTS,
     workers: env.WORKERS,
@@ -143,6 +148,7 @@ export function parseConfig(
     trustProxy: c.trustProxy,
     tls,
     metricsToken: c.metricsToken,
+    redisUrl: c.redisUrl,
     workers: c.workers,
     variantCacheBytes: c.variantCacheMb * 1024 * 1024,
     compressSlots: c.compressSlots,

@@ -22,6 +22,7 @@ const DEFAULTS: Config = {
   trustProxy: false,
   tls: null,
   metricsToken: undefined,
+  redisUrl: undefined,
   variantCacheBytes: 32 * 1024 * 1024,
   compressSlots: 2,
   workers: 1,
@@ -83,6 +84,9 @@ describe("parseConfig: valid environments", () => {
     // WORKERS: a number, or one per core
     [{ WORKERS: "2" }, { workers: 2 }],
     [{ WORKERS: "auto" }, { workers: availableParallelism() }],
+    // REDIS_URL: redis:// or rediss:// (TLS), kept as given
+    [{ REDIS_URL: "redis://127.0.0.1:6379" }, { redisUrl: "redis://127.0.0.1:6379" }],
+    [{ REDIS_URL: "rediss://:secret@cache.internal:6380/2" }, { redisUrl: "rediss://:secret@cache.internal:6380/2" }],
     // TLS_CERT and TLS_KEY: paths resolved, and the default base URL becomes https
     [
       { TLS_CERT: "/etc/tls/api.crt", TLS_KEY: "/etc/tls/api.key" },
@@ -185,6 +189,8 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     [{ COMPRESS_SLOTS: "65" }, "configuration: compressSlots: Too big: expected number to be <=64"],
     [{ WORKERS: "0" }, "configuration: workers: Too small: expected number to be >=1"],
     [{ WORKERS: "many" }, "configuration: workers: Invalid input"],
+    [{ REDIS_URL: "http://127.0.0.1:6379" }, "configuration: redisUrl: must be a redis:// or rediss:// URL"],
+    [{ REDIS_URL: "127.0.0.1:6379" }, "configuration: redisUrl: must be a redis:// or rediss:// URL"],
     [{ TLS_CERT: "/c" }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_KEY: "/k" }, "configuration: tlsCert: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_CERT: "/c", TLS_KEY: " " }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],

@@ -8,6 +8,7 @@ import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog, RequestLog } from "../serve/handler.ts";
 import { createLogBuffer } from "./log-buffer.ts";
 import { createReloader } from "../serve/reloader.ts";
+import { connectSharedLimits } from "../serve/shared-limits.ts";
 import { startServer } from "../serve/server.ts";
 import type { RunningServer } from "../serve/server.ts";
 import { createTlsWatcher, describeCertificate, loadTlsPair } from "../serve/tls.ts";
@@ -54,6 +55,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
   // another process's, so their batches are kept that small there (a file takes each write whole anyway).
   const shared = cluster.isWorker && fstatSync(1).isFIFO();
   const logs = config.logRequests ? createLogBuffer(process.stdout, shared ? { maxBytes: PIPE_BUF } : {}) : null;
+  const limits = config.redisUrl ? connectSharedLimits(config.redisUrl, redisEvents(config.redisUrl)) : null;
   const handler = await createHandler({
     dataDir: config.dataDir,
     keysFile: config.keysFile,
@@ -63,6 +65,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     metricsToken: config.metricsToken,
     variantCacheBytes: config.variantCacheBytes,
     compressSlots: config.compressSlots,
+    limits: limits ?? undefined,
     log: logs ? (entry) => logs.write(requestLine(entry)) : undefined,
     onError: logError,
   });
@@ -98,11 +101,35 @@ export async function runServer(config: Config): Promise<RunningServer> {
     reloader.stop();
     tlsWatcher?.stop();
     // Every request answered has its log line written before the process exits.
-    const exit = () => void (logs?.close() ?? Promise.resolve()).then(() => process.exit(0));
+    const exit = () => void Promise.all([logs?.close(), limits?.close()]).then(() => process.exit(0));
     void running.close().then(exit);
     setTimeout(exit, 10_000).unref();
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
   return running;
+}
+
+/** What the server says of Redis: where the limits are shared, and once per outage that they are per process. */
+function redisEvents(url: string) {
+  const where = redisAddress(url);
+  return {
+    onConnected: () => console.error(`serve: rate limits shared through Redis at ${where}`),
+    onUnavailable: (err: unknown) =>
+      logError({
+        time: new Date().toISOString(),
+        level: "warn",
+        event: "redis_unavailable",
+        error: {
+          name: describeError(err).name,
+          message: `Redis at ${where} cannot be reached (${describeError(err).message}): rate limits are per process until it answers again`,
+        },
+      }),
+  };
+}
+
+/** host:port/db of a Redis URL: never its user name or password. */
+export function redisAddress(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`;
 }

@@ -8,7 +8,7 @@ import type { KeyRing } from "./keys.ts";
 import { routeOf } from "./metrics.ts";
 import type { Route } from "./metrics.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
-import type { Limit } from "./rate-limit.ts";
+import type { Limit, Limiter } from "./rate-limit.ts";
 import { isDocumentPath } from "./documents.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "./search-params.ts";
@@ -27,6 +27,8 @@ export interface AdmissionOptions {
   trustProxy?: boolean;
   /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
   maxUrlLength?: number;
+  /** Where the buckets of both limits are kept. Default: this process's memory (shared-limits.ts keeps them in Redis). */
+  limits?: { keys: Limiter; failures: Limiter };
 }
 
 /** A valid key and the rate it may be used at: what authenticating a request's key yields. */
@@ -105,8 +107,8 @@ export function createAdmission(options: AdmissionOptions) {
   const keyLimit = options.keyLimit ?? DEFAULT_KEY_LIMIT;
   const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
-  const keyBuckets = new TokenBuckets();
-  const failureBuckets = new TokenBuckets();
+  const keyBuckets = options.limits?.keys ?? new TokenBuckets();
+  const failureBuckets = options.limits?.failures ?? new TokenBuckets();
   // A key's own limit, made once per record (a reload makes new records).
   const ownLimits = new WeakMap<KeyRecord, Limit>();
   const limitOf = (record: KeyRecord | undefined): Limit => {

@@ -35,7 +35,8 @@ export interface RequestLog {
 /** An unexpected error, as one log line: never the query string (and so never a key). */
 export interface ErrorLog {
   time: string;
-  level: "error";
+  /** "warn": the server goes on as it should (Redis down: limits per process); "error": something failed. */
+  level: "error" | "warn";
   event: string;
   method?: string;
   path?: string;

@@ -24,6 +24,16 @@ export interface Take {
   retryAfter: number;
 }
 
+/** Token buckets by ID: TokenBuckets in this process, or SharedBuckets (shared-limits.ts) through Redis. */
+export interface Limiter {
+  /** Takes one token for `id` if there is one. */
+  take(id: string, limit: Limit, nowMs: number): Take;
+  /** Seconds until `id` has a token, 0 if it has one now; takes none. */
+  waitFor(id: string, limit: Limit, nowMs: number): number;
+  /** Buckets held in this process (0: no ID has been limited yet). */
+  readonly size: number;
+}
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -31,7 +41,7 @@ interface Bucket {
   limit: Limit;
 }
 
-export class TokenBuckets {
+export class TokenBuckets implements Limiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly max: number;
 

@@ -1,0 +1,288 @@
+// Limits shared through Redis (REDIS_URL): each token bucket lives in Redis, and each process reserves its tokens in
+// batches, so a request never waits for Redis and Redis sees a few calls a second per busy key, not one per request.
+// Without Redis (not configured, down, or slow) every bucket falls back to this process's memory, as without it.
+import { Redis } from "ioredis";
+import type { Limit, Limiter, Take } from "./rate-limit.ts";
+import { MAX_BUCKETS, TokenBuckets } from "./rate-limit.ts";
+
+/**
+ * Refills the bucket KEYS[1] by the time passed (Redis's clock, the same for every machine), then takes up to
+ * ARGV[3] whole tokens from it. ARGV: rate (tokens a second), burst, wanted. Returns {taken, tokens left as a string}.
+ * An idle bucket expires once it would be full again: a missing bucket is a full one.
+ */
+const TAKE_SCRIPT = `
+local rate, burst, want = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens, at = tonumber(b[1]), tonumber(b[2])
+if tokens == nil or at == nil then tokens, at = burst, now end
+if now > at then
+  tokens = math.min(burst, tokens + (now - at) / 1000 * rate)
+  at = now
+end
+local taken = math.max(0, math.min(want, math.floor(tokens)))
+tokens = tokens - taken
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'at', string.format('%d', at))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1000)
+return {taken, string.format('%.6f', tokens)}
+`;
+
+/** Where shared buckets are kept: Redis, or nothing while it cannot be reached. */
+export interface TokenStore {
+  /** True while reservations can be made; false sends every bucket to the per-process fallback. */
+  readonly available: boolean;
+  /** Counts the store's connections: after a new one (Redis back, perhaps restarted empty) what was learnt is old. */
+  readonly connection: number;
+  /** Takes up to `want` whole tokens from bucket `id`: how many it took, and the tokens it left there. */
+  reserve(id: string, limit: Limit, want: number): Promise<{ taken: number; left: number }>;
+}
+
+/** What a reservation of bucket `id` is sized by: how many tokens a process takes at once for `limit`. */
+export type BatchSize = (limit: Limit) => number;
+
+/**
+ * A tenth of a second's worth of the rate (1 to 1,000 tokens). Across N processes a key may be granted at most N
+ * batches more than its limit (each process's requests granted ahead of a reply), and at most N batches fewer (the
+ * tokens reserved and not used): over 10 s that is N% of the limit or less.
+ */
+export const keyBatch: BatchSize = (limit) => Math.min(1_000, Math.max(1, Math.ceil(limit.rate / 10)));
+/**
+ * A reservation unanswered this long (ms) is slow: a request it would refuse is decided by the process's own bucket
+ * instead. Redis answers in well under a millisecond on a LAN; a hung one is given up after REDIS_TIMEOUT_MS.
+ */
+export const SLOW_RESERVATION_MS = 50;
+/** Failed authentications are taken one at a time. */
+export const oneAtATime: BatchSize = () => 1;
+
+interface Lease {
+  /** Tokens reserved from the shared bucket and not used yet. */
+  tokens: number;
+  /** Requests granted before their tokens were reserved: paid out of the next reservation. */
+  debt: number;
+  /** Tokens left in the shared bucket at the last reply, and when (ms): what the RateLimit headers report. */
+  shared: number;
+  at: number;
+  /** A reservation is on its way, sent at `sentAt` (ms). */
+  pending: boolean;
+  sentAt: number;
+  /** The shared bucket was empty: not asked again before this instant (ms). */
+  quietUntil: number;
+}
+
+/**
+ * Token buckets kept in a TokenStore (Redis). `take` answers at once from the tokens this process has reserved; a
+ * request that finds none is still granted while the process owes fewer than a batch (paid from the next
+ * reservation), so a key's first request does not wait for Redis either. Reservations go out when the reserved
+ * tokens run low, one at a time per bucket. While the store is unavailable, `fallback` (this process's memory)
+ * answers instead.
+ */
+export class SharedBuckets implements Limiter {
+  private readonly leases = new Map<string, Lease>();
+  /** The store's connection the leases were made on. */
+  private connection = 0;
+
+  private readonly store: TokenStore;
+  /** Prefix of the buckets' IDs in the store ("key:", "address:"). */
+  private readonly prefix: string;
+  private readonly batchOf: BatchSize;
+  private readonly fallback: Limiter;
+  private readonly max: number;
+
+  constructor(
+    store: TokenStore,
+    prefix: string,
+    batchOf: BatchSize,
+    fallback: Limiter = new TokenBuckets(),
+    max = MAX_BUCKETS,
+  ) {
+    this.store = store;
+    this.prefix = prefix;
+    this.batchOf = batchOf;
+    this.fallback = fallback;
+    this.max = max;
+  }
+
+  take(id: string, limit: Limit, nowMs: number): Take {
+    if (!this.store.available) return this.fallback.take(id, limit, nowMs);
+    if (this.store.connection !== this.connection) this.forget();
+    const lease = this.leaseOf(id, limit, nowMs);
+    const batch = this.batchOf(limit);
+    let ok = true;
+    if (lease.tokens >= 1) lease.tokens -= 1;
+    else if (lease.debt < batch) lease.debt += 1;
+    // Redis is slow to answer (hung, or too far): this process's own bucket decides until it answers or times out.
+    else if (lease.pending && nowMs - lease.sentAt >= SLOW_RESERVATION_MS) return this.fallback.take(id, limit, nowMs);
+    else ok = false;
+    if (!lease.pending && nowMs >= lease.quietUntil && (lease.debt > 0 || lease.tokens < batch / 2)) {
+      this.reserve(id, lease, limit, Math.max(1, lease.debt + batch - Math.floor(lease.tokens)), nowMs);
+    }
+    const left = Math.max(0, this.sharedNow(lease, limit, nowMs) + lease.tokens - lease.debt);
+    return {
+      ok,
+      remaining: Math.floor(left),
+      reset: Math.ceil((limit.burst - left) / limit.rate),
+      retryAfter: ok ? 0 : this.wait(lease, limit, nowMs),
+    };
+  }
+
+  waitFor(id: string, limit: Limit, nowMs: number): number {
+    if (!this.store.available) return this.fallback.waitFor(id, limit, nowMs);
+    if (this.store.connection !== this.connection) this.forget();
+    const lease = this.leases.get(id);
+    if (lease === undefined || lease.tokens >= 1 || lease.debt < this.batchOf(limit)) return 0;
+    if (lease.pending && nowMs - lease.sentAt >= SLOW_RESERVATION_MS) return this.fallback.waitFor(id, limit, nowMs);
+    return this.wait(lease, limit, nowMs);
+  }
+
+  get size(): number {
+    return this.leases.size + this.fallback.size;
+  }
+
+  /** A new connection: the leases (their reserved tokens, what the shared buckets held) are dropped. */
+  private forget(): void {
+    this.leases.clear();
+    this.connection = this.store.connection;
+  }
+
+  /** Seconds until the shared bucket could pay this process's debt and one request more. */
+  private wait(lease: Lease, limit: Limit, nowMs: number): number {
+    return Math.max(1, Math.ceil((lease.debt + 1 - this.sharedNow(lease, limit, nowMs)) / limit.rate));
+  }
+
+  /** The shared bucket's tokens as last seen, refilled by the time since (other processes may have taken some). */
+  private sharedNow(lease: Lease, limit: Limit, nowMs: number): number {
+    return Math.min(limit.burst, lease.shared + (Math.max(0, nowMs - lease.at) / 1000) * limit.rate);
+  }
+
+  private leaseOf(id: string, limit: Limit, nowMs: number): Lease {
+    let lease = this.leases.get(id);
+    if (lease === undefined) {
+      // At the bound, the oldest tenth goes: their reserved tokens are given up (a process may grant less, never more).
+      if (this.leases.size >= this.max) {
+        let drop = Math.ceil(this.max / 10);
+        for (const old of this.leases.keys()) {
+          if (drop-- <= 0) break;
+          this.leases.delete(old);
+        }
+      }
+      lease = { tokens: 0, debt: 0, shared: limit.burst, at: nowMs, pending: false, sentAt: 0, quietUntil: 0 };
+      this.leases.set(id, lease);
+    }
+    return lease;
+  }
+
+  private reserve(id: string, lease: Lease, limit: Limit, want: number, nowMs: number): void {
+    lease.pending = true;
+    lease.sentAt = nowMs;
+    this.store.reserve(this.prefix + id, limit, want).then(
+      ({ taken, left }) => {
+        const paid = Math.min(lease.debt, taken);
+        lease.debt -= paid;
+        lease.tokens += taken - paid;
+        lease.shared = left;
+        lease.at = nowMs;
+        // Fewer than asked: the shared bucket is empty until it has refilled a token.
+        if (taken < want) lease.quietUntil = nowMs + Math.ceil(((1 - left) / limit.rate) * 1000);
+        lease.pending = false;
+      },
+      () => {
+        // The store has marked itself unavailable (the fallback answers now); what was owed is forgiven.
+        lease.debt = 0;
+        lease.pending = false;
+      },
+    );
+  }
+}
+
+/** The API's buckets in Redis: per key, and failed authentications per address. */
+export interface SharedLimits {
+  keys: Limiter;
+  failures: Limiter;
+  /** Whether the limits are shared now (false while Redis cannot be reached). */
+  readonly shared: boolean;
+  close(): Promise<void>;
+}
+
+export interface SharedLimitsEvents {
+  /** Redis answers (at start, and after an outage): limits are shared. */
+  onConnected(): void;
+  /** Redis stopped answering: once per outage; limits are per process until onConnected. */
+  onUnavailable(err: unknown): void;
+}
+
+/** Prefix of every bucket this API keeps in Redis. */
+export const REDIS_PREFIX = "flash-sale-api:limit:";
+/** A reservation that takes longer is given up and Redis treated as down until it has reconnected. */
+export const REDIS_TIMEOUT_MS = 250;
+
+type ScriptedRedis = Redis & {
+  takeTokens(key: string, rate: number, burst: number, want: number): Promise<[number, string]>;
+};
+
+/**
+ * Connects to Redis at `url` (redis:// or rediss://) and returns the shared buckets. The server starts at once: until
+ * Redis answers, and whenever it stops, limits are per process. It reconnects by itself (every second at most).
+ */
+export function connectSharedLimits(url: string, events: SharedLimitsEvents): SharedLimits {
+  const client = new Redis(url, {
+    // A command while disconnected fails at once (no queue): the fallback answers instead.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_TIMEOUT_MS,
+    connectTimeout: 2_000,
+    retryStrategy: (times) => Math.min(100 * times, 1_000),
+    connectionName: "flash-sale-api",
+  }) as ScriptedRedis;
+  client.defineCommand("takeTokens", { numberOfKeys: 1, lua: TAKE_SCRIPT });
+  let ready = false;
+  let down = false;
+  let connection = 0;
+  const unavailable = (err: unknown) => {
+    ready = false;
+    if (!down) {
+      down = true;
+      events.onUnavailable(err);
+    }
+  };
+  client.on("ready", () => {
+    connection++;
+    ready = true;
+    down = false;
+    events.onConnected();
+  });
+  client.on("error", unavailable);
+  client.on("close", () => unavailable(new Error("connection to Redis closed")));
+  const store: TokenStore = {
+    get available() {
+      return ready;
+    },
+    get connection() {
+      return connection;
+    },
+    reserve: async (id, limit, want) => {
+      try {
+        const [taken, left] = await client.takeTokens(REDIS_PREFIX + id, limit.rate, limit.burst, want);
+        return { taken: Number(taken), left: Number(left) };
+      } catch (err) {
+        // A timeout or a broken connection: stop using Redis and reconnect (a hung server is noticed this way).
+        unavailable(err);
+        if (client.status === "ready") client.disconnect(true);
+        throw err;
+      }
+    },
+  };
+  return {
+    keys: new SharedBuckets(store, "key:", keyBatch),
+    failures: new SharedBuckets(store, "address:", oneAtATime),
+    get shared() {
+      return ready;
+    },
+    close: async () => {
+      client.removeAllListeners("close");
+      client.removeAllListeners("error");
+      client.on("error", () => {});
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}

@@ -1,0 +1,219 @@
+// REDIS_URL: two server processes (as on two machines) share a key's rate limit and an address's failed-key limit
+// through a real redis-server; when Redis stops they keep serving with per-process limits (logged once), and they
+// share again once it is back.
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSnapshot } from "../../src/build/index.ts";
+import { createKey } from "../../src/keys/keys-file.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { REDIS_TIMEOUT_MS } from "../../src/serve/shared-limits.ts";
+import { BASE, freePort, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A child process and everything it has written on stderr (or stdout), with a wait for a pattern in it. */
+interface Watched {
+  child: ChildProcess;
+  output: () => string;
+  /** Resolves when `pattern` has matched the output `times` times; fails if the process exits first. */
+  waitFor(pattern: RegExp, times?: number): Promise<string>;
+}
+
+function watch(child: ChildProcess, stream: "stdout" | "stderr"): Watched {
+  let text = "";
+  const waiters = new Set<() => void>();
+  child[stream]!.on("data", (c: Buffer) => {
+    text += c.toString();
+    for (const w of waiters) w();
+  });
+  return {
+    child,
+    output: () => text,
+    waitFor: (pattern, times = 1) =>
+      new Promise((resolve, reject) => {
+        const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : pattern.flags + "g");
+        const check = () => {
+          const found = [...text.matchAll(global)];
+          if (found.length >= times) {
+            waiters.delete(check);
+            resolve(found[times - 1]![0]);
+          }
+        };
+        waiters.add(check);
+        child.once("exit", (code) => reject(new Error(`exited (${code}) before ${pattern}: ${text}`)));
+        check();
+      }),
+  };
+}
+
+async function startRedis(port: number): Promise<Watched> {
+  const redis = watch(
+    spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+    "stdout",
+  );
+  await redis.waitFor(/Ready to accept connections/);
+  return redis;
+}
+
+async function stop(w: Watched | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (!w || w.child.exitCode !== null || w.child.signalCode !== null) return;
+  w.child.kill(signal);
+  await once(w.child, "exit");
+}
+
+describe("REDIS_URL: limits shared by two servers", () => {
+  let root: string;
+  let dataDir: string;
+  let keysFile: string;
+  let redisPort: number;
+  let redis: Watched | undefined;
+  const servers: Watched[] = [];
+
+  beforeAll(async () => {
+    root = await tempDir();
+    dataDir = join(root, "data");
+    keysFile = join(root, "keys.json");
+    await buildSnapshot({
+      catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
+      dataDir,
+      baseUrl: BASE,
+    });
+    redisPort = await freePort();
+    redis = await startRedis(redisPort);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => stop(s, "SIGKILL")));
+    await stop(redis, "SIGKILL");
+  });
+
+  /** A server using the Redis on `port` (default: the test's); it has said so unless `shared` is false. */
+  const startServer = async (port = redisPort, shared = true): Promise<Watched & { url: string }> => {
+    const server = watch(
+      spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
+        cwd: REPO,
+        env: {
+          ...process.env,
+          DATA_DIR: dataDir,
+          KEYS_FILE: keysFile,
+          PORT: "0",
+          HOST: "127.0.0.1",
+          BASE_URL: BASE,
+          LOG_REQUESTS: "0",
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+        },
+        stdio: ["ignore", "ignore", "pipe"],
+      }),
+      "stderr",
+    );
+    servers.push(server);
+    const listening = await server.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/);
+    if (shared) await server.waitFor(/rate limits shared through Redis at redis:\/\/127\.0\.0\.1:\d+/);
+    return { ...server, url: listening.replace("listening on ", "") };
+  };
+
+  /** Sends `n` requests in turn to each server (one at a time): how many were answered with each status. */
+  const alternate = async (urls: string[], path: string, n: number) => {
+    const statuses: Record<number, number> = {};
+    const retryAfter: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(urls[i % urls.length] + path);
+      await res.arrayBuffer();
+      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      if (res.status === 429) retryAfter.push(res.headers.get("retry-after") ?? "none");
+    }
+    return { statuses, retryAfter };
+  };
+
+  it("a key's burst is shared: two servers grant it about once, not twice; Redis down: served with per-process limits, logged once; back: shared again", async () => {
+    // Rate 0.01 a second: the bucket does not refill noticeably during the test; burst 10.
+    const key = await createKey(keysFile, "shared", new Date(), { rate: 0.01, burst: 10 });
+    const [a, b] = [await startServer(), await startServer()];
+    const path = `/v1/sales/active.json?apikey=${key}`;
+
+    const first = await alternate([a.url, b.url], path, 40);
+    // 10 tokens in Redis, plus at most one request per server granted before its reservation came back.
+    expect(first.statuses[200]).toBeGreaterThanOrEqual(10);
+    expect(first.statuses[200]).toBeLessThanOrEqual(12);
+    expect(first.statuses[429]).toBe(40 - first.statuses[200]!);
+    expect(first.retryAfter.every((s) => Number(s) >= 1)).toBe(true);
+
+    // Redis stops: every request is still answered, from each server's own buckets (full: they were never used).
+    await stop(redis, "SIGKILL");
+    await Promise.all([a.waitFor(/"event":"redis_unavailable"/), b.waitFor(/"event":"redis_unavailable"/)]);
+    const down = await alternate([a.url, b.url], path, 40);
+    expect(Object.keys(down.statuses).sort()).toEqual(["200", "429"]);
+    expect(down.statuses[200]).toBe(20);
+    // Logged once per server for the whole outage, however many reconnections failed meanwhile.
+    for (const s of [a, b]) expect(s.output().match(/"event":"redis_unavailable"/g)).toHaveLength(1);
+    expect(a.output()).toMatch(/"level":"warn".*cannot be reached.*rate limits are per process until it answers again/);
+
+    // Redis is back (empty: a fresh bucket of 10): both servers reconnect by themselves and share again.
+    redis = await startRedis(redisPort);
+    await Promise.all([
+      a.waitFor(/rate limits shared through Redis/, 2),
+      b.waitFor(/rate limits shared through Redis/, 2),
+    ]);
+    const again = await alternate([a.url, b.url], path, 40);
+    expect(again.statuses[200]).toBeGreaterThanOrEqual(10);
+    expect(again.statuses[200]).toBeLessThanOrEqual(12);
+  }, 60_000);
+
+  it("failed keys from one address are counted across both servers: 8 to each lock it out of both (10 a server alone)", async () => {
+    const [a, b] = [await startServer(), await startServer()];
+    const good = await createKey(keysFile, "lockout", new Date());
+    // 16 wrong keys, alternating: 8 to each server, which alone would allow 10 before locking the address out.
+    const wrong = await alternate([a.url, b.url], `/v1/sales/active.json?apikey=${"x".repeat(32)}`, 16);
+    expect(wrong.statuses[401]).toBe(16);
+    // Now even the right key is refused from this address, by both servers, without being checked.
+    for (const url of [a.url, b.url]) {
+      const res = await fetch(`${url}/v1/sales/active.json?apikey=${good}`);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/too many failed API-key/);
+    }
+  }, 60_000);
+
+  it("a server whose Redis is not there starts anyway, with per-process limits, and says so once", async () => {
+    const key = await createKey(keysFile, "no-redis", new Date(), { rate: 0.01, burst: 3 });
+    const server = await startServer(await freePort(), false);
+    await server.waitFor(/"event":"redis_unavailable"/);
+    const { statuses } = await alternate([server.url], `/v1/sales/active.json?apikey=${key}`, 5);
+    expect(statuses).toEqual({ 200: 3, 429: 2 });
+    expect(server.output().match(/"event":"redis_unavailable"/g)).toHaveLength(1);
+  }, 60_000);
+
+  it("a Redis that hangs (stopped, not closed) delays no request: a slow reservation and then a timeout send the limits per process", async () => {
+    const port = await freePort();
+    const hung = await startRedis(port);
+    try {
+      const key = await createKey(keysFile, "hung", new Date()); // the default limit: 50 a second, bursts of 200
+      const server = await startServer(port);
+      hung.child.kill("SIGSTOP");
+      const path = `${server.url}/v1/sales/active.json?apikey=${key}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        const started = performance.now();
+        const res = await fetch(path);
+        await res.arrayBuffer();
+        statuses.push(res.status);
+        expect(performance.now() - started).toBeLessThan(REDIS_TIMEOUT_MS);
+      }
+      // The first 5 (a batch) granted ahead of the reservation; while it is unanswered for less than
+      // SLOW_RESERVATION_MS, some may be refused; after that the server's own bucket grants them.
+      expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+      expect(new Set(statuses).size).toBeLessThanOrEqual(2);
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      await server.waitFor(/"event":"redis_unavailable".*Command timed out/);
+      const after = await alternate([server.url], `/v1/sales/active.json?apikey=${key}`, 20);
+      expect(after.statuses).toEqual({ 200: 20 });
+    } finally {
+      hung.child.kill("SIGCONT");
+      await stop(hung, "SIGKILL");
+    }
+  }, 60_000);
+});
