@@ -22,6 +22,10 @@ const CONFIG_VARS = [
   "WAIT_FOR_SNAPSHOT",
   "TRUST_PROXY",
   "METRICS_TOKEN",
+  "REDIS_URL",
+  "WORKERS",
+  "TLS_CERT",
+  "TLS_KEY",
 ];
 
 export interface DeployedServer extends ReadyChild {

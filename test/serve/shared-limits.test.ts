@@ -187,7 +187,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
     expect(server.output().match(/"event":"redis_unavailable"/g)).toHaveLength(1);
   }, 60_000);
 
-  it("a Redis that hangs (stopped, not closed) delays no request: a slow reservation and then a timeout send the limits per process", async () => {
+  it("a Redis that hangs (stopped, not closed) delays no request: after a timeout the limits are per process", async () => {
     const port = await freePort();
     const hung = await startRedis(port);
     try {
@@ -203,10 +203,9 @@ describe("REDIS_URL: limits shared by two servers", () => {
         statuses.push(res.status);
         expect(performance.now() - started).toBeLessThan(REDIS_TIMEOUT_MS);
       }
-      // The first 5 (a batch) granted ahead of the reservation; while it is unanswered for less than
-      // SLOW_RESERVATION_MS, some may be refused; after that the server's own bucket grants them.
+      // The first 5 (a batch) granted ahead of the reservation; until it times out the key is refused (429, never
+      // an error); after that the server's own bucket grants them.
       expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
-      expect(new Set(statuses).size).toBeLessThanOrEqual(2);
       expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
       await server.waitFor(/"event":"redis_unavailable".*Command timed out/);
       const after = await alternate([server.url], `/v1/sales/active.json?apikey=${key}`, 20);
