@@ -17,7 +17,7 @@ import {
 import { codeDigest } from "./code-digest.ts";
 import { makeDocuments } from "./documents.ts";
 import { acquireBuildLock } from "./lock.ts";
-import { writePack } from "./pack-writer.ts";
+import { MAX_PACK_BYTES, writePack } from "./pack-writer.ts";
 import { planSnapshot, renderKey } from "./plan.ts";
 import type { KnownBlobs } from "./previous.ts";
 import { readPrevious } from "./previous.ts";
@@ -41,6 +41,8 @@ export interface BuildOptions {
   now?: () => number;
   /** Writes in flight. Default DEFAULT_WRITE_CONCURRENCY (64). */
   concurrency?: number;
+  /** Bytes past which the pack writer starts a new pack. Default MAX_PACK_BYTES (1 GiB). */
+  maxPackBytes?: number;
   /** A directory of rendered reference pages by digest, shared by builds (tests use one). Default: none. */
   docsCacheDir?: string;
   /** Called as the build advances: a phase name and counts. */
@@ -59,7 +61,7 @@ export interface BuildResult {
   blobsWritten: number;
   /** Of those, blobs copied byte for byte from an old pack on a repack. */
   blobsCopied: number;
-  /** Whether every blob was written into one new pack (see shouldRepack) rather than kept where it was. */
+  /** Whether every blob was written into new packs (see shouldRepack) rather than kept where it was. */
   repacked: boolean;
   filesWritten: number;
   bytesWritten: number;
@@ -167,12 +169,13 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
     linkBase,
     key !== null && lines?.render === key ? { rendered: lines.products, known } : undefined,
   );
-  // A repack writes every blob into one new pack: the known ones (those reused unrendered among them) are copied
+  // A repack writes every blob into new packs: the known ones (those reused unrendered among them) are copied
   // from their old packs as they are.
-  const repack = shouldRepack(plan.blobs, known);
+  const repack = shouldRepack(plan.blobs, known, options.maxPackBytes ?? MAX_PACK_BYTES);
   const written = await writePack(options.dataDir, plan.blobs, plan.body, known, {
     repack,
     concurrency: options.concurrency,
+    maxPackBytes: options.maxPackBytes,
     onProgress: (done) => options.onProgress?.("blobs", done, plan.blobs.length),
   });
   const routes: Routes = {
@@ -268,14 +271,16 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
   };
 }
 
-/** Most packs one snapshot may span before its blobs are all written into one new pack. */
+/** Most packs one snapshot may span before its blobs are all written into new packs (more for a large one, below). */
 export const MAX_PACKS = 8;
 
 /**
  * Whether to write every blob anew instead of reusing the previous packs: when reusing would spread the snapshot
- * over more than MAX_PACKS packs, or when less than half of the bytes of the packs it would keep are still used.
+ * over more than MAX_PACKS packs, plus one for each maxPackBytes the kept packs hold (a full build of a large
+ * catalog writes several packs of that size, and should not be repacked a few small rebuilds later), or when less
+ * than half of the bytes of the packs it would keep are still used.
  */
-function shouldRepack(blobs: readonly BlobRecord[], known: KnownBlobs): boolean {
+function shouldRepack(blobs: readonly BlobRecord[], known: KnownBlobs, maxPackBytes: number): boolean {
   const packSizes = new Map<string, number>();
   let live = 0;
   for (const { hash } of blobs) {
@@ -285,5 +290,5 @@ function shouldRepack(blobs: readonly BlobRecord[], known: KnownBlobs): boolean 
     live += k.record.size + k.record.gzipSize + k.record.brSize;
   }
   const total = [...packSizes.values()].reduce((a, b) => a + b, 0);
-  return packSizes.size >= MAX_PACKS || live < total / 2;
+  return packSizes.size >= MAX_PACKS + Math.floor(total / maxPackBytes) || live < total / 2;
 }

@@ -1,5 +1,7 @@
-// Writes the bodies a snapshot needs that no kept pack holds into one new pack: compressed (or copied), appended, renamed atomically.
+// Writes the bodies a snapshot needs that no kept pack holds into new packs (1 GiB at most each): compressed (or copied), appended, renamed atomically.
+import type { Hash } from "node:crypto";
 import { createHash } from "node:crypto";
+import type { WriteStream } from "node:fs";
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
@@ -17,6 +19,12 @@ import { createPackReader, packIsIntact } from "./previous.ts";
 const BATCH_SIZE = 256;
 /** Batches being compressed or waiting to be appended at once: bounds the memory the compressed bytes hold. */
 export const DEFAULT_BATCHES_IN_FLIGHT = 8;
+/**
+ * Largest pack written: a blob that would take the pack past it starts a new one. A server and the build's
+ * verification read each pack whole, and fs.readFile reads at most 2 GiB (a Buffer holds at most 4 GiB): the one
+ * pack of a full build at 1,000,000 sample products would be 4.4 GB.
+ */
+export const MAX_PACK_BYTES = 1 << 30;
 
 export interface WritePackOptions {
   /**
@@ -27,6 +35,8 @@ export interface WritePackOptions {
   repack?: boolean;
   /** Batches in flight. Default DEFAULT_BATCHES_IN_FLIGHT (8). */
   concurrency?: number;
+  /** Bytes past which a new pack is started (a blob is never split). Default MAX_PACK_BYTES (1 GiB). */
+  maxPackBytes?: number;
   /** Called after each blob written, with the count so far. */
   onProgress?: (done: number) => void;
 }
@@ -40,7 +50,7 @@ export interface WritePackResult {
   written: number;
   /** Of those, blobs copied from an old pack (a repack) rather than compressed. */
   copied: number;
-  /** Files written (the new pack, or none). */
+  /** Files written (the new packs, or none). */
   files: number;
   bytes: number;
 }
@@ -50,7 +60,8 @@ type Source = { body: Buffer } | { from: KnownBlob };
 
 /**
  * Places every blob: blobs in `known` stay where they are (unless `repack`); the others are compressed, or copied
- * from their old pack, and appended to one new pack, written under a temporary name and renamed to its digest.
+ * from their old pack, and appended to new packs (one unless they exceed `maxPackBytes`), each written under a
+ * temporary name and renamed to its digest.
  * `body` gives a blob's identity bytes, by index (asked only of blobs to compress). The records given are not
  * changed.
  */
@@ -89,19 +100,11 @@ export async function writePack(
   await checkSourcePacks(dataDir, blobs, body, sources);
 
   await mkdir(join(dataDir, PACKS_DIR), { recursive: true });
-  const tmp = safeJoin(dataDir, join(PACKS_DIR, `.tmp-${process.pid}.pack`));
-  const out = createWriteStream(tmp);
-  const failed = new Promise<never>((_, reject) => out.once("error", reject));
-  failed.catch(() => {});
-  const digest = createHash("sha256");
-  let offset = 0;
+  const sink = createPackSink(dataDir, options.maxPackBytes ?? MAX_PACK_BYTES);
+  /** The new pack (by order written) each blob of toWrite went into. */
+  const packOf = new Map<number, number>();
   let done = 0;
   let copied = 0;
-  const append = async (chunk: Buffer) => {
-    digest.update(chunk);
-    offset += chunk.length;
-    if (!out.write(chunk)) await Promise.race([new Promise<void>((r) => out.once("drain", () => r())), failed]);
-  };
   // Batches are compressed on worker threads (or read from old packs), a bounded number at once, and appended in order.
   const pool = createCompressPool();
   const oldPacks = createPackReader(dataDir);
@@ -137,15 +140,21 @@ export async function writePack(
               const i = batch[k]!;
               const copy = read[k];
               if (copy) {
-                placed[i] = { ...(sources.get(i) as { from: KnownBlob }).from.record, offset };
-                await append(copy);
+                const at = await sink.append([copy]);
+                placed[i] = { ...(sources.get(i) as { from: KnownBlob }).from.record, offset: at.offset };
+                packOf.set(i, at.pack);
                 copied++;
               } else {
                 const { body, gzip, gzipPieces, br } = byIndex.get(i)!;
-                placed[i] = { ...blobs[i]!, offset, gzipSize: gzip?.length ?? 0, brSize: br?.length ?? 0, gzipPieces };
-                await append(body);
-                if (gzip) await append(gzip);
-                if (br) await append(br);
+                const at = await sink.append([body, ...(gzip ? [gzip] : []), ...(br ? [br] : [])]);
+                placed[i] = {
+                  ...blobs[i]!,
+                  offset: at.offset,
+                  gzipSize: gzip?.length ?? 0,
+                  brSize: br?.length ?? 0,
+                  gzipPieces,
+                };
+                packOf.set(i, at.pack);
               }
               options.onProgress?.(++done);
             }
@@ -154,19 +163,88 @@ export async function writePack(
         }),
       ),
     );
-    await Promise.race([new Promise<void>((r) => out.end(() => r())), failed]);
-    const name = digest.digest("hex").slice(0, 32);
-    await rename(tmp, safeJoin(dataDir, packPath(name)));
-    const index = indexOf(name, offset);
-    for (const i of toWrite) placed[i] = { ...placed[i]!, pack: index };
-    return { packs, blobs: placed, written: toWrite.length, copied, files: 1, bytes: offset };
+    const written = await sink.finish();
+    const indices = written.map(([name, size]) => indexOf(name, size));
+    for (const i of toWrite) placed[i] = { ...placed[i]!, pack: indices[packOf.get(i)!]! };
+    return {
+      packs,
+      blobs: placed,
+      written: toWrite.length,
+      copied,
+      files: written.length,
+      bytes: written.reduce((n, [, size]) => n + size, 0),
+    };
   } catch (err) {
-    out.destroy();
-    await unlink(tmp).catch(() => {});
+    await sink.abort();
     throw err;
   } finally {
     await Promise.all([pool.close(), oldPacks.close()]);
   }
+}
+
+/**
+ * Appends blobs to new packs, each written under a temporary name and renamed to its digest once complete; a blob
+ * that would take the pack past `maxBytes` starts the next one (a blob alone is never refused).
+ */
+function createPackSink(dataDir: string, maxBytes: number) {
+  interface Open {
+    tmp: string;
+    out: WriteStream;
+    failed: Promise<never>;
+    digest: Hash;
+    size: number;
+  }
+  const finished: [string, number][] = [];
+  let current: Open | null = null;
+  const open = (): Open => {
+    const tmp = safeJoin(dataDir, join(PACKS_DIR, `.tmp-${process.pid}-${finished.length}.pack`));
+    const out = createWriteStream(tmp);
+    const failed = new Promise<never>((_, reject) => out.once("error", reject));
+    failed.catch(() => {});
+    return { tmp, out, failed, digest: createHash("sha256"), size: 0 };
+  };
+  const close = async (pack: Open) => {
+    await Promise.race([new Promise<void>((r) => pack.out.end(() => r())), pack.failed]);
+    const name = pack.digest.digest("hex").slice(0, 32);
+    await rename(pack.tmp, safeJoin(dataDir, packPath(name)));
+    finished.push([name, pack.size]);
+  };
+  return {
+    /** Appends one blob's chunks, one after another; returns the pack (by order written) and offset it starts at. */
+    async append(chunks: Buffer[]): Promise<{ pack: number; offset: number }> {
+      const length = chunks.reduce((n, c) => n + c.length, 0);
+      if (current && current.size > 0 && current.size + length > maxBytes) {
+        const full = current;
+        current = null;
+        await close(full);
+      }
+      const pack = (current ??= open());
+      const at = { pack: finished.length, offset: pack.size };
+      for (const chunk of chunks) {
+        pack.digest.update(chunk);
+        pack.size += chunk.length;
+        if (!pack.out.write(chunk))
+          await Promise.race([new Promise<void>((r) => pack.out.once("drain", () => r())), pack.failed]);
+      }
+      return at;
+    },
+    /** Completes the last pack; returns every pack written, in order, as [name, size]. */
+    async finish(): Promise<[string, number][]> {
+      if (current) {
+        const last = current;
+        current = null;
+        await close(last);
+      }
+      return finished;
+    },
+    /** Removes the pack being written (packs already complete are left for pruning, as any unused pack). */
+    async abort(): Promise<void> {
+      if (!current) return;
+      current.out.destroy();
+      await unlink(current.tmp).catch(() => {});
+      current = null;
+    },
+  };
 }
 
 /** A blob's identity bytes, which must be there to be compressed. */
