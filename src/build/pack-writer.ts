@@ -55,14 +55,18 @@ export interface WritePackResult {
   bytes: number;
 }
 
-/** What to append for one blob: its body to compress, or its bytes in an old pack to copy. */
-type Source = { body: Buffer } | { from: KnownBlob };
+/**
+ * What to append for one blob: its body to compress (null: asked of `body` when its batch is compressed, so that
+ * the bodies of a large snapshot are not all in memory at once), or its bytes in an old pack to copy.
+ */
+type Source = { body: Buffer | null } | { from: KnownBlob };
 
 /**
  * Places every blob: blobs in `known` stay where they are (unless `repack`); the others are compressed, or copied
  * from their old pack, and appended to new packs (one unless they exceed `maxPackBytes`), each written under a
  * temporary name and renamed to its digest.
- * `body` gives a blob's identity bytes, by index (asked only of blobs to compress). The records given are not
+ * `body` gives a blob's identity bytes, by index (asked only of blobs to compress, a batch at a time; bytes that
+ * do not hash to the blob's hash are an error). The records given are not
  * changed.
  */
 export async function writePack(
@@ -93,7 +97,7 @@ export async function writePack(
       placed[i] = { ...reusable.record, pack: indexOf(reusable.pack, reusable.packSize) };
     else {
       toWrite.push(i);
-      sources.set(i, reusable ? { from: reusable } : { body: bodyOf(blobs[i]!, body(i)) });
+      sources.set(i, reusable ? { from: reusable } : { body: null });
     }
   }
   if (toWrite.length === 0) return { packs, blobs: placed, written: 0, copied: 0, files: 0, bytes: 0 };
@@ -119,7 +123,7 @@ export async function writePack(
           const fresh: { i: number; body: Buffer }[] = [];
           for (const i of batch) {
             const source = sources.get(i)!;
-            if ("body" in source) fresh.push({ i, body: source.body });
+            if ("body" in source) fresh.push({ i, body: source.body ?? bodyOf(blobs[i]!, body(i)) });
           }
           const [compressed, read] = await Promise.all([
             fresh.length
@@ -247,10 +251,11 @@ function createPackSink(dataDir: string, maxBytes: number) {
   };
 }
 
-/** A blob's identity bytes, which must be there to be compressed. */
+/** A blob's identity bytes, which must be there to be compressed, and be the bytes its hash was taken of. */
 function bodyOf(blob: BlobRecord, body: Buffer): Buffer {
   if (body.length !== blob.size)
     throw new Error(`blob ${blob.hash}: ${body.length} bytes to write, expected ${blob.size}`);
+  if (blobHash(body) !== blob.hash) throw new Error(`blob ${blob.hash}: the bytes to write hash to another value`);
   return body;
 }
 
