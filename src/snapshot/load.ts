@@ -117,9 +117,10 @@ export async function loadSnapshot(
   const dir = snapshotDir(dataDir, id);
   const manifest = await loadManifest(dataDir, id);
 
+  // The search index before the routes (see INDEX_FIRST).
+  const search = await loadRecordedIndex(dir, manifest);
   const routesPath = join(dir, ROUTES_FILE);
   const routes = parseRoutes(routesPath, await readRecorded(dir, manifest, ROUTES_FILE, "routes"));
-  const search = await loadRecordedIndex(dir, manifest);
   const documents = await loadDocuments(dir, manifest);
 
   const previous = options.previous;
@@ -184,9 +185,9 @@ export async function verifySnapshot(
 ): Promise<void> {
   const dir = snapshotDir(dataDir, id);
   const manifest = await loadManifest(dataDir, id);
+  await loadRecordedIndex(dir, manifest); // before the routes (see INDEX_FIRST)
   const routesPath = join(dir, ROUTES_FILE);
   const routes = parseRoutes(routesPath, await readRecorded(dir, manifest, ROUTES_FILE, "routes"));
-  await loadRecordedIndex(dir, manifest);
   await loadDocuments(dir, manifest);
   for (const [name, size] of routes.packs) {
     const path = join(dataDir, packPath(name));
@@ -246,6 +247,10 @@ async function loadDocuments(dir: string, manifest: Manifest): Promise<Map<strin
   }
   return documents;
 }
+
+// INDEX_FIRST: the search index is loaded before routes.json is parsed. Its buffers (0.5 GB at 1,000,000 sample
+// products) make V8 collect the whole heap as they grow, and after the routes that heap is 1.4 GB of parsed routes:
+// the index then took 9.1-9.4 s to load (8 mark-compacts of 0.8-1.4 s each), against 1.4 s before them.
 
 /** The snapshot's search index, checked against its digest and loaded. */
 async function loadRecordedIndex(dir: string, manifest: Manifest): Promise<SearchIndex> {
