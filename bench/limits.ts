@@ -94,11 +94,11 @@ async function main(): Promise<void> {
     stops.push(redis.stop);
     log(`redis-server ${await redis.version()} at ${redis.url}, pinned to core 1 with wrk`);
 
-    // --- 1. Cost, one core ---
-    const deployed = async (name: string, env: Record<string, string>): Promise<DeployedServer> => {
-      const server = await startDeployed({
+    /** The server as deployed on this snapshot, with `env` added, request logs to <name>.log. */
+    const deployed = (name: string, core: number | null, env: Record<string, string>): Promise<DeployedServer> =>
+      startDeployed({
         cwd: REPO,
-        core: 0,
+        core,
         nodeArgs: SERVER_NODE_FLAGS,
         logFile: join(workDir, `${name}.log`),
         env: {
@@ -107,16 +107,16 @@ async function main(): Promise<void> {
           PORT: "0",
           HOST,
           BASE_URL: "https://api.example.test",
-          LOG_REQUESTS: "1",
-          METRICS_TOKEN: "bench-metrics-token-0123456789",
           ...env,
         },
       });
-      stops.push(() => server.stop());
-      return server;
-    };
-    const memory = await deployed("memory", {});
-    const shared = await deployed("redis", { REDIS_URL: redis.url });
+
+    // --- 1. Cost, one core ---
+    const METRICS = { METRICS_TOKEN: "bench-metrics-token-0123456789" };
+    const memory = await deployed("memory", 0, METRICS);
+    stops.push(() => memory.stop());
+    const shared = await deployed("redis", 0, { ...METRICS, REDIS_URL: redis.url });
+    stops.push(() => shared.stop());
     if (!/rate limits shared through Redis/.test(shared.stderr())) {
       await new Promise((r) => setTimeout(r, 1_000));
       if (!/rate limits shared through Redis/.test(shared.stderr())) throw new Error(`no Redis: ${shared.stderr()}`);
@@ -159,21 +159,7 @@ async function main(): Promise<void> {
 
     // --- 2. Accuracy, two workers ---
     const window = async (env: Record<string, string>, key: string) => {
-      const server = await startDeployed({
-        cwd: REPO,
-        core: null,
-        nodeArgs: SERVER_NODE_FLAGS,
-        logFile: join(workDir, "workers.log"),
-        env: {
-          DATA_DIR: snap.dataDir,
-          KEYS_FILE: snap.keysFile,
-          PORT: "0",
-          HOST,
-          BASE_URL: "https://api.example.test",
-          WORKERS: "2",
-          ...env,
-        },
-      });
+      const server = await deployed("workers", null, { WORKERS: "2", ...env });
       try {
         if (env.REDIS_URL) {
           for (let i = 0; i < 50 && (server.stderr().match(/rate limits shared through Redis/g) ?? []).length < 2; i++)

@@ -1,19 +1,15 @@
 // WORKERS=2 (src/cli/cluster.ts): two server processes on one port; a snapshot published under load reaches both
 // with no failed or mixed response; a killed worker is logged and replaced; SIGTERM drains them all.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { get } from "node:http";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { currentSnapshotId } from "../../src/snapshot/load.ts";
 import { DEFAULT_RELOAD_INTERVAL } from "../../src/serve/reloader.ts";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
-import { BASE, iso, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
-
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
+import { BASE, iso, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 /** Version k of a catalog on sale now (real clock): every sale's name ends in `v<k>`. */
 function catalogVersion(k: number) {
@@ -46,26 +42,17 @@ describe("WORKERS=2", () => {
     };
     const first = await publish(1);
     const key = await createKey(keysFile, "cluster", new Date(), { rate: 1e9, burst: 1e9 });
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        KEYS_FILE: keysFile,
-        PORT: "0",
-        HOST: "127.0.0.1",
-        BASE_URL: BASE,
-        WORKERS: "2",
-        LOG_REQUESTS: "0",
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const child = spawnServe({ DATA_DIR: dataDir, KEYS_FILE: keysFile, WORKERS: "2", LOG_REQUESTS: "0" }, [
+      "ignore",
+      "ignore",
+      "pipe",
+    ]);
     let stderr = "";
     let stop = false; // ends the clients below, also when an assertion fails first
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
     try {
       const url = await new Promise<string>((resolve, reject) => {
-        child.stderr.on("data", () => {
+        child.stderr!.on("data", () => {
           const m = /listening on (http:\/\/127\.0\.0\.1:\d+) \(2 workers\)/.exec(stderr);
           if (m) resolve(m[1]!);
         });

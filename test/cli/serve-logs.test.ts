@@ -1,17 +1,12 @@
 // The server as operators run it (`src/cli/serve.ts`, stdout to a file): request logs are buffered, and a graceful
 // shutdown writes every line before the process exits.
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
-import { BASE, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
-
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
+import { BASE, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 describe("npm run serve: request logs", () => {
   it("SIGTERM after 600 requests: 600 lines in the file, none with the key", async () => {
@@ -27,11 +22,7 @@ describe("npm run serve: request logs", () => {
       const key = await createKey(keysFile, "logs", new Date(), { rate: 1e9, burst: 1e9 });
       const logFile = join(root, "requests.log");
       const out = await open(logFile, "w");
-      const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
-        cwd: REPO,
-        env: { ...process.env, DATA_DIR: dataDir, KEYS_FILE: keysFile, PORT: "0", HOST: "127.0.0.1", BASE_URL: BASE },
-        stdio: ["ignore", out.fd, "pipe"],
-      });
+      const child = spawnServe({ DATA_DIR: dataDir, KEYS_FILE: keysFile }, ["ignore", out.fd, "pipe"]);
       let stderr = "";
       const port = await new Promise<number>((resolve, reject) => {
         child.stderr!.on("data", (c: Buffer) => {

@@ -1,15 +1,18 @@
 // Test fixtures: a small hand-made catalog with known instants, built into a real snapshot in a temp dir and served on port 0.
+import { spawn } from "node:child_process";
+import type { ChildProcess, StdioOptions } from "node:child_process";
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { buildSnapshot } from "../../src/build/index.ts";
 import type { Product, Sale } from "../../src/catalog/schema.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { createHandler } from "../../src/serve/handler.ts";
 import type { Handler, HandlerOptions } from "../../src/serve/handler.ts";
-import { startServer } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS, startServer } from "../../src/serve/server.ts";
 import type { RunningServer } from "../../src/serve/server.ts";
 import { checkedFetch } from "./check-body.ts";
 
@@ -256,6 +259,18 @@ export function versionClients(api: TestApi, count = 3) {
       done = true;
       await Promise.all(clients);
     },
+  });
+}
+
+/**
+ * `npm run serve` as a child process (src/cli/serve.ts with the server's node options, from the repository root): on
+ * a port of its own choosing on 127.0.0.1, links under BASE; `env` adds to or overrides that (DATA_DIR, KEYS_FILE...).
+ */
+export function spawnServe(env: Record<string, string>, stdio: StdioOptions): ChildProcess {
+  return spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
+    cwd: fileURLToPath(new URL("../..", import.meta.url)),
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", BASE_URL: BASE, ...env },
+    stdio,
   });
 }
 

@@ -5,15 +5,11 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
 import { REDIS_TIMEOUT_MS } from "../../src/serve/shared-limits.ts";
-import { BASE, freePort, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
-
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
+import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 /** A child process and everything it has written on stderr (or stdout), with a wait for a pattern in it. */
 interface Watched {
@@ -95,20 +91,10 @@ describe("REDIS_URL: limits shared by two servers", () => {
   /** A server using the Redis on `port` (default: the test's); it has said so unless `shared` is false. */
   const startServer = async (port = redisPort, shared = true): Promise<Watched & { url: string }> => {
     const server = watch(
-      spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "src/cli/serve.ts"], {
-        cwd: REPO,
-        env: {
-          ...process.env,
-          DATA_DIR: dataDir,
-          KEYS_FILE: keysFile,
-          PORT: "0",
-          HOST: "127.0.0.1",
-          BASE_URL: BASE,
-          LOG_REQUESTS: "0",
-          REDIS_URL: `redis://127.0.0.1:${port}`,
-        },
-        stdio: ["ignore", "ignore", "pipe"],
-      }),
+      spawnServe(
+        { DATA_DIR: dataDir, KEYS_FILE: keysFile, LOG_REQUESTS: "0", REDIS_URL: `redis://127.0.0.1:${port}` },
+        ["ignore", "ignore", "pipe"],
+      ),
       "stderr",
     );
     servers.push(server);
