@@ -28,7 +28,7 @@ export interface AdmissionOptions {
   /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
   maxUrlLength?: number;
   /** Where the buckets of both limits are kept. Default: this process's memory (shared-limits.ts keeps them in Redis). */
-  limits?: { keys: Limiter; failures: Limiter };
+  limits?: { keys: Limiter; failures: Limiter; readonly shared?: boolean };
 }
 
 /** A valid key and the rate it may be used at: what authenticating a request's key yields. */

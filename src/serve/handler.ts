@@ -129,6 +129,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         snapshot: () =>
           state.snapshot ? { id: state.snapshot.id, builtAtMs: Date.parse(state.snapshot.manifest.built_at) } : null,
         now: clock,
+        ...(options.limits?.shared !== undefined ? { limitsShared: () => options.limits!.shared === true } : {}),
       })
     : null;
   const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;

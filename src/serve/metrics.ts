@@ -92,6 +92,8 @@ export interface MetricsSource {
   snapshot(): { id: string; builtAtMs: number } | null;
   /** The clock, epoch ms. */
   now(): number;
+  /** With REDIS_URL: whether the rate limits are shared through Redis now (false while it cannot be reached). */
+  limitsShared?: () => boolean;
 }
 
 export interface Metrics {
@@ -181,6 +183,15 @@ export function createMetrics(source: MetricsSource): Metrics {
     "gauge",
     () => [{ labels: {}, value: lastReloadMs / 1000 }],
   );
+  const limitsShared = source.limitsShared;
+  if (limitsShared) {
+    custom(
+      "rate_limits_shared",
+      "1 while the rate limits are shared through Redis (REDIS_URL); 0 while it cannot be reached and each process limits on its own.",
+      "gauge",
+      () => [{ labels: {}, value: limitsShared() ? 1 : 0 }],
+    );
+  }
   custom("connections_open", "Client connections open now.", "gauge", async () => {
     const counts = await Promise.all(
       servers.map((s) => new Promise<number>((resolve) => s.getConnections((err, n) => resolve(err ? 0 : n)))),

@@ -63,6 +63,8 @@ async function stop(w: Watched | undefined, signal: NodeJS.Signals = "SIGTERM"):
   await once(w.child, "exit");
 }
 
+const METRICS_TOKEN = "shared-limits-metrics-token";
+
 describe("REDIS_URL: limits shared by two servers", () => {
   let root: string;
   let dataDir: string;
@@ -92,7 +94,13 @@ describe("REDIS_URL: limits shared by two servers", () => {
   const startServer = async (port = redisPort, shared = true): Promise<Watched & { url: string }> => {
     const server = watch(
       spawnServe(
-        { DATA_DIR: dataDir, KEYS_FILE: keysFile, LOG_REQUESTS: "0", REDIS_URL: `redis://127.0.0.1:${port}` },
+        {
+          DATA_DIR: dataDir,
+          KEYS_FILE: keysFile,
+          LOG_REQUESTS: "0",
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+          METRICS_TOKEN,
+        },
         ["ignore", "ignore", "pipe"],
       ),
       "stderr",
@@ -101,6 +109,12 @@ describe("REDIS_URL: limits shared by two servers", () => {
     const listening = await server.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/);
     if (shared) await server.waitFor(/rate limits shared through Redis at redis:\/\/127\.0\.0\.1:\d+/);
     return { ...server, url: listening.replace("listening on ", "") };
+  };
+
+  /** The value of flash_sale_rate_limits_shared in the server's /metrics. */
+  const sharedGauge = async (url: string) => {
+    const res = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
+    return /^flash_sale_rate_limits_shared (\d)$/m.exec(await res.text())?.[1];
   };
 
   /** Sends `n` requests in turn to each server (one at a time): how many were answered with each status. */
@@ -122,6 +136,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
     const [a, b] = [await startServer(), await startServer()];
     const path = `/v1/sales/active.json?apikey=${key}`;
 
+    expect(await sharedGauge(a.url)).toBe("1");
     const first = await alternate([a.url, b.url], path, 40);
     // 10 tokens in Redis, plus at most one request per server granted before its reservation came back.
     expect(first.statuses[200]).toBeGreaterThanOrEqual(10);
@@ -132,6 +147,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
     // Redis stops: every request is still answered, from each server's own buckets (full: they were never used).
     await stop(redis, "SIGKILL");
     await Promise.all([a.waitFor(/"event":"redis_unavailable"/), b.waitFor(/"event":"redis_unavailable"/)]);
+    expect(await sharedGauge(a.url)).toBe("0");
     const down = await alternate([a.url, b.url], path, 40);
     expect(Object.keys(down.statuses).sort()).toEqual(["200", "429"]);
     expect(down.statuses[200]).toBe(20);
@@ -145,6 +161,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
       a.waitFor(/rate limits shared through Redis/, 2),
       b.waitFor(/rate limits shared through Redis/, 2),
     ]);
+    expect(await sharedGauge(a.url)).toBe("1");
     const again = await alternate([a.url, b.url], path, 40);
     expect(again.statuses[200]).toBeGreaterThanOrEqual(10);
     expect(again.statuses[200]).toBeLessThanOrEqual(12);
