@@ -28,6 +28,14 @@ describe("product bodies", () => {
     }
   });
 
+  it("are let go by dropBodies, after which the plan refuses to give one", async () => {
+    const { plan: p } = await plan();
+    const i = Object.values(p.routes.products)[0]!;
+    expect(p.body(i).length).toBe(p.blobs[i]!.size);
+    p.dropBodies();
+    expect(() => p.body(i)).toThrow(/no body/);
+  });
+
   it("the pack writer refuses a body that does not hash to its blob's hash, and leaves no pack", async () => {
     const { root, plan: p } = await plan();
     const dataDir = join(root, "data");
