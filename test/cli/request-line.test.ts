@@ -1,6 +1,7 @@
-// The request log line is exactly JSON.stringify of its entry (it is built by hand because every request pays for it).
+// The request log line is exactly JSON.stringify of its entry (it is built by hand because every request pays for it);
+// the Redis address the server logs carries no credentials.
 import { describe, expect, it } from "vitest";
-import { requestLine } from "../../src/cli/run-server.ts";
+import { redisAddress, requestLine } from "../../src/cli/run-server.ts";
 import type { RequestLog } from "../../src/serve/handler.ts";
 
 const base: RequestLog = {
@@ -23,5 +24,15 @@ describe("requestLine", () => {
     ["a slow request", { ...base, ms: 12345.678, status: 503 }],
   ])("%s", (_, entry) => {
     expect(requestLine(entry)).toBe(JSON.stringify(entry) + "\n");
+  });
+});
+
+describe("redisAddress: what the server says of REDIS_URL", () => {
+  it.each([
+    ["redis://127.0.0.1:6379", "redis://127.0.0.1:6379"],
+    ["rediss://:s3cret@cache.internal:6380/2", "rediss://cache.internal:6380/2"],
+    ["redis://user:pa55@[::1]:6379", "redis://[::1]:6379"],
+  ])("%s is named %s: never its user name or password", (url, named) => {
+    expect(redisAddress(url)).toBe(named);
   });
 });
