@@ -130,6 +130,22 @@ describe("REDIS_URL: limits shared by two servers", () => {
     return { statuses, retryAfter };
   };
 
+  /**
+   * Sends rounds of 10 requests, alternating between the servers, until a round gets no 200 (at most 30 rounds):
+   * the key's bucket, shared or not, is then empty, and no server holds tokens it reserved. (A reply from Redis that
+   * comes late only moves grants to a later round, so a slow machine does not change the count.)
+   */
+  const untilRefused = async (urls: string[], path: string) => {
+    const total = { statuses: {} as Record<number, number>, retryAfter: [] as string[] };
+    for (let round = 0; round < 30; round++) {
+      const { statuses, retryAfter } = await alternate(urls, path, 10);
+      for (const [status, n] of Object.entries(statuses)) total.statuses[+status] = (total.statuses[+status] ?? 0) + n;
+      total.retryAfter.push(...retryAfter);
+      if (!statuses[200]) break;
+    }
+    return total;
+  };
+
   it("a key's burst is shared: two servers grant it about once, not twice; Redis down: served with per-process limits, logged once; back: shared again", async () => {
     // Rate 0.01 a second: the bucket does not refill noticeably during the test; burst 10.
     const key = await createKey(keysFile, "shared", new Date(), { rate: 0.01, burst: 10 });
@@ -137,18 +153,18 @@ describe("REDIS_URL: limits shared by two servers", () => {
     const path = `/v1/sales/active.json?apikey=${key}`;
 
     expect(await sharedGauge(a.url)).toBe("1");
-    const first = await alternate([a.url, b.url], path, 40);
+    const first = await untilRefused([a.url, b.url], path);
     // 10 tokens in Redis, plus at most one request per server granted before its reservation came back.
     expect(first.statuses[200]).toBeGreaterThanOrEqual(10);
     expect(first.statuses[200]).toBeLessThanOrEqual(12);
-    expect(first.statuses[429]).toBe(40 - first.statuses[200]!);
+    expect(Object.keys(first.statuses).sort()).toEqual(["200", "429"]);
     expect(first.retryAfter.every((s) => Number(s) >= 1)).toBe(true);
 
     // Redis stops: every request is still answered, from each server's own buckets (full: they were never used).
     await stop(redis, "SIGKILL");
     await Promise.all([a.waitFor(/"event":"redis_unavailable"/), b.waitFor(/"event":"redis_unavailable"/)]);
     expect(await sharedGauge(a.url)).toBe("0");
-    const down = await alternate([a.url, b.url], path, 40);
+    const down = await untilRefused([a.url, b.url], path);
     expect(Object.keys(down.statuses).sort()).toEqual(["200", "429"]);
     expect(down.statuses[200]).toBe(20);
     // Logged once per server for the whole outage, however many reconnections failed meanwhile.
@@ -162,7 +178,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
       b.waitFor(/rate limits shared through Redis/, 2),
     ]);
     expect(await sharedGauge(a.url)).toBe("1");
-    const again = await alternate([a.url, b.url], path, 40);
+    const again = await untilRefused([a.url, b.url], path);
     expect(again.statuses[200]).toBeGreaterThanOrEqual(10);
     expect(again.statuses[200]).toBeLessThanOrEqual(12);
   }, 60_000);
@@ -173,9 +189,15 @@ describe("REDIS_URL: limits shared by two servers", () => {
     // 16 wrong keys, alternating: 8 to each server, which alone would allow 10 before locking the address out.
     const wrong = await alternate([a.url, b.url], `/v1/sales/active.json?apikey=${"x".repeat(32)}`, 16);
     expect(wrong.statuses[401]).toBe(16);
-    // Now even the right key is refused from this address, by both servers, without being checked.
+    // Now even the right key is refused from this address, by both servers, without being checked: once each has
+    // Redis's answer to its last failure (asked up to 50 times, which a slow machine may need; alone, neither
+    // server would ever lock the address out after 8 failures).
     for (const url of [a.url, b.url]) {
-      const res = await fetch(`${url}/v1/sales/active.json?apikey=${good}`);
+      let res = await fetch(`${url}/v1/sales/active.json?apikey=${good}`);
+      for (let i = 0; i < 50 && res.status === 200; i++) {
+        await res.arrayBuffer();
+        res = await fetch(`${url}/v1/sales/active.json?apikey=${good}`);
+      }
       expect(res.status).toBe(401);
       expect(((await res.json()) as { detail: string }).detail).toMatch(/too many failed API-key/);
     }
