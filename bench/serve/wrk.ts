@@ -11,6 +11,8 @@ export interface WrkOptions {
   /** Seconds. */
   duration: number;
   headers: Record<string, string>;
+  /** wrk's threads (-t). Default 1. */
+  threads?: number;
   /** A Lua script for wrk (`-s`), e.g. one that makes every request target distinct; none by default. */
   script?: string;
 }
@@ -66,9 +68,9 @@ export function parseWrk(raw: string): WrkResult {
   };
 }
 
-/** Runs wrk once against `url`; one thread, `connections` keep-alive connections. */
+/** Runs wrk once against `url`; one thread unless `threads` says more, `connections` keep-alive connections. */
 export async function runWrk(url: string, options: WrkOptions): Promise<WrkResult> {
-  const args = ["-t1", `-c${options.connections}`, `-d${options.duration}s`, "--latency"];
+  const args = [`-t${options.threads ?? 1}`, `-c${options.connections}`, `-d${options.duration}s`, "--latency"];
   for (const [name, value] of Object.entries(options.headers)) args.push("-H", `${name}: ${value}`);
   if (options.script !== undefined) args.push("-s", options.script);
   args.push(url);
