@@ -12,7 +12,7 @@
 import zlib from "node:zlib";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import type { Compressor } from "./bodies.ts";
-import type { Insertable } from "./gzip-splice.ts";
+import type { Insertable } from "./gzip-insert.ts";
 import { ByteLru } from "./byte-lru.ts";
 import { makeBrotliTemplate } from "./context-brotli.ts";
 import type { BrotliTemplate } from "./context-brotli.ts";

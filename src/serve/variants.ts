@@ -8,7 +8,8 @@ import { brotliInserted } from "./context-brotli.ts";
 import { createTemplates } from "./context-gzip.ts";
 import type { Templates } from "./context-gzip.ts";
 import { fmix, fnv1a, hex8 } from "./fast-hash.ts";
-import { gzipInserted, insertableOf, literal } from "./gzip-splice.ts";
+import { gzipInserted, insertableOf } from "./gzip-insert.ts";
+import { literal } from "./gzip-splice.ts";
 import { fresh, scratch } from "./scratch.ts";
 import type { Alloc } from "./scratch.ts";
 
