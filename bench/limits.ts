@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import { createKey } from "../src/keys/keys-file.ts";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
 import { freePort } from "../scripts/lib/server-child.ts";
-import { startDeployed } from "./serve/deployed.ts";
+import { startDeployedOn } from "./serve/deployed.ts";
 import type { DeployedServer } from "./serve/deployed.ts";
 import { measureInterleaved } from "./serve/measure.ts";
 import type { Stream } from "./serve/measure.ts";
@@ -94,22 +94,8 @@ async function main(): Promise<void> {
     stops.push(redis.stop);
     log(`redis-server ${await redis.version()} at ${redis.url}, pinned to core 1 with wrk`);
 
-    /** The server as deployed on this snapshot, with `env` added, request logs to <name>.log. */
     const deployed = (name: string, core: number | null, env: Record<string, string>): Promise<DeployedServer> =>
-      startDeployed({
-        cwd: REPO,
-        core,
-        nodeArgs: SERVER_NODE_FLAGS,
-        logFile: join(workDir, `${name}.log`),
-        env: {
-          DATA_DIR: snap.dataDir,
-          KEYS_FILE: snap.keysFile,
-          PORT: "0",
-          HOST,
-          BASE_URL: "https://api.example.test",
-          ...env,
-        },
-      });
+      startDeployedOn(snap, { cwd: REPO, workDir, name, host: HOST, core, nodeArgs: SERVER_NODE_FLAGS, env });
 
     // --- 1. Cost, one core ---
     const METRICS = { METRICS_TOKEN: "bench-metrics-token-0123456789" };

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
 import { rssMb } from "../scripts/lib/proc.ts";
-import { startDeployed } from "./serve/deployed.ts";
+import { startDeployedOn } from "./serve/deployed.ts";
 import type { DeployedServer } from "./serve/deployed.ts";
 import { prepareSnapshot } from "./serve/snapshot.ts";
 import { fmtInt, fmtMs, fmtX } from "./serve/table.ts";
@@ -51,19 +51,14 @@ async function main(): Promise<void> {
     const counts = [1, 2] as const;
     for (const workers of counts) {
       log(`starting the server as deployed with WORKERS=${workers} ...`);
-      const server = await startDeployed({
+      const server = await startDeployedOn(snap, {
         cwd: REPO,
+        workDir,
+        name: `workers-${workers}`,
+        host: HOST,
         core: null,
         nodeArgs: SERVER_NODE_FLAGS,
-        logFile: join(workDir, `workers-${workers}.log`),
-        env: {
-          DATA_DIR: snap.dataDir,
-          KEYS_FILE: snap.keysFile,
-          PORT: "0",
-          HOST,
-          BASE_URL: "https://api.example.test",
-          WORKERS: String(workers),
-        },
+        env: { WORKERS: String(workers) },
       });
       servers.push(server);
     }

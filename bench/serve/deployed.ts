@@ -103,3 +103,35 @@ export async function countLogLines(file: string): Promise<LogCount> {
   if (rest) line(rest); // a last line without its newline
   return count;
 }
+
+/**
+ * The server as deployed on a benchmark snapshot (its data, keys, an example base URL, port 0 on `host`), request
+ * logs to <workDir>/<name>.log, with `env` added (WORKERS, REDIS_URL, METRICS_TOKEN...).
+ */
+export function startDeployedOn(
+  snap: { dataDir: string; keysFile: string },
+  o: {
+    cwd: string;
+    workDir: string;
+    name: string;
+    host: string;
+    core: number | null;
+    nodeArgs: readonly string[];
+    env?: Record<string, string>;
+  },
+): Promise<DeployedServer> {
+  return startDeployed({
+    cwd: o.cwd,
+    core: o.core,
+    nodeArgs: o.nodeArgs,
+    logFile: join(o.workDir, `${o.name}.log`),
+    env: {
+      DATA_DIR: snap.dataDir,
+      KEYS_FILE: snap.keysFile,
+      PORT: "0",
+      HOST: o.host,
+      BASE_URL: "https://api.example.test",
+      ...o.env,
+    },
+  });
+}
