@@ -40,7 +40,7 @@ import { affidRunSeconds, measureAffid } from "./serve/affid-measure.ts";
 import { renderAffidTable, renderAffidVerdicts } from "./serve/affid-report.ts";
 import { countLogLines, startDeployed } from "./serve/deployed.ts";
 import type { DeployedServer } from "./serve/deployed.ts";
-import { measureInterleaved } from "./serve/measure.ts";
+import { measureInterleaved, pairedRatio } from "./serve/measure.ts";
 import type { Stream } from "./serve/measure.ts";
 import { renderLogVerdict } from "./serve/deployed-report.ts";
 import type { SentCount } from "./serve/deployed-report.ts";
@@ -504,12 +504,19 @@ async function main(): Promise<number> {
         cpuUsPerRequest: {},
         coreShare: {},
       };
+      const subjectRun = medians.get(c.subject);
+      res.paired = {};
       for (const m of modes) {
         const run = medians.get(m);
         if (!run) continue;
         res.results[m] = run.r;
         if (run.cpu !== undefined) res.cpuUsPerRequest[m] = run.cpu;
         if (run.share !== undefined) res.coreShare[m] = run.share;
+        if (m !== c.subject)
+          res.paired[m] = {
+            rps: pairedRatio(subjectRun, run, (x) => x.r.requestsPerSec),
+            cpu: pairedRatio(run, subjectRun, (x) => x.cpu),
+          };
       }
       results.push(res);
     }

@@ -1,5 +1,6 @@
 // Measuring request streams against each other: each in `rounds` interleaved rounds, each run warmed up first, each
-// stream's figures those of its median round (by req/s), with the server's CPU time per request.
+// stream's figures those of its median round (by req/s), with the server's CPU time per request; ratios between two
+// streams are taken within each round and their median reported (pairedRatio).
 import { cpuSeconds } from "../../scripts/lib/proc.ts";
 import { runWrk } from "./wrk.ts";
 import type { WrkOptions, WrkResult } from "./wrk.ts";
@@ -24,6 +25,8 @@ export interface Run {
   cpu?: number;
   /** Server CPU time over the run's wall time. */
   share?: number;
+  /** On the median run measureInterleaved returns: every run of the stream, by round (a `once` stream has one). */
+  byRound?: Run[];
 }
 
 export interface MeasureOptions {
@@ -81,10 +84,32 @@ export async function measureInterleaved(streams: readonly Stream[], o: MeasureO
     }
   }
   const medians = new Map<string, Run>();
-  for (const [name, list] of runs)
-    medians.set(
-      name,
-      [...list].sort((x, y) => x.r.requestsPerSec - y.r.requestsPerSec)[Math.floor((list.length - 1) / 2)]!,
-    );
+  for (const [name, list] of runs) medians.set(name, { ...median(list, (x) => x.r.requestsPerSec)!, byRound: list });
   return medians;
+}
+
+function median<T>(list: readonly T[], by: (x: T) => number): T | undefined {
+  return [...list].sort((x, y) => by(x) - by(y))[Math.floor((list.length - 1) / 2)];
+}
+
+/**
+ * The median, over the rounds both streams ran, of `a`'s figure over `b`'s in the same round (null when no round
+ * has both). Each round runs the two back to back, so load that drifts from round to round (on this machine one
+ * server measured 71k to 88k req/s from one round to the next) cancels out of each ratio; the ratio of the two
+ * medians does not cancel it.
+ */
+export function pairedRatio(
+  a: Run | undefined,
+  b: Run | undefined,
+  figure: (run: Run) => number | undefined,
+): number | null {
+  const ratios: number[] = [];
+  const as = a?.byRound ?? [];
+  const bs = b?.byRound ?? [];
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    const x = figure(as[i]!);
+    const y = figure(bs[i]!);
+    if (x !== undefined && y !== undefined && y > 0) ratios.push(x / y);
+  }
+  return median(ratios, (x) => x) ?? null;
 }

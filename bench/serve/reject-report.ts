@@ -1,5 +1,6 @@
 // The rejection cases' report: per server, the 200 and each rejection side by side (req/s, CPU us/req and their
 // ratios to the 200), then a PASS/FAIL line per rejection (CPU us/req <= the 200's) and one on the statuses seen.
+import { pairedRatio } from "./measure.ts";
 import type { Run } from "./measure.ts";
 import type { Verdict } from "./report.ts";
 import { LOCKOUT_WAIT_MS, REJECT_SERVER_NAMES, SLOW_KEY_LIMIT } from "./reject.ts";
@@ -14,10 +15,9 @@ export interface RejectResult {
   runs: Map<string, Run>;
 }
 
-/** Case CPU per request over the 200's: above 1, a rejection costs more than a 200. */
-const cpuVs200 = (run: Run, base: Run) => (run.cpu !== undefined && base.cpu ? run.cpu / base.cpu : null);
-const rpsVs200 = (run: Run, base: Run) =>
-  base.r.requestsPerSec > 0 ? run.r.requestsPerSec / base.r.requestsPerSec : null;
+/** Case CPU per request over the 200's, within each round, the median over rounds: above 1, a rejection costs more. */
+const cpuVs200 = (run: Run, base: Run) => pairedRatio(run, base, (x) => x.cpu);
+const rpsVs200 = (run: Run, base: Run) => pairedRatio(run, base, (x) => x.r.requestsPerSec);
 
 export function renderRejectTable(results: readonly RejectResult[]): string {
   const header = [
@@ -60,7 +60,8 @@ export function renderRejectTable(results: readonly RejectResult[]): string {
   }
   const legend = [
     "  Each server's 200 (GET <product>?apikey=<valid key>, no Accept-Encoding) and its rejections, interleaved in the same rounds;",
-    "  median round by req/s. body: the response body (problem+json for the rejections). non-2xx: share of wrk's completed requests.",
+    "  median round by req/s. x/200: the ratio to the 200 run of the same round, the median over the rounds. body: the response",
+    "  body (problem+json for the rejections). non-2xx: share of wrk's completed requests.",
     "  401 missing key: <product> without apikey. 401 invalid key: a well-formed 32-character key that is not valid; after 10 failures",
     '    an address is locked out (1 a second after that): every attempt is a 401 "too many failed attempts" without the key being',
     '    checked, and one a second still goes through the key check. "not locked out": a handler child whose authFailureLimit',
@@ -111,7 +112,7 @@ export function renderRejectVerdicts(results: readonly RejectResult[], duration:
       const pass = cr <= 1;
       out.push({
         pass,
-        line: `${pass ? "PASS" : "FAIL"}  ${c.label}: CPU us/req <= the 200 product's (same server, same rounds): ${run.cpu!.toFixed(1)} vs ${base.cpu!.toFixed(1)} (${cr.toFixed(2)}x); req/s ${fmtInt(run.r.requestsPerSec)} vs ${fmtInt(base.r.requestsPerSec)} (${fmtX(rr)})`,
+        line: `${pass ? "PASS" : "FAIL"}  ${c.label}: CPU us/req <= the 200 product's (same server, same rounds): ${run.cpu!.toFixed(1)} vs ${base.cpu!.toFixed(1)} (${cr.toFixed(2)}x, the median of the rounds' ratios); req/s ${fmtInt(run.r.requestsPerSec)} vs ${fmtInt(base.r.requestsPerSec)} (${fmtX(rr)})`,
       });
     }
   }

@@ -30,10 +30,14 @@ export interface CaseResult {
   cpuUsPerRequest: Partial<Record<BenchServer, number>>;
   /** The server's CPU time over the run's wall time: near 1 when it had its core to itself (it is the bottleneck). */
   coreShare: Partial<Record<BenchServer, number>>;
+  /** The ratios below taken within each round, their median over the rounds (measure.ts pairedRatio). */
+  paired?: Partial<Record<BenchServer, { rps: number | null; cpu: number | null }>>;
 }
 
-/** subject / other requests per second, or null when either is missing. */
+/** subject / other requests per second (paired by round when measured so), or null when either is missing. */
 export function ratio(c: CaseResult, other: BenchServer): number | null {
+  const paired = c.paired?.[other];
+  if (paired) return paired.rps;
   const h = c.results[c.subject];
   const o = c.results[other];
   return h && o && o.requestsPerSec > 0 ? h.requestsPerSec / o.requestsPerSec : null;
@@ -41,6 +45,8 @@ export function ratio(c: CaseResult, other: BenchServer): number | null {
 
 /** The same ratio from CPU cost: other's CPU per request / the subject's (what req/s would be with the core to itself). */
 export function cpuRatio(c: CaseResult, other: BenchServer): number | null {
+  const paired = c.paired?.[other];
+  if (paired) return paired.cpu;
   const h = c.cpuUsPerRequest[c.subject];
   const o = c.cpuUsPerRequest[other];
   return h && o ? o / h : null;
@@ -82,7 +88,8 @@ export function renderTable(cases: readonly CaseResult[]): string {
   }
   const legend = [
     "  ours/x req/s: our server's requests/s (the handler, or as deployed in the as-deployed cases) over that server's (the",
-    "    targets below use this).",
+    "    targets below use this), taken within each round (the two runs back to back) and the median over the rounds:",
+    "    not the quotient of the two medians shown, which can come from different rounds.",
     "  ours/x CPU: that server's CPU time per request over ours (CPU us/req = the server process's user+system",
     "    time / requests): a second view, less disturbed than req/s when other processes share core 0, but not immune",
     "    (a starved server handles more requests per wake-up, which lowers its CPU per request).",
