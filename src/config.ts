@@ -60,6 +60,14 @@ export const ConfigSchema = z
     tlsKey: z.string().optional(),
     /** Memory for cached affid/JSONP variants, MB. Env VARIANT_CACHE_MB. Default 32. */
     variantCacheMb: decimal(z.number().int().min(0).max(4096)).default(32),
+    /** Memory for resource bodies read from the packs, MB. Env BODY_CACHE_MB. Default 1024. */
+    bodyCacheMb: decimal(
+      z
+        .number()
+        .int()
+        .min(1)
+        .max(1024 * 1024),
+    ).default(1024),
     /** Bodies brotli-compressed in the background at once (sale lists, popular variants). Env COMPRESS_SLOTS. Default 2. */
     compressSlots: decimal(z.number().int().min(0).max(64)).default(2),
     /** Server processes on the one port (node:cluster): a number, or "auto" for one per core. Env WORKERS. Default 1. */
@@ -100,6 +108,7 @@ export interface Config {
   /** Server processes (node:cluster workers); 1 runs the server in this process. */
   workers: number;
   variantCacheBytes: number;
+  bodyCacheBytes: number;
   compressSlots: number;
 }
 
@@ -123,6 +132,7 @@ export function parseConfig(
     metricsToken: env.METRICS_TOKEN,
     redisUrl: env.REDIS_URL,
     variantCacheMb: env.VARIANT_CACHE_MB,
+    bodyCacheMb: env.BODY_CACHE_MB,
     compressSlots: env.COMPRESS_SLOTS,
     workers: env.WORKERS,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => isSet(v))),
@@ -151,6 +161,7 @@ export function parseConfig(
     redisUrl: c.redisUrl,
     workers: c.workers,
     variantCacheBytes: c.variantCacheMb * 1024 * 1024,
+    bodyCacheBytes: c.bodyCacheMb * 1024 * 1024,
     compressSlots: c.compressSlots,
   };
 }

@@ -24,6 +24,7 @@ const DEFAULTS: Config = {
   metricsToken: undefined,
   redisUrl: undefined,
   variantCacheBytes: 32 * 1024 * 1024,
+  bodyCacheBytes: 1024 * 1024 * 1024,
   compressSlots: 2,
   workers: 1,
 };
@@ -79,6 +80,7 @@ describe("parseConfig: valid environments", () => {
     [{ METRICS_TOKEN: "0123456789abcdef" }, { metricsToken: "0123456789abcdef" }],
     [{ VARIANT_CACHE_MB: "0" }, { variantCacheBytes: 0 }],
     [{ VARIANT_CACHE_MB: "256" }, { variantCacheBytes: 256 * 1024 * 1024 }],
+    [{ BODY_CACHE_MB: "64" }, { bodyCacheBytes: 64 * 1024 * 1024 }],
     [{ COMPRESS_SLOTS: "0" }, { compressSlots: 0 }],
     [{ COMPRESS_SLOTS: "8" }, { compressSlots: 8 }],
     // WORKERS: a number, or one per core
@@ -186,6 +188,7 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     [{ METRICS_TOKEN: "short" }, "configuration: metricsToken: must be at least 16 characters"],
     [{ VARIANT_CACHE_MB: "-1" }, "configuration: variantCacheMb: Too small: expected number to be >=0"],
     [{ VARIANT_CACHE_MB: "lots" }, "configuration: variantCacheMb: Invalid input: expected number, received NaN"],
+    [{ BODY_CACHE_MB: "0" }, "configuration: bodyCacheMb: Too small: expected number to be >=1"],
     [{ COMPRESS_SLOTS: "65" }, "configuration: compressSlots: Too big: expected number to be <=64"],
     [{ WORKERS: "0" }, "configuration: workers: Too small: expected number to be >=1"],
     [{ WORKERS: "many" }, "configuration: workers: Invalid input"],

@@ -26,6 +26,9 @@ const CONFIG_VARS = [
   "WORKERS",
   "TLS_CERT",
   "TLS_KEY",
+  "VARIANT_CACHE_MB",
+  "BODY_CACHE_MB",
+  "COMPRESS_SLOTS",
 ];
 
 export interface DeployedServer extends ReadyChild {

@@ -64,6 +64,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     trustProxy: config.trustProxy,
     metricsToken: config.metricsToken,
     variantCacheBytes: config.variantCacheBytes,
+    bodyCacheBytes: config.bodyCacheBytes,
     compressSlots: config.compressSlots,
     limits: limits ?? undefined,
     log: logs ? (entry) => logs.write(requestLine(entry)) : undefined,

@@ -2,8 +2,9 @@
 import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, describeError, notFound, toApiError } from "../errors.ts";
+import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from "../snapshot/body-cache.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
-import { loadSnapshot, SnapshotError } from "../snapshot/load.ts";
+import { closeUnusedPacks, loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
 import type { AdmissionOptions, Admitted, Gate, RequestInfo } from "./admission.ts";
 import { createCompressor } from "./bodies.ts";
@@ -54,6 +55,8 @@ export interface HandlerOptions extends AdmissionOptions {
   maxAge?: number;
   /** Memory for cached affid/JSONP variants, bytes. Default DEFAULT_VARIANT_CACHE_BYTES (32 MB). */
   variantCacheBytes?: number;
+  /** Memory for resource bodies read from the packs, bytes. Default DEFAULT_BODY_CACHE_BYTES (1 GB). */
+  bodyCacheBytes?: number;
   /** Bodies compressed with brotli in the background at once (sale lists, popular variants). Default DEFAULT_COMPRESS_SLOTS (2). */
   compressSlots?: number;
   /** Called once per request with its log entry. Default: no logging. */
@@ -91,7 +94,14 @@ export interface HandlerStats {
   admittedTargets: number;
   /** Bodies being compressed in the background (at most `compressSlots`). */
   compressing: number;
+  /** Bytes and entries of resource bodies held in memory (at most `bodyCacheBytes`), and reads from the packs so far. */
+  bodyBytes: number;
+  bodies: number;
+  bodyReads: number;
 }
+
+/** How long a reload waits before closing the packs only the snapshot it replaced used (no request reads them then). */
+const PACK_CLOSE_DELAY_MS = 30_000;
 
 /** Everything one request reads, swapped as one object so a request never sees two snapshots. */
 interface State {
@@ -117,9 +127,10 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return { snapshot, resources, gate: gate(keys, resources) };
   };
 
+  const bodies = new BodyCache(options.bodyCacheBytes ?? DEFAULT_BODY_CACHE_BYTES);
   let initial: LoadedSnapshot | null = null;
   try {
-    initial = await loadSnapshot(options.dataDir);
+    initial = await loadSnapshot(options.dataDir, { bodies });
   } catch (err) {
     if (!(options.waitForSnapshot && err instanceof SnapshotError)) throw err;
   }
@@ -275,6 +286,9 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     variants: variants.cache.size,
     admittedTargets: state.gate.remembered,
     compressing: compressor.busy,
+    bodyBytes: bodies.bytes,
+    bodies: bodies.size,
+    bodyReads: bodies.reads,
   });
   handler.idle = () => variants.templates.idle();
   (handler as { metrics: Metrics | null }).metrics = metrics;
@@ -292,15 +306,22 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     const keys = await loadKeyRing(options.keysFile);
     let snapshot: LoadedSnapshot;
     try {
-      snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot });
+      snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot, bodies });
     } catch (err) {
       // The new keys hold even when the snapshot is refused: a key revoked as a broken snapshot is published is revoked.
       state = { ...state, gate: gate(keys, state.resources) };
       throw err;
     }
-    const snapshotChanged = snapshot.id !== state.snapshot?.id;
+    const old = state.snapshot;
+    const snapshotChanged = snapshot.id !== old?.id;
     // New keys (a key may be revoked) or a new snapshot: a new gate, so nothing admitted under the old state is kept.
     state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, gate: gate(keys, state.resources) };
+    // Requests read bodies synchronously, so none reads the replaced snapshot's packs once this turn is over; the
+    // wait covers the sale list composed ahead of time (resources.ts) and leaves room to spare.
+    if (old && old !== state.snapshot) {
+      const served = state.snapshot;
+      setTimeout(() => closeUnusedPacks(old, served), PACK_CLOSE_DELAY_MS).unref();
+    }
     return { snapshotChanged };
   };
   return handler;

@@ -22,11 +22,19 @@ function findSegmentIndex(segments: readonly LoadedSegment[], t: number): number
 
 /** The resources of one snapshot, with the sale lists composed so far (brotli for them from `compressor`). */
 export function createResources(snapshot: LoadedSnapshot, compressor: Compressor) {
+  const { bodies } = snapshot;
   const composed = new WeakMap<LoadedSegment, LoadedBlob>();
   const compose = (seg: LoadedSegment): LoadedBlob => {
-    if (!("sales" in seg.body)) return seg.body;
+    if (!("sales" in seg.body)) return bodies.get(seg.body);
     let blob = composed.get(seg);
-    if (!blob) composed.set(seg, (blob = composeList(seg.body.sales, compressor)));
+    if (!blob)
+      composed.set(
+        seg,
+        (blob = composeList(
+          seg.body.sales.map((ref) => bodies.get(ref)),
+          compressor,
+        )),
+      );
     // A list whose brotli could not start (every slot busy) asks again; the call costs nothing once it has one.
     else if (blob.br === null) compressor.brotliLater(blob);
     return blob;
@@ -51,7 +59,8 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
       return new Missing(sale ? (next === null ? SALE_ENDED : SALE_NOT_BEGUN) : NOT_ON_SALE, next);
     }
     const segment = segments[i]!;
-    if (!("sales" in segment.body)) return { body: segment.body, changesAt: segment.to, gzip: null, perRequest: false };
+    if (!("sales" in segment.body))
+      return { body: bodies.get(segment.body), changesAt: segment.to, gzip: null, perRequest: false };
     const body = compose(segment);
     // Compose the next state ahead of time, so the first request after a boundary costs no more than any other.
     const next = segments[i + 1];

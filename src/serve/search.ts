@@ -1,5 +1,6 @@
 // Search responses: the engine's ranked IDs turned into a page assembled from the pre-rendered product bytes; for
 // clients that accept gzip, a gzip stream assembled from the products' precompressed pieces instead.
+import type { BlobRef } from "../snapshot/body-cache.ts";
 import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
 import { joinBodies, registerComposite } from "./bodies.ts";
 import type { Found } from "./bodies.ts";
@@ -28,21 +29,13 @@ class PageBlob implements LoadedBlob {
   /** The identity bytes' length, known before they are joined. */
   readonly size: number;
   readonly #products: readonly LoadedBlob[];
-  readonly #entries: readonly PageEntry[];
   readonly #tail: Buffer;
   #joined: { identity: Buffer; links: number[] } | null = null;
 
-  constructor(
-    hash: string,
-    products: readonly LoadedBlob[],
-    entries: readonly PageEntry[],
-    tail: Buffer,
-    size: number,
-  ) {
+  constructor(hash: string, products: readonly LoadedBlob[], tail: Buffer, size: number) {
     this.hash = hash;
     this.size = size;
     this.#products = products;
-    this.#entries = entries;
     this.#tail = tail;
     // What a variant (`affid`, JSONP) of the page assembles its gzip from.
     registerComposite(this, OPEN_PIECE, products, tail);
@@ -52,7 +45,7 @@ class PageBlob implements LoadedBlob {
   gzipped(): Buffer {
     const gzip = new GzipJoin();
     gzip.add(OPEN_PIECE);
-    gzip.addElements(this.#entries.map(elementOfEntry));
+    gzip.addElements(this.#products.map(elementOfBlob));
     gzip.add(literal(this.#tail));
     return gzip.finish(scratch);
   }
@@ -70,9 +63,9 @@ class PageBlob implements LoadedBlob {
 export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: number): Found {
   const result = snapshot.search.search({ ...params, now });
   const table = entriesOf(snapshot);
+  const { bodies } = snapshot;
   const docs = result.docs;
   const products = new Array<LoadedBlob>(result.ids.length);
-  const entries = new Array<PageEntry>(result.ids.length);
   let size = OPEN.length;
   // The ETag: a 64-bit order-sensitive mix of the products' content hashes (each changes with its bytes) and
   // total_found. It only has to tell apart the versions of one URL's page; sha1 over the hashes cost 5% of a search.
@@ -85,8 +78,7 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
     const doc = docs?.[i];
     const at = doc === undefined ? 0 : table.byDoc[doc]!;
     const entry = at > 0 ? table.list[at - 1]! : entryOf(snapshot, table, id, doc);
-    products[i] = entry.blob;
-    entries[i] = entry;
+    products[i] = bodies.get(entry.ref);
     size += entry.size + (i > 0 ? 1 : 0);
     h1 = (Math.imul(rotl(h1 ^ entry.k1, 13), 0xcc9e2d51) + i) | 0;
     h2 = Math.imul(rotl(h2 ^ entry.k2, 17), 0x1b873593) ^ h1;
@@ -94,7 +86,7 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
   const tail = Buffer.from(`],"total_found":${result.total}${facets}}`);
   size += tail.length;
   const hash = `${hex8(fmix(h1 ^ h2))}${hex8(fmix((h2 + h1) | 0))}`;
-  const body = new PageBlob(hash, products, entries, tail, size);
+  const body = new PageBlob(hash, products, tail, size);
   // The page gzipped from the products' deflate data (a fraction of the cost of compressing it), when it is sent so.
   return {
     body,
@@ -105,16 +97,15 @@ export function searchBody(snapshot: LoadedSnapshot, params: SearchParams, now: 
 }
 
 /**
- * What a page needs of a product, looked up once per product of a snapshot: its body, its size, the first 64 bits of
- * its content hash (for page ETags) and, once the product is sent gzipped, its deflate data whole. As many as the
- * snapshot's products at most, and forgotten with the snapshot.
+ * What a page needs of a product, looked up once per product of a snapshot: where its body is, its size and the
+ * first 64 bits of its content hash (for page ETags). As many as the snapshot's products at most, and forgotten with
+ * the snapshot; the bodies themselves are the body cache's (snapshot.bodies), so they count towards its bound.
  */
 interface PageEntry {
-  blob: LoadedBlob;
+  ref: BlobRef;
   size: number;
   k1: number;
   k2: number;
-  element: Element | null;
 }
 /** A snapshot's page entries, by the index's doc numbers when a result gives them (two array loads), else by ID. */
 interface EntryTable {
@@ -147,17 +138,22 @@ function entryOf(snapshot: LoadedSnapshot, table: EntryTable, id: number, doc: n
 }
 
 function newEntry(snapshot: LoadedSnapshot, table: EntryTable, id: number): PageEntry {
-  const blob = snapshot.products.get(id);
-  if (!blob) throw new Error(`search index names product ${id}, which the snapshot does not hold`);
+  const ref = snapshot.products.get(id);
+  if (!ref) throw new Error(`search index names product ${id}, which the snapshot does not hold`);
   const entry: PageEntry = {
-    blob,
-    size: blob.identity.length,
-    k1: parseInt(blob.hash.slice(0, 8), 16) | 0,
-    k2: parseInt(blob.hash.slice(8, 16), 16) | 0,
-    element: null,
+    ref,
+    size: ref.size,
+    k1: parseInt(ref.hash.slice(0, 8), 16) | 0,
+    k2: parseInt(ref.hash.slice(8, 16), 16) | 0,
   };
   table.byId.set(id, entry);
   return entry;
 }
 
-const elementOfEntry = (entry: PageEntry): Element => (entry.element ??= elementOf(entry.blob));
+/** A product's deflate data whole, for gzipped pages: made once per body, and let go with it. */
+const elements = new WeakMap<LoadedBlob, Element>();
+function elementOfBlob(blob: LoadedBlob): Element {
+  let element = elements.get(blob);
+  if (!element) elements.set(blob, (element = elementOf(blob)));
+  return element;
+}

@@ -1,6 +1,10 @@
 // Loads a published snapshot into memory, checking every file against its recorded digest.
+import { fstat, open, read } from "node:fs";
 import { readFile, readlink, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { promisify } from "node:util";
+import { BodyCache, closePacks } from "./body-cache.ts";
+import type { BlobRef, PackFile } from "./body-cache.ts";
 import { loadSearchIndex } from "../search/index-format.ts";
 import type { SearchIndex } from "../search/index-format.ts";
 import type { Manifest, Routes } from "./format.ts";
@@ -17,6 +21,7 @@ import {
   snapshotDir,
   sha256Hex,
 } from "./format.ts";
+import { createHash } from "node:crypto";
 
 /** A resource body in memory, with its precomputed ETag. */
 export interface LoadedBlob {
@@ -32,7 +37,8 @@ export interface LoadedBlob {
   etags: [string, string, string] | null;
 }
 
-export type LoadedBody = LoadedBlob | { sales: LoadedBlob[] };
+/** A resource's body in one state: a blob, or a sale list composed of its sales' blobs (read through `bodies`). */
+export type LoadedBody = BlobRef | { sales: BlobRef[] };
 
 export interface LoadedSegment {
   from: number | null;
@@ -50,14 +56,16 @@ export interface LoadedSnapshot {
   id: string;
   manifest: Manifest;
   resources: Map<string, LoadedSegment[]>;
-  products: Map<number, LoadedBlob>;
+  products: Map<number, BlobRef>;
   boundaries: number[];
   search: SearchIndex;
   /** The documents, by path (DOCUMENTS). */
   documents: Map<string, LoadedDocument>;
-  /** Every blob by hash, and every pack by name, so that the next snapshot can reuse what it shares with this one. */
-  blobs: Map<string, LoadedBlob>;
-  packs: Map<string, Buffer>;
+  /** The bodies' bytes: `bodies.get(ref)` (shared with the snapshots loaded after this one). */
+  bodies: BodyCache;
+  /** Every blob by hash, and every pack by name (open), so that the next snapshot can reuse what it shares with this one. */
+  blobs: Map<string, BlobRef>;
+  packs: Map<string, PackFile>;
 }
 
 export class SnapshotError extends Error {
@@ -110,7 +118,7 @@ export async function loadManifest(dataDir: string, id: string): Promise<Manifes
  */
 export async function loadSnapshot(
   dataDir: string,
-  options: { id?: string; previous?: LoadedSnapshot | null } = {},
+  options: { id?: string; previous?: LoadedSnapshot | null; bodies?: BodyCache } = {},
 ): Promise<LoadedSnapshot> {
   const id = options.id ?? (await currentSnapshotId(dataDir));
   if (id === null) throw new SnapshotError(`no snapshot is published in ${dataDir} (run the build first)`);
@@ -124,24 +132,29 @@ export async function loadSnapshot(
   const documents = await loadDocuments(dir, manifest);
 
   const previous = options.previous;
-  const packs = new Map<string, Buffer>();
-  for (const [name, size] of routes.packs)
-    packs.set(name, previous?.packs.get(name) ?? (await readPack(dataDir, name, size)));
-  const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset, gzipPieces]): LoadedBlob => {
-    const known = previous?.blobs.get(hash);
-    if (known) return known;
+  const packs = new Map<string, PackFile>();
+  const opened: PackFile[] = [];
+  try {
+    for (const [name, size] of routes.packs) {
+      const known = previous?.packs.get(name);
+      if (known && known.fd >= 0) packs.set(name, known);
+      else {
+        const pack = await openPack(dataDir, name, size);
+        opened.push(pack);
+        packs.set(name, pack);
+      }
+    }
+  } catch (err) {
+    closePacks(opened);
+    throw err;
+  }
+  const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset, gzipPieces]): BlobRef => {
     const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
-    checkInPack(routesPath, hash, offset + size + gzSize + brSize, pack?.length);
-    const at = (from: number, n: number) => (n ? pack!.subarray(from, from + n) : null);
-    return {
-      hash,
-      identity: pack!.subarray(offset, offset + size),
-      gzip: at(offset + size, gzSize),
-      br: at(offset + size + gzSize, brSize),
-      links,
-      gzipPieces,
-      etags: null,
-    };
+    const known = previous?.blobs.get(hash);
+    // The same bytes in the same pack: the previous snapshot's ref, with its bytes if the cache holds them.
+    if (known && known.pack === pack) return known;
+    checkInPack(routesPath, hash, offset + size + gzSize + brSize, pack?.size);
+    return { hash, size, gzSize, brSize, links, gzipPieces, pack: pack!, offset, loaded: null, used: false };
   });
 
   const blobAt = (i: number) => blobList[i]!; // parseRoutes checked every reference
@@ -156,7 +169,7 @@ export async function loadSnapshot(
       })),
     );
   }
-  const products = new Map<number, LoadedBlob>();
+  const products = new Map<number, BlobRef>();
   for (const [pid, blob] of Object.entries(routes.products)) products.set(Number(pid), blobAt(blob));
 
   return {
@@ -167,9 +180,15 @@ export async function loadSnapshot(
     boundaries: routes.boundaries,
     search,
     documents,
+    bodies: options.bodies ?? previous?.bodies ?? new BodyCache(),
     packs,
     blobs: new Map(blobList.map((b) => [b.hash, b])),
   };
+}
+
+/** Closes the packs of `old` that `current` does not use (after a reload, once no request can still read them). */
+export function closeUnusedPacks(old: LoadedSnapshot, current: LoadedSnapshot | null): void {
+  closePacks([...old.packs].filter(([name, pack]) => current?.packs.get(name) !== pack).map(([, pack]) => pack));
 }
 
 /**
@@ -191,7 +210,7 @@ export async function verifySnapshot(
   await loadDocuments(dir, manifest);
   for (const [name, size] of routes.packs) {
     const path = join(dataDir, packPath(name));
-    if (!trusted.has(name)) await readPack(dataDir, name, size);
+    if (!trusted.has(name)) closePacks([await openPack(dataDir, name, size)]);
     else {
       const actual = await stat(path).then(
         (s) => s.size,
@@ -262,13 +281,43 @@ async function loadRecordedIndex(dir: string, manifest: Manifest): Promise<Searc
   }
 }
 
-/** A pack, checked against its name (the start of its sha256) and recorded size. */
-async function readPack(dataDir: string, name: string, size: number): Promise<Buffer> {
+const openFile = promisify(open);
+const fstatFile = promisify(fstat);
+const readFd = promisify(read);
+/** Bytes read at a time while a pack is checked. */
+const CHECK_CHUNK = 4 * 1024 * 1024;
+
+/**
+ * A pack opened and checked against its name (the start of its sha256) and recorded size, read through the file
+ * descriptor it is then read from: what is checked is what is served, even if the path is replaced meanwhile.
+ */
+async function openPack(dataDir: string, name: string, size: number): Promise<PackFile> {
   const path = join(dataDir, packPath(name));
-  const bytes = await readOrFail(path, "pack");
-  if (bytes.length !== size || sha256Hex(bytes).slice(0, 32) !== name)
-    throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
-  return bytes;
+  let fd: number;
+  try {
+    fd = await openFile(path, "r");
+  } catch (err) {
+    throw new SnapshotError(`${path}: cannot read pack: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const pack: PackFile = { name, path, size, fd };
+  try {
+    const hash = createHash("sha256");
+    const chunk = Buffer.allocUnsafe(Math.min(CHECK_CHUNK, Math.max(1, size)));
+    let total = 0;
+    for (;;) {
+      const { bytesRead } = await readFd(fd, chunk, 0, chunk.length, total);
+      if (bytesRead === 0) break;
+      hash.update(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    if (total !== size || (await fstatFile(fd)).size !== size || hash.digest("hex").slice(0, 32) !== name)
+      throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
+    return pack;
+  } catch (err) {
+    closePacks([pack]);
+    if (err instanceof SnapshotError) throw err;
+    throw new SnapshotError(`${path}: cannot read pack: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
 }
 
 /** A blob must end within its pack (whose size is undefined when the routes name no such pack). */

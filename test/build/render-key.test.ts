@@ -6,7 +6,9 @@ import { cp, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BlobRef } from "../../src/snapshot/body-cache.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
+import type { LoadedSnapshot } from "../../src/snapshot/load.ts";
 import { BASE, product, sale, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -91,7 +93,8 @@ describe("render key", () => {
     async (_field, file, from, to, oldText, newText) => {
       const { catalogDir, dataDir } = await builtOnce();
       const before = await loadSnapshot(dataDir);
-      const withOld = [...before.products.values()].filter((b) => b.identity.includes(oldText)).length;
+      const identity = (s: LoadedSnapshot, ref: BlobRef) => s.bodies.get(ref).identity;
+      const withOld = [...before.products.values()].filter((b) => identity(before, b).includes(oldText)).length;
       expect(withOld).toBeGreaterThan(5);
 
       await editCopy(file, from, to);
@@ -100,9 +103,11 @@ describe("render key", () => {
         build(catalogDir, dataDir);
         const after = await loadSnapshot(dataDir);
         expect(after.id).not.toBe(before.id);
-        const stale = [...after.products.entries()].filter(([, b]) => b.identity.includes(oldText)).map(([id]) => id);
+        const stale = [...after.products.entries()]
+          .filter(([, b]) => identity(after, b).includes(oldText))
+          .map(([id]) => id);
         expect(stale).toEqual([]);
-        expect([...after.products.values()].filter((b) => b.identity.includes(newText)).length).toBe(withOld);
+        expect([...after.products.values()].filter((b) => identity(after, b).includes(newText)).length).toBe(withOld);
       } finally {
         await editCopy(file, to, from);
       }

@@ -29,7 +29,7 @@ describe("gzip variants written by the build", () => {
   it("decode to the identity bytes, are byte for byte what gzipSplit makes (split at the page links), and yield their deflate data", () => {
     let checked = 0;
     let split = 0;
-    for (const blob of snapshot.blobs.values()) {
+    for (const blob of [...snapshot.blobs.values()].map((ref) => snapshot.bodies.get(ref))) {
       if (!blob.gzip) continue;
       expect(gunzipSync(blob.gzip).equals(blob.identity)).toBe(true);
       const made = gzipSplit(blob.identity, blob.links);
@@ -46,7 +46,9 @@ describe("gzip variants written by the build", () => {
   });
 
   it("a piece boundary is a splice point: bytes put between the pieces inflate in place", () => {
-    const blob = [...snapshot.products.values()].find((b) => b.gzip && b.links.length === 1)!;
+    const blob = [...snapshot.products.values()]
+      .map((ref) => snapshot.bodies.get(ref))
+      .find((b) => b.gzip && b.links.length === 1)!;
     const data = deflateFragment(blob.gzip!, blob.identity.length)!;
     const insert = Buffer.from("&affid=x");
     const stored = Buffer.concat([Buffer.from([0, insert.length, 0, ~insert.length & 0xff, 0xff]), insert]);
@@ -59,7 +61,10 @@ describe("gzip variants written by the build", () => {
   });
 
   it("splice: the deflate data of several bodies, closed by an empty final block, inflates to the bodies joined", () => {
-    const blobs = [...snapshot.products.values()].filter((b) => b.gzip).slice(0, 5);
+    const blobs = [...snapshot.products.values()]
+      .map((ref) => snapshot.bodies.get(ref))
+      .filter((b) => b.gzip)
+      .slice(0, 5);
     const joined = Buffer.concat([
       ...blobs.map((b) => deflateFragment(b.gzip!, b.identity.length)!),
       FINAL_EMPTY_BLOCK,

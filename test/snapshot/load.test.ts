@@ -255,11 +255,13 @@ describe("loadSnapshot", () => {
     expect([...snapshot.products.keys()].sort()).toEqual([1, 2, 3, 4, 5]);
     expect(snapshot.boundaries).toEqual(routes.boundaries);
     expect([...snapshot.packs.keys()]).toEqual([pack]);
-    for (const blob of snapshot.blobs.values()) {
+    for (const blob of [...snapshot.blobs.values()].map((ref) => snapshot.bodies.get(ref))) {
       expect(sha(blob.identity).slice(0, 32)).toBe(blob.hash);
       if (blob.br) expect(brotliDecompressSync(blob.br).equals(blob.identity)).toBe(true);
     }
-    expect(JSON.parse(snapshot.products.get(1)!.identity.toString("utf8"))).toMatchObject({ id: 1 });
+    expect(JSON.parse(snapshot.bodies.get(snapshot.products.get(1)!).identity.toString("utf8"))).toMatchObject({
+      id: 1,
+    });
   });
 
   it("loads a snapshot by ID, and reuses the blobs and packs of a previous load instead of reading them again", async () => {
