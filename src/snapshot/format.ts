@@ -115,15 +115,66 @@ export type Body = z.infer<typeof BodySchema>;
 export const SegmentSchema = z.tuple([Seconds.nullable(), Seconds.nullable(), BodySchema]);
 export type Segment = z.infer<typeof SegmentSchema>;
 
+// The three large parts of routes.json (a million entries each at 1,000,000 products) are checked by loops that
+// accept exactly what BlobEntrySchema, SegmentSchema and the products record describe: zod's own pass over them took
+// 3.3-4.7 s of a 1,000,000-product server's start-up, the loops a tenth of a second.
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
+const isCounts = (v: unknown): v is number[] => Array.isArray(v) && v.every(isCount);
+const isSeconds = (v: unknown): boolean => v === null || (typeof v === "number" && Number.isInteger(v));
+
+function isBlobEntry(v: unknown): v is BlobEntry {
+  return (
+    Array.isArray(v) &&
+    v.length === 8 &&
+    typeof v[0] === "string" &&
+    BLOB_HASH_RE.test(v[0]) &&
+    isCount(v[1]) &&
+    isCount(v[2]) &&
+    isCount(v[3]) &&
+    isCounts(v[4]) &&
+    isCount(v[5]) &&
+    isCount(v[6]) &&
+    isCounts(v[7])
+  );
+}
+
+function isSegment(v: unknown): v is Segment {
+  if (!Array.isArray(v) || v.length !== 3 || !isSeconds(v[0]) || !isSeconds(v[1])) return false;
+  const body: unknown = v[2];
+  if (isCount(body)) return true;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  const keys = Object.keys(body);
+  return keys.length === 1 && keys[0] === "sales" && isCounts((body as { sales: unknown }).sales);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+function everyValue(v: unknown, ok: (x: unknown) => boolean): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const key in v) if (!ok(v[key])) return false;
+  return true;
+}
+
 export const RoutesSchema = z.strictObject({
   format: z.literal(SNAPSHOT_FORMAT),
   /** Names of the packs the blobs are in, with each one's size in bytes. */
   packs: z.array(z.tuple([z.string().regex(PACK_NAME_RE), Count])),
-  blobs: z.array(BlobEntrySchema),
-  /** Path (`/v1/...`) -> its segments in time order, not overlapping. */
-  resources: z.record(z.string(), z.array(SegmentSchema)),
+  /** BlobEntrySchema each. */
+  blobs: z.custom<BlobEntry[]>(
+    (v) => Array.isArray(v) && v.every(isBlobEntry),
+    "blobs: expected [hash, size, gzip size, brotli size, [link offsets], pack, offset, [gzip pieces]] entries",
+  ),
+  /** Path (`/v1/...`) -> its segments (SegmentSchema each) in time order, not overlapping. */
+  resources: z.custom<Record<string, Segment[]>>(
+    (v) => everyValue(v, (segments) => Array.isArray(segments) && segments.every(isSegment)),
+    "resources: expected path -> [from, to, blob or {sales: [blobs]}] segments",
+  ),
   /** Product ID -> index of its detail blob, for search results (present for every product that is ever served). */
-  products: z.record(z.string(), z.number().int().nonnegative()),
+  products: z.custom<Record<string, number>>(
+    (v) => everyValue(v, isCount),
+    "products: expected product ID -> blob index",
+  ),
   /** Every instant (epoch seconds) at which some resource changes, ascending. */
   boundaries: z.array(Seconds),
 });

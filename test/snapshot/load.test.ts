@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
-import type { Manifest, Routes } from "../../src/snapshot/format.ts";
+import type { BlobEntry, Manifest, Routes } from "../../src/snapshot/format.ts";
 import {
   CURRENT_LINK,
   MANIFEST_FILE,
@@ -236,6 +236,41 @@ const BAD_ROUTES: { name: string; change: (r: Routes) => unknown; message: (d: s
     name: "whose product refers to a blob that does not exist",
     change: (r) => ({ ...r, products: { ...r.products, 1: 77_777 } }),
     message: (d) => `${at.routes(d)}: refers to blob 77777, which does not exist`,
+  },
+  {
+    name: "whose blob entry lacks a field",
+    change: (r) => ({ ...r, blobs: [r.blobs[0]!.slice(0, 7) as unknown as BlobEntry, ...r.blobs.slice(1)] }),
+    message: (d) =>
+      `${at.routes(d)}: invalid routes: blobs: expected [hash, size, gzip size, brotli size, [link offsets], pack, offset, [gzip pieces]] entries`,
+  },
+  {
+    name: "whose blob hash is not 32 hex digits",
+    change: (r) => ({ ...r, blobs: [["XYZ", ...r.blobs[0]!.slice(1)] as BlobEntry, ...r.blobs.slice(1)] }),
+    message: (d) =>
+      `${at.routes(d)}: invalid routes: blobs: expected [hash, size, gzip size, brotli size, [link offsets], pack, offset, [gzip pieces]] entries`,
+  },
+  {
+    name: "whose sale list has a field besides its sales",
+    change: (r) => ({
+      ...r,
+      resources: {
+        ...r.resources,
+        "/v1/sales/active.json": [[null, null, { sales: [0], more: [1] } as unknown as { sales: number[] }]],
+      },
+    }),
+    message: (d) =>
+      `${at.routes(d)}: invalid routes: resources: expected path -> [from, to, blob or {sales: [blobs]}] segments`,
+  },
+  {
+    name: "whose segment starts at a fraction of a second",
+    change: (r) => ({ ...r, resources: { ...r.resources, "/v1/sales/active.json": [[1.5, null, 0]] } }),
+    message: (d) =>
+      `${at.routes(d)}: invalid routes: resources: expected path -> [from, to, blob or {sales: [blobs]}] segments`,
+  },
+  {
+    name: "whose product's blob is a negative index",
+    change: (r) => ({ ...r, products: { ...r.products, 1: -1 } }),
+    message: (d) => `${at.routes(d)}: invalid routes: products: expected product ID -> blob index`,
   },
   {
     name: "of another format under a manifest of this one",
