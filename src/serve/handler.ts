@@ -141,6 +141,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
           state.snapshot ? { id: state.snapshot.id, builtAtMs: Date.parse(state.snapshot.manifest.built_at) } : null,
         now: clock,
         ...(options.limits?.shared !== undefined ? { limitsShared: () => options.limits!.shared === true } : {}),
+        bodies: () => ({ bytes: bodies.bytes, reads: bodies.reads }),
       })
     : null;
   const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;

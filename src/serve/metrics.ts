@@ -94,6 +94,8 @@ export interface MetricsSource {
   now(): number;
   /** With REDIS_URL: whether the rate limits are shared through Redis now (false while it cannot be reached). */
   limitsShared?: () => boolean;
+  /** The body cache: bytes held, and bodies read from the packs so far (each a miss). */
+  bodies?: () => { bytes: number; reads: number };
 }
 
 export interface Metrics {
@@ -190,6 +192,18 @@ export function createMetrics(source: MetricsSource): Metrics {
       "1 while the rate limits are shared through Redis (REDIS_URL); 0 while it cannot be reached and each process limits on its own.",
       "gauge",
       () => [{ labels: {}, value: limitsShared() ? 1 : 0 }],
+    );
+  }
+  const bodies = source.bodies;
+  if (bodies) {
+    custom("body_cache_bytes", "Bytes of resource bodies held in memory (at most BODY_CACHE_MB).", "gauge", () => [
+      { labels: {}, value: bodies().bytes },
+    ]);
+    custom(
+      "body_cache_reads_total",
+      "Resource bodies read from the packs because the body cache did not hold them.",
+      "counter",
+      () => [{ labels: {}, value: bodies().reads }],
     );
   }
   custom("connections_open", "Client connections open now.", "gauge", async () => {

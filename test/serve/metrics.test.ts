@@ -78,6 +78,8 @@ describe("/metrics", () => {
     expect(after.get(`flash_sale_snapshot_info{snapshot="${api.handler.snapshot().id}"}`)).toBe(1);
     expect(after.get("flash_sale_snapshot_age_seconds")).toBeGreaterThanOrEqual(0);
     expect(after.get("flash_sale_connections_open")).toBeGreaterThanOrEqual(1);
+    expect(after.get("flash_sale_body_cache_bytes")).toBeGreaterThan(3 * 500);
+    expect(after.get("flash_sale_body_cache_reads_total")).toBeGreaterThanOrEqual(1);
     expect(after.has("process_cpu_user_seconds_total")).toBe(true);
     // Every label value is one of a fixed list: no path, query or key among them.
     for (const name of after.keys()) expect(name).not.toMatch(/evil|apikey|xxxx/);
