@@ -34,6 +34,8 @@ const TARGETS: Record<
   1_000_000: { full: 480, peakMiB: 8e9 / 2 ** 20, same: 10, one: 90, rssGB: 4, readyS: 20 },
 };
 
+const METRICS_TOKEN = "bench-build-metrics-token";
+
 /** VmRSS and VmHWM (the peak) of a process, bytes. */
 function memoryOf(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -42,6 +44,8 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 }
 
 interface Served {
+  /** Bytes the body cache held after the sweep (flash_sale_body_cache_bytes), of BODY_CACHE_MB (default 1024 MB). */
+  cacheBytes: number;
   readySeconds: number;
   loaded: { rss: number; peak: number };
   swept: { rss: number; peak: number };
@@ -69,7 +73,7 @@ async function serveOn(root: string, dataDir: string, products: number): Promise
       host: "127.0.0.1",
       core: null,
       nodeArgs: SERVER_NODE_FLAGS,
-      env: { LOG_REQUESTS: "0" },
+      env: { LOG_REQUESTS: "0", METRICS_TOKEN: METRICS_TOKEN },
     },
   );
   try {
@@ -83,7 +87,12 @@ async function serveOn(root: string, dataDir: string, products: number): Promise
       headers: {},
       script,
     });
-    return { readySeconds, loaded, swept: memoryOf(server.pid), requests: r.requests, ok: r.requests - r.non2xx };
+    const swept = memoryOf(server.pid);
+    const metrics = await fetch(`http://127.0.0.1:${server.port}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    }).then((res) => res.text());
+    const cacheBytes = Number(/^flash_sale_body_cache_bytes (\d+)/m.exec(metrics)?.[1] ?? NaN);
+    return { readySeconds, loaded, swept, cacheBytes, requests: r.requests, ok: r.requests - r.non2xx };
   } finally {
     await server.stop();
   }
@@ -205,7 +214,7 @@ for (const products of scales) {
   rows.push([String(products), "on disk (MB)", "", diskMb.toFixed(0), "", ""]);
   const served = await serveOn(root, dataDir, products);
   console.log(
-    `  server as deployed: listening after ${served.readySeconds.toFixed(1)} s (npm start-up not included); RSS ${gb(served.loaded.rss)} GB loaded; after ${sweepSeconds} s of random products (${served.requests} requests, ${served.ok} of them 200s) RSS ${gb(served.swept.rss)} GB, peak ${gb(served.swept.peak)} GB`,
+    `  server as deployed: listening after ${served.readySeconds.toFixed(1)} s (npm start-up not included); RSS ${gb(served.loaded.rss)} GB loaded; after ${sweepSeconds} s of random products (${served.requests} requests, ${served.ok} of them 200s) RSS ${gb(served.swept.rss)} GB, peak ${gb(served.swept.peak)} GB, body cache ${(served.cacheBytes / 2 ** 20).toFixed(0)} MB of 1024`,
   );
   const t = TARGETS[products];
   if (t) {
