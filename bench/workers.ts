@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     }
     lines.push(
       ``,
-      `Each worker loads its own copy of the snapshot (packs, routes, search index) and its own caches; the primary holds none.`,
+      `Each worker loads its own routes and search index and keeps its own caches, bodies read from the packs included (up to BODY_CACHE_MB; here one product's); the packs' pages are the system's page cache, shared by all. The primary holds none.`,
     );
     process.stdout.write(lines.join("\n") + "\n");
   } finally {
