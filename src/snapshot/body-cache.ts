@@ -1,17 +1,9 @@
 // Resource bodies read from their packs on first use and kept in a cache bounded by bytes: a server's memory no
 // longer grows with the catalog (1,000,000 sample products are 4.5 GB of packs), and the packs' pages sit in the
 // system's page cache, which every worker of a cluster shares.
-import { closeSync, readSync } from "node:fs";
+import { readSync } from "node:fs";
 import type { LoadedBlob } from "./load.ts";
-
-/** An open pack of the data directory, checked against its name once when it was opened (load.ts). */
-export interface PackFile {
-  name: string;
-  path: string;
-  size: number;
-  /** Its file descriptor; -1 once closed (a read then fails instead of reading whatever file took the number). */
-  fd: number;
-}
+import type { PackFile } from "./packs.ts";
 
 /** Where a blob's bytes are (identity, gzip and brotli back to back in a pack), and its bytes while cached. */
 export interface BlobRef {
@@ -113,15 +105,5 @@ export class BodyCache {
       held[this.hand] = held[held.length - 1]!;
       held.pop();
     }
-  }
-}
-
-/** Closes packs (those no snapshot served any longer uses); a later read of one fails rather than reading another file. */
-export function closePacks(packs: Iterable<PackFile>): void {
-  for (const pack of packs) {
-    if (pack.fd < 0) continue;
-    const fd = pack.fd;
-    pack.fd = -1;
-    closeSync(fd);
   }
 }

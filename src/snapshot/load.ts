@@ -1,10 +1,11 @@
 // Loads a published snapshot into memory, checking every file against its recorded digest.
-import { fstat, open, read } from "node:fs";
 import { readFile, readlink, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { promisify } from "node:util";
-import { BodyCache, closePacks } from "./body-cache.ts";
-import type { BlobRef, PackFile } from "./body-cache.ts";
+import { BodyCache } from "./body-cache.ts";
+import type { BlobRef } from "./body-cache.ts";
+import { closePacks, openPack } from "./packs.ts";
+import type { PackFile } from "./packs.ts";
+import { SnapshotError } from "./snapshot-error.ts";
 import { loadSearchIndex } from "../search/index-format.ts";
 import type { SearchIndex } from "../search/index-format.ts";
 import type { Manifest, Routes } from "./format.ts";
@@ -21,7 +22,6 @@ import {
   snapshotDir,
   sha256Hex,
 } from "./format.ts";
-import { createHash } from "node:crypto";
 
 /** A resource body in memory, with its precomputed ETag. */
 export interface LoadedBlob {
@@ -68,12 +68,7 @@ export interface LoadedSnapshot {
   packs: Map<string, PackFile>;
 }
 
-export class SnapshotError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "SnapshotError";
-  }
-}
+export { SnapshotError } from "./snapshot-error.ts";
 
 /** The ID of the published snapshot (the target of `current`), or null when nothing is published. */
 export async function currentSnapshotId(dataDir: string): Promise<string | null> {
@@ -278,45 +273,6 @@ async function loadRecordedIndex(dir: string, manifest: Manifest): Promise<Searc
     return loadSearchIndex(bytes);
   } catch (err) {
     throw new SnapshotError(`${join(dir, SEARCH_INDEX_FILE)}: ${(err as Error).message}`);
-  }
-}
-
-const openFile = promisify(open);
-const fstatFile = promisify(fstat);
-const readFd = promisify(read);
-/** Bytes read at a time while a pack is checked. */
-const CHECK_CHUNK = 4 * 1024 * 1024;
-
-/**
- * A pack opened and checked against its name (the start of its sha256) and recorded size, read through the file
- * descriptor it is then read from: what is checked is what is served, even if the path is replaced meanwhile.
- */
-async function openPack(dataDir: string, name: string, size: number): Promise<PackFile> {
-  const path = join(dataDir, packPath(name));
-  let fd: number;
-  try {
-    fd = await openFile(path, "r");
-  } catch (err) {
-    throw new SnapshotError(`${path}: cannot read pack: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  const pack: PackFile = { name, path, size, fd };
-  try {
-    const hash = createHash("sha256");
-    const chunk = Buffer.allocUnsafe(Math.min(CHECK_CHUNK, Math.max(1, size)));
-    let total = 0;
-    for (;;) {
-      const { bytesRead } = await readFd(fd, chunk, 0, chunk.length, total);
-      if (bytesRead === 0) break;
-      hash.update(chunk.subarray(0, bytesRead));
-      total += bytesRead;
-    }
-    if (total !== size || (await fstatFile(fd)).size !== size || hash.digest("hex").slice(0, 32) !== name)
-      throw new SnapshotError(`${path}: content does not match its name and size (corrupt or partly written)`);
-    return pack;
-  } catch (err) {
-    closePacks([pack]);
-    if (err instanceof SnapshotError) throw err;
-    throw new SnapshotError(`${path}: cannot read pack: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
 
