@@ -135,9 +135,22 @@ export function standardCatalog(): { sales: Sale[]; products: Product[] } {
 /** Where test builds keep rendered reference pages by digest, so the suite renders each distinct page once. */
 export const DOCS_CACHE = join(tmpdir(), "flash-sale-api-test-docs");
 
+/**
+ * A new directory under the system's temp directory, removed after the test file that made it (test/setup.ts):
+ * left behind, a day of runs filled /tmp with thousands of them, Varnish's work directories 81 MB each.
+ */
 export async function tempDir(prefix = "fsa-"): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix));
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  madeTempDirs().push(dir);
+  return dir;
 }
+
+/** The directories tempDir made in this test file (a global, so that the setup file needs no import of this one). */
+export function madeTempDirs(): string[] {
+  const g = globalThis as { [TEMP_DIRS]?: string[] };
+  return (g[TEMP_DIRS] ??= []);
+}
+const TEMP_DIRS = Symbol.for("flash-sale-api.testTempDirs");
 
 /** Writes a catalog directory; `raw` lets a test write exact lines (for bad-input tests). */
 export async function writeCatalog(
