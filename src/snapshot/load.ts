@@ -128,7 +128,10 @@ export async function loadSnapshot(
 
   const previous = options.previous;
   const packs = new Map<string, PackFile>();
+  // The packs this load opens are closed again if it fails (a blob outside its pack, another pack corrupt): a
+  // server that retries a broken snapshot must not run out of file descriptors.
   const opened: PackFile[] = [];
+  let blobList: BlobRef[];
   try {
     for (const [name, size] of routes.packs) {
       const known = previous?.packs.get(name);
@@ -139,18 +142,18 @@ export async function loadSnapshot(
         packs.set(name, pack);
       }
     }
+    blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset, gzipPieces]): BlobRef => {
+      const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
+      const known = previous?.blobs.get(hash);
+      // The same bytes in the same pack: the previous snapshot's ref, with its bytes if the cache holds them.
+      if (known && known.pack === pack) return known;
+      checkInPack(routesPath, hash, offset + size + gzSize + brSize, pack?.size);
+      return { hash, size, gzSize, brSize, links, gzipPieces, pack: pack!, offset, loaded: null, used: false };
+    });
   } catch (err) {
     closePacks(opened);
     throw err;
   }
-  const blobList = routes.blobs.map(([hash, size, gzSize, brSize, links, packNo, offset, gzipPieces]): BlobRef => {
-    const pack = packs.get(routes.packs[packNo]?.[0] ?? "");
-    const known = previous?.blobs.get(hash);
-    // The same bytes in the same pack: the previous snapshot's ref, with its bytes if the cache holds them.
-    if (known && known.pack === pack) return known;
-    checkInPack(routesPath, hash, offset + size + gzSize + brSize, pack?.size);
-    return { hash, size, gzSize, brSize, links, gzipPieces, pack: pack!, offset, loaded: null, used: false };
-  });
 
   const blobAt = (i: number) => blobList[i]!; // parseRoutes checked every reference
   const resources = new Map<string, LoadedSegment[]>();

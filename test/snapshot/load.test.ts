@@ -1,6 +1,6 @@
 // Loading a snapshot built from a real catalog, and refusing one that is damaged, of another format, or incomplete.
 import { createHash } from "node:crypto";
-import { cp, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { cp, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -324,6 +324,18 @@ describe("loadSnapshot", () => {
     const d = await copyOfGood();
     await rewriteRoutes(d, change);
     expect((await refusal(loadSnapshot(d))).message).toBe(message(d));
+  });
+
+  it("closes the packs it opened when it refuses a snapshot after opening them (a retried load leaks nothing)", async () => {
+    const d = await copyOfGood();
+    await rewriteRoutes(d, (r) => ({
+      ...r,
+      blobs: r.blobs.map((b, i) => (i === 0 ? Object.assign([...b], { 6: packSize }) : b)),
+    }));
+    const open = async () => (await readdir("/proc/self/fd")).length;
+    const before = await open();
+    for (let i = 0; i < 20; i++) expect((await refusal(loadSnapshot(d))).message).toMatch(/lies outside its pack/);
+    expect(await open()).toBe(before);
   });
 });
 
