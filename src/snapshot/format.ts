@@ -53,7 +53,6 @@ export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-const Hash = z.string().regex(BLOB_HASH_RE);
 const Seconds = z.number().int();
 
 const Count = z.number().int().nonnegative();
@@ -68,8 +67,16 @@ const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
  * sizes of every piece but the last (empty without a gzip variant).
  * Format 3 added `gzipPieces`.
  */
-export const BlobEntrySchema = z.tuple([Hash, Count, Count, Count, z.array(Count), Count, Count, z.array(Count)]);
-export type BlobEntry = z.infer<typeof BlobEntrySchema>;
+export type BlobEntry = [
+  hash: string,
+  size: number,
+  gzipSize: number,
+  brotliSize: number,
+  links: number[],
+  pack: number,
+  offset: number,
+  gzipPieces: number[],
+];
 
 /** A blob in the build's memory: a {@link BlobEntry} with its fields named. */
 export interface BlobRecord {
@@ -105,19 +112,15 @@ export function blobEntry(b: BlobRecord): BlobEntry {
  * with `,` + `]}`. Lists are composed by the handler so that the snapshot does not repeat every sale in every
  * state of every list.
  */
-export const BodySchema = z.union([
-  z.number().int().nonnegative(),
-  z.strictObject({ sales: z.array(z.number().int().nonnegative()) }),
-]);
-export type Body = z.infer<typeof BodySchema>;
+export type Body = number | { sales: number[] };
 
 /** [from, to, body]: the resource is `body` for from <= t < to (epoch seconds; null = unbounded); 404 outside every segment. */
-export const SegmentSchema = z.tuple([Seconds.nullable(), Seconds.nullable(), BodySchema]);
-export type Segment = z.infer<typeof SegmentSchema>;
+export type Segment = [from: number | null, to: number | null, body: Body];
 
-// The three large parts of routes.json (a million entries each at 1,000,000 products) are checked by loops that
-// accept exactly what BlobEntrySchema, SegmentSchema and the products record describe: zod's own pass over them took
-// 3.3-4.7 s of a 1,000,000-product server's start-up, the loops a tenth of a second.
+// The three large parts of routes.json (a million entries each at 1,000,000 products) are checked by these loops,
+// the one definition of their entries' rules (counts are non-negative integers, instants integers, hashes 32 hex
+// digits, a sale list has no field but `sales`): zod's pass over them took 3.3-4.7 s of a 1,000,000-product
+// server's start-up, the loops a tenth of a second.
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
 const isCounts = (v: unknown): v is number[] => Array.isArray(v) && v.every(isCount);
 const isSeconds = (v: unknown): boolean => v === null || (typeof v === "number" && Number.isInteger(v));
@@ -160,12 +163,12 @@ export const RoutesSchema = z.strictObject({
   format: z.literal(SNAPSHOT_FORMAT),
   /** Names of the packs the blobs are in, with each one's size in bytes. */
   packs: z.array(z.tuple([z.string().regex(PACK_NAME_RE), Count])),
-  /** BlobEntrySchema each. */
+  /** A BlobEntry each (isBlobEntry). */
   blobs: z.custom<BlobEntry[]>(
     (v) => Array.isArray(v) && v.every(isBlobEntry),
     "blobs: expected [hash, size, gzip size, brotli size, [link offsets], pack, offset, [gzip pieces]] entries",
   ),
-  /** Path (`/v1/...`) -> its segments (SegmentSchema each) in time order, not overlapping. */
+  /** Path (`/v1/...`) -> its segments (isSegment) in time order, not overlapping. */
   resources: z.custom<Record<string, Segment[]>>(
     (v) => everyValue(v, (segments) => Array.isArray(segments) && segments.every(isSegment)),
     "resources: expected path -> [from, to, blob or {sales: [blobs]}] segments",
