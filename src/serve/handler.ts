@@ -1,6 +1,8 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
 import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
+// The module's binding rather than the global (a getter on globalThis): read twice a request.
+import { performance } from "node:perf_hooks";
 import { ApiError, describeError, notFound, toApiError } from "../errors.ts";
 import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from "../snapshot/body-cache.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
