@@ -40,8 +40,8 @@ import { affidRunSeconds, measureAffid } from "./serve/affid-measure.ts";
 import { renderAffidTable, renderAffidVerdicts } from "./serve/affid-report.ts";
 import { countLogLines, startDeployed } from "./serve/deployed.ts";
 import type { DeployedServer } from "./serve/deployed.ts";
-import { measureInterleaved, pairedRatio } from "./serve/measure.ts";
-import type { Stream } from "./serve/measure.ts";
+import { measureInterleaved, medianRun, pairedRatio } from "./serve/measure.ts";
+import type { Run, Stream } from "./serve/measure.ts";
 import { renderLogVerdict } from "./serve/deployed-report.ts";
 import type { SentCount } from "./serve/deployed-report.ts";
 import {
@@ -118,6 +118,8 @@ interface BenchCase {
   encoding: "identity" | "br";
   headers: Record<string, string>;
   urls: Partial<Record<BenchServer, string>>;
+  /** The request target (path and query), for the as-deployed cases: each round asks servers started for it. */
+  target?: string;
   /** What the handler sent, which every other server must match byte for byte. */
   expected: RawResponse;
   note?: string;
@@ -173,7 +175,8 @@ async function main(): Promise<number> {
             )
         : sum;
     }, 0);
-    const startups = 3 + Number(withDeployed) + Number(withOpen);
+    // The as-deployed cases start two servers of their own each round.
+    const startups = 3 + Number(withDeployed) + Number(withOpen) + (selected.deployed ? 2 * rounds : 0);
     const runSeconds =
       (2 * (selected.plain + selected.deployed) * rounds + Math.min(selected.plain, 2)) * (warmup + duration) +
       startups * STARTUP_WARMUP_SEC +
@@ -400,6 +403,7 @@ async function main(): Promise<number> {
               expected: prodId,
               p99Target: true,
               urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) },
+              target: snap.product.path + q,
               note: deployedNote,
             },
             {
@@ -410,6 +414,7 @@ async function main(): Promise<number> {
               expected: prodBr,
               p99Target: true,
               urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) },
+              target: snap.product.path + q,
               note: deployedNote,
             },
             {
@@ -420,6 +425,7 @@ async function main(): Promise<number> {
               expected: listBr,
               p99Target: false,
               urls: { deployed: durl(snap.list.path + q), bare: bareUrl(snap.list.path) },
+              target: snap.list.path + q,
               note: deployedNote,
             },
           ] satisfies BenchCase[])
@@ -468,7 +474,7 @@ async function main(): Promise<number> {
     const startupUrls = [
       cases.find((c) => c.urls.handler)?.urls.handler ??
         (affidCases.length || rejectWanted.handler.length ? productUrl(handler) : undefined),
-      productUrl(deployed),
+      rejectWanted.deployed.length ? productUrl(deployed) : undefined, // its own cases start servers of their own
       cases.find((c) => c.urls.bare)?.urls.bare,
       cases.find((c) => c.urls["serve-handler"])?.urls["serve-handler"],
       productUrl(open),
@@ -477,23 +483,8 @@ async function main(): Promise<number> {
       if (url) await wrk(url, { core: coreOf("wrk"), connections, headers: {}, duration: STARTUP_WARMUP_SEC });
     // Each case is measured in `rounds` interleaved rounds (ours and bare alternating which goes first), and each
     // server's figures are those of its median round (see measure.ts).
-    for (const [i, c] of cases.entries()) {
-      const modes: BenchServer[] =
-        c.subject === "handler" ? ["handler", "bare", "serve-handler"] : ["deployed", "bare"];
-      const streams: Stream[] = modes.flatMap((m) =>
-        c.urls[m] ? [{ name: m, url: c.urls[m], pid: pids[m], headers: c.headers, once: m === "serve-handler" }] : [],
-      );
-      const medians = await measureInterleaved(streams, {
-        wrk,
-        core: coreOf("wrk"),
-        connections,
-        duration,
-        warmup,
-        rounds,
-        offset: i,
-        label: c.label,
-        log,
-      });
+    /** A case's result from each server's median round; the ratios to the subject paired round by round. */
+    const caseResult = (c: BenchCase, modes: readonly BenchServer[], medians: Map<string, Run>): CaseResult => {
       const res: CaseResult = {
         label: c.label,
         subject: c.subject,
@@ -503,9 +494,9 @@ async function main(): Promise<number> {
         results: {},
         cpuUsPerRequest: {},
         coreShare: {},
+        paired: {},
       };
       const subjectRun = medians.get(c.subject);
-      res.paired = {};
       for (const m of modes) {
         const run = medians.get(m);
         if (!run) continue;
@@ -513,12 +504,99 @@ async function main(): Promise<number> {
         if (run.cpu !== undefined) res.cpuUsPerRequest[m] = run.cpu;
         if (run.share !== undefined) res.coreShare[m] = run.share;
         if (m !== c.subject)
-          res.paired[m] = {
+          res.paired![m] = {
             rps: pairedRatio(subjectRun, run, (x) => x.r.requestsPerSec),
             cpu: pairedRatio(run, subjectRun, (x) => x.cpu),
           };
       }
-      results.push(res);
+      return res;
+    };
+    const measureOptions = { wrk, core: coreOf("wrk"), connections, duration, warmup, log };
+    const handlerCases = cases.filter((c) => c.subject === "handler");
+    for (const [i, c] of handlerCases.entries()) {
+      const modes: BenchServer[] = ["handler", "bare", "serve-handler"];
+      const streams: Stream[] = modes.flatMap((m) =>
+        c.urls[m] ? [{ name: m, url: c.urls[m], pid: pids[m], headers: c.headers, once: m === "serve-handler" }] : [],
+      );
+      results.push(
+        caseResult(
+          c,
+          modes,
+          await measureInterleaved(streams, { ...measureOptions, rounds, offset: i, label: c.label }),
+        ),
+      );
+    }
+
+    // The as-deployed cases: each round starts an as-deployed server and a bare server of its own, warms them up and
+    // measures every case on them. On this machine a server process keeps the speed it starts with for its lifetime,
+    // and that speed differs from one start to the next by up to 16% (bare measured 10.9-11.0 us a request in two
+    // starts and 12.6-12.9 in five, the extra time in the kernel's TCP path): with one process a side for the whole
+    // run, one unlucky start decided every round. Each round's ratio now pairs two new processes, and the median over
+    // the rounds is reported.
+    const deployedCases = cases.filter((c) => c.subject === "deployed");
+    const freshDeployed: DeployedServer[] = [];
+    if (deployedCases.length) {
+      const runs = new Map<string, Map<string, Run[]>>(deployedCases.map((c) => [c.label, new Map()]));
+      for (let round = 0; round < rounds; round++) {
+        log(
+          `round ${round + 1}/${rounds} of the as-deployed cases: starting an as-deployed server and a bare server ...`,
+        );
+        const d = await startDeployed({
+          cwd: repoRoot,
+          core: coreOf("server"),
+          nodeArgs: SERVER_NODE_FLAGS,
+          logFile: join(workDir, `deployed-round-${round + 1}.log`),
+          env: deployedEnv,
+        });
+        children.push(d);
+        freshDeployed.push(d);
+        const b = await startServerChild(
+          `bare-round-${round + 1}`,
+          { mode: "bare", host: HOST, port: 0, routes },
+          spawnOpts,
+        );
+        children.push(b);
+        const servers: Record<"deployed" | "bare", ServerChild> = { deployed: d, bare: b };
+        for (const child of [d, b])
+          await wrk(`http://${HOST}:${child.port}${snap.product.path}${q}`, {
+            core: coreOf("wrk"),
+            connections,
+            headers: {},
+            duration: STARTUP_WARMUP_SEC,
+          });
+        for (const [i, c] of deployedCases.entries()) {
+          const streams: Stream[] = (["deployed", "bare"] as const).map((m) => ({
+            name: m,
+            url: `http://${HOST}:${servers[m].port}${c.target!}`,
+            pid: servers[m].pid,
+            headers: c.headers,
+          }));
+          const medians = await measureInterleaved(streams, {
+            ...measureOptions,
+            rounds: 1,
+            offset: i + round,
+            label: `${c.label} [round ${round + 1}/${rounds}]`,
+          });
+          for (const [name, run] of medians) {
+            const list = runs.get(c.label)!;
+            if (!list.has(name)) list.set(name, []);
+            list.get(name)!.push({ r: run.r, ...(run.cpu !== undefined ? { cpu: run.cpu, share: run.share } : {}) });
+          }
+        }
+        // Stopped with SIGTERM, the server writes what its log buffer holds before it exits: its log is complete.
+        for (const child of [d, b]) {
+          await child.stop();
+          children.splice(children.indexOf(child), 1);
+        }
+      }
+      for (const c of deployedCases)
+        results.push(
+          caseResult(
+            c,
+            ["deployed", "bare"],
+            new Map([...runs.get(c.label)!].map(([name, list]) => [name, medianRun(list)])),
+          ),
+        );
     }
 
     const affidResults = await measureAffid(affidCases, {
@@ -602,7 +680,16 @@ async function main(): Promise<number> {
     for (const child of children.splice(0).reverse()) await child.stop();
     // Stopped with SIGTERM, the server writes what its log buffer holds before it exits: now the file is complete.
     const logVerdicts = deployed
-      ? renderLogVerdict(await countLogLines(deployed.logFile), sent.get(deployed.port), connections, deployed)
+      ? renderLogVerdict(
+          await Promise.all(
+            [deployed, ...freshDeployed].map(async (server) => ({
+              server,
+              count: await countLogLines(server.logFile),
+              sent: sent.get(server.port),
+            })),
+          ),
+          connections,
+        )
       : [];
 
     const cpu = cpus()[0]?.model ?? "unknown CPU";
@@ -622,7 +709,9 @@ async function main(): Promise<number> {
               deployedEnv,
             )
               .map(([k, v]) => `${k}=${k === "METRICS_TOKEN" ? "<random>" : v}`)
-              .join(" ")} NODE_ENV=production, stdout >> ${deployed.logFile}`,
+              .join(
+                " ",
+              )} NODE_ENV=production, stdout >> ${join(workDir, "deployed-*.log")}; the as-deployed cases start an as-deployed server and a bare server of their own each round (the rejection cases use the first one)`,
           ]
         : []),
       ...(rejectResults.length

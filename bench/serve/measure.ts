@@ -84,8 +84,13 @@ export async function measureInterleaved(streams: readonly Stream[], o: MeasureO
     }
   }
   const medians = new Map<string, Run>();
-  for (const [name, list] of runs) medians.set(name, { ...median(list, (x) => x.r.requestsPerSec)!, byRound: list });
+  for (const [name, list] of runs) medians.set(name, medianRun(list));
   return medians;
+}
+
+/** A stream's median run by req/s, with every run it made (one a round) as its byRound. */
+export function medianRun(list: readonly Run[]): Run {
+  return { ...median(list, (x) => x.r.requestsPerSec)!, byRound: [...list] };
 }
 
 function median<T>(list: readonly T[], by: (x: T) => number): T | undefined {
