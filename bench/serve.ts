@@ -118,8 +118,6 @@ interface BenchCase {
   encoding: "identity" | "br";
   headers: Record<string, string>;
   urls: Partial<Record<BenchServer, string>>;
-  /** The request target (path and query), for the as-deployed cases: each round asks servers started for it. */
-  target?: string;
   /** What the handler sent, which every other server must match byte for byte. */
   expected: RawResponse;
   note?: string;
@@ -175,8 +173,13 @@ async function main(): Promise<number> {
             )
         : sum;
     }, 0);
-    // The as-deployed cases start two servers of their own each round.
-    const startups = 3 + Number(withDeployed) + Number(withOpen) + (selected.deployed ? 2 * rounds : 0);
+    // The table's cases start servers of their own each round.
+    const startups =
+      3 +
+      Number(withDeployed) +
+      Number(withOpen) +
+      (selected.plain ? 2 * rounds + 1 : 0) +
+      (selected.deployed ? 2 * rounds : 0);
     const runSeconds =
       (2 * (selected.plain + selected.deployed) * rounds + Math.min(selected.plain, 2)) * (warmup + duration) +
       startups * STARTUP_WARMUP_SEC +
@@ -403,7 +406,6 @@ async function main(): Promise<number> {
               expected: prodId,
               p99Target: true,
               urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) },
-              target: snap.product.path + q,
               note: deployedNote,
             },
             {
@@ -414,7 +416,6 @@ async function main(): Promise<number> {
               expected: prodBr,
               p99Target: true,
               urls: { deployed: durl(snap.product.path + q), bare: bareUrl(snap.product.path) },
-              target: snap.product.path + q,
               note: deployedNote,
             },
             {
@@ -425,7 +426,6 @@ async function main(): Promise<number> {
               expected: listBr,
               p99Target: false,
               urls: { deployed: durl(snap.list.path + q), bare: bareUrl(snap.list.path) },
-              target: snap.list.path + q,
               note: deployedNote,
             },
           ] satisfies BenchCase[])
@@ -460,29 +460,19 @@ async function main(): Promise<number> {
 
     // --- measurement: per case, the servers back to back, each warmed up first; the order of ours and bare
     // alternates from case to case, so that load drifting up or down does not always favour the same one ---
-    const pids: Record<BenchServer, number> = {
-      handler: handler.pid,
-      deployed: deployed?.pid ?? 0,
-      bare: bare.pid,
-      "serve-handler": sh.pid,
-    };
     const results: CaseResult[] = [];
     // Start-up warm-up: a freshly started process spends its first seconds compiling hot code and collecting what
-    // loading left behind, on the same pinned core; every server gets this once, before its first measured case.
+    // loading left behind, on the same pinned core. The servers the affid and rejection cases measure get this once
+    // here; the table's cases start servers of their own each round (below), which get it then.
     const productUrl = (child: ServerChild | null) =>
       child ? `http://${HOST}:${child.port}${snap.product.path}${q}` : undefined;
     const startupUrls = [
-      cases.find((c) => c.urls.handler)?.urls.handler ??
-        (affidCases.length || rejectWanted.handler.length ? productUrl(handler) : undefined),
-      rejectWanted.deployed.length ? productUrl(deployed) : undefined, // its own cases start servers of their own
-      cases.find((c) => c.urls.bare)?.urls.bare,
-      cases.find((c) => c.urls["serve-handler"])?.urls["serve-handler"],
+      affidCases.length || rejectWanted.handler.length ? productUrl(handler) : undefined,
+      rejectWanted.deployed.length ? productUrl(deployed) : undefined,
       productUrl(open),
     ];
     for (const url of startupUrls)
       if (url) await wrk(url, { core: coreOf("wrk"), connections, headers: {}, duration: STARTUP_WARMUP_SEC });
-    // Each case is measured in `rounds` interleaved rounds (ours and bare alternating which goes first), and each
-    // server's figures are those of its median round (see measure.ts).
     /** A case's result from each server's median round; the ratios to the subject paired round by round. */
     const caseResult = (c: BenchCase, modes: readonly BenchServer[], medians: Map<string, Run>): CaseResult => {
       const res: CaseResult = {
@@ -511,93 +501,133 @@ async function main(): Promise<number> {
       }
       return res;
     };
+    // Each round starts the servers its cases compare (ours, bare, and serve-handler in the first round only: 4x off,
+    // one round says enough), warms each up, measures every case on them (ours and bare back to back, alternating
+    // which goes first) and stops them. On this machine a server process keeps the speed it starts with for its
+    // lifetime, and that speed differs from one start to the next by up to 16% (bare measured 10.9-11.0 us a request
+    // in two starts and 12.6-12.9 in five, the extra time in the kernel's TCP path): with one process a side for the
+    // whole run, one unlucky start decided every round. Each round's ratio now pairs new processes; each server's
+    // figures are those of its median round, and the ratios the median of the rounds' (see measure.ts).
     const measureOptions = { wrk, core: coreOf("wrk"), connections, duration, warmup, log };
-    const handlerCases = cases.filter((c) => c.subject === "handler");
-    for (const [i, c] of handlerCases.entries()) {
-      const modes: BenchServer[] = ["handler", "bare", "serve-handler"];
-      const streams: Stream[] = modes.flatMap((m) =>
-        c.urls[m] ? [{ name: m, url: c.urls[m], pid: pids[m], headers: c.headers, once: m === "serve-handler" }] : [],
-      );
-      results.push(
-        caseResult(
-          c,
-          modes,
-          await measureInterleaved(streams, { ...measureOptions, rounds, offset: i, label: c.label }),
-        ),
-      );
-    }
-
-    // The as-deployed cases: each round starts an as-deployed server and a bare server of its own, warms them up and
-    // measures every case on them. On this machine a server process keeps the speed it starts with for its lifetime,
-    // and that speed differs from one start to the next by up to 16% (bare measured 10.9-11.0 us a request in two
-    // starts and 12.6-12.9 in five, the extra time in the kernel's TCP path): with one process a side for the whole
-    // run, one unlucky start decided every round. Each round's ratio now pairs two new processes, and the median over
-    // the rounds is reported.
-    const deployedCases = cases.filter((c) => c.subject === "deployed");
+    /** A case's URL on a server started for a round: the long-lived server's URL with that server's port. */
+    const urlOn = (child: ServerChild, url: string) => {
+      const u = new URL(url);
+      return `http://${HOST}:${child.port}${u.pathname}${u.search}`;
+    };
     const freshDeployed: DeployedServer[] = [];
-    if (deployedCases.length) {
-      const runs = new Map<string, Map<string, Run[]>>(deployedCases.map((c) => [c.label, new Map()]));
+    const measureGroup = async (
+      group: readonly BenchCase[],
+      modes: readonly BenchServer[],
+      what: string,
+      start: (round: number) => Promise<Partial<Record<BenchServer, ServerChild>>>,
+    ) => {
+      if (!group.length) return;
+      const runs = new Map<string, Map<string, Run[]>>(group.map((c) => [c.label, new Map()]));
       for (let round = 0; round < rounds; round++) {
-        log(
-          `round ${round + 1}/${rounds} of the as-deployed cases: starting an as-deployed server and a bare server ...`,
-        );
-        const d = await startDeployed({
-          cwd: repoRoot,
-          core: coreOf("server"),
-          nodeArgs: SERVER_NODE_FLAGS,
-          logFile: join(workDir, `deployed-round-${round + 1}.log`),
-          env: deployedEnv,
-        });
-        children.push(d);
-        freshDeployed.push(d);
-        const b = await startServerChild(
-          `bare-round-${round + 1}`,
-          { mode: "bare", host: HOST, port: 0, routes },
-          spawnOpts,
-        );
-        children.push(b);
-        const servers: Record<"deployed" | "bare", ServerChild> = { deployed: d, bare: b };
-        for (const child of [d, b])
-          await wrk(`http://${HOST}:${child.port}${snap.product.path}${q}`, {
-            core: coreOf("wrk"),
-            connections,
-            headers: {},
-            duration: STARTUP_WARMUP_SEC,
-          });
-        for (const [i, c] of deployedCases.entries()) {
-          const streams: Stream[] = (["deployed", "bare"] as const).map((m) => ({
-            name: m,
-            url: `http://${HOST}:${servers[m].port}${c.target!}`,
-            pid: servers[m].pid,
-            headers: c.headers,
-          }));
+        log(`round ${round + 1}/${rounds} of the ${what} cases: starting their servers ...`);
+        const servers = await start(round);
+        const started = modes.flatMap((m) => (servers[m] ? [[m, servers[m]] as const] : []));
+        for (const [m, child] of started) {
+          const first = group.find((c) => c.urls[m])?.urls[m];
+          if (first)
+            await wrk(urlOn(child, first), {
+              core: coreOf("wrk"),
+              connections,
+              headers: {},
+              duration: STARTUP_WARMUP_SEC,
+            });
+        }
+        for (const [i, c] of group.entries()) {
+          const streams: Stream[] = started.flatMap(([m, child]) =>
+            c.urls[m]
+              ? [
+                  {
+                    name: m,
+                    url: urlOn(child, c.urls[m]),
+                    pid: child.pid,
+                    headers: c.headers,
+                    once: m === "serve-handler",
+                  },
+                ]
+              : [],
+          );
           const medians = await measureInterleaved(streams, {
             ...measureOptions,
             rounds: 1,
             offset: i + round,
             label: `${c.label} [round ${round + 1}/${rounds}]`,
           });
+          const byServer = runs.get(c.label)!;
           for (const [name, run] of medians) {
-            const list = runs.get(c.label)!;
-            if (!list.has(name)) list.set(name, []);
-            list.get(name)!.push({ r: run.r, ...(run.cpu !== undefined ? { cpu: run.cpu, share: run.share } : {}) });
+            if (!byServer.has(name)) byServer.set(name, []);
+            const { byRound: _, ...one } = run;
+            byServer.get(name)!.push(one);
           }
         }
-        // Stopped with SIGTERM, the server writes what its log buffer holds before it exits: its log is complete.
-        for (const child of [d, b]) {
+        // Stopped with SIGTERM, an as-deployed server writes what its log buffer holds before it exits.
+        for (const [, child] of started) {
           await child.stop();
           children.splice(children.indexOf(child), 1);
         }
       }
-      for (const c of deployedCases)
+      for (const c of group)
         results.push(
-          caseResult(
-            c,
-            ["deployed", "bare"],
-            new Map([...runs.get(c.label)!].map(([name, list]) => [name, medianRun(list)])),
-          ),
+          caseResult(c, modes, new Map([...runs.get(c.label)!].map(([name, list]) => [name, medianRun(list)]))),
         );
-    }
+    };
+    /** Every server started is stopped at the end even if a later one fails to start. */
+    const track = <T extends ServerChild>(child: T): T => (children.push(child), child);
+    const startBare = async (round: number) =>
+      track(
+        await startServerChild(`bare-round-${round + 1}`, { mode: "bare", host: HOST, port: 0, routes }, spawnOpts),
+      );
+    await measureGroup(
+      cases.filter((c) => c.subject === "handler"),
+      ["handler", "bare", "serve-handler"],
+      "handler",
+      async (round) => ({
+        handler: track(
+          await startServerChild(
+            `handler-round-${round + 1}`,
+            { mode: "handler", host: HOST, port: 0, dataDir: snap.dataDir, keysFile: snap.keysFile },
+            {
+              ...spawnOpts,
+              env: opts.profile ? { BENCH_CPU_PROFILE: join(profileDir, `handler-round-${round + 1}.cpuprofile`) } : {},
+            },
+          ),
+        ),
+        bare: await startBare(round),
+        ...(round === 0
+          ? {
+              "serve-handler": track(
+                await startServerChild(
+                  "serve-handler-round-1",
+                  { mode: "serve-handler", host: HOST, port: 0, publicDir: snap.product.staticDir },
+                  spawnOpts,
+                ),
+              ),
+            }
+          : {}),
+      }),
+    );
+    await measureGroup(
+      cases.filter((c) => c.subject === "deployed"),
+      ["deployed", "bare"],
+      "as-deployed",
+      async (round) => {
+        const d = track(
+          await startDeployed({
+            cwd: repoRoot,
+            core: coreOf("server"),
+            nodeArgs: SERVER_NODE_FLAGS,
+            logFile: join(workDir, `deployed-round-${round + 1}.log`),
+            env: deployedEnv,
+          }),
+        );
+        freshDeployed.push(d);
+        return { deployed: d, bare: await startBare(round) };
+      },
+    );
 
     const affidResults = await measureAffid(affidCases, {
       pid: handler.pid,
@@ -695,7 +725,7 @@ async function main(): Promise<number> {
     const cpu = cpus()[0]?.model ?? "unknown CPU";
     const lines = [
       "",
-      `serve benchmark: wrk -t1 -c${connections} -d${duration}s --latency (after a ${warmup} s warm-up; each server warmed up once for ${STARTUP_WARMUP_SEC} s after starting); ours and bare: the median of ${rounds} interleaved rounds, GET with a valid apikey`,
+      `serve benchmark: wrk -t1 -c${connections} -d${duration}s --latency (after a ${warmup} s warm-up; each server warmed up once for ${STARTUP_WARMUP_SEC} s after starting); ours and bare: the median of ${rounds} interleaved rounds, each on servers started for it, GET with a valid apikey`,
       `node options of every server: ${SERVER_NODE_FLAGS.join(" ") || "none"} (as npm run serve runs ours)`,
       `pinning: ${pre.cores ? `servers on core ${pre.cores.server}, wrk on core ${pre.cores.wrk} (taskset)` : "none"}; ${cpus().length} x ${cpu}; node ${process.version}`,
       `load at start: ${load}`,
