@@ -2,11 +2,11 @@
 // the same through the server as `npm run serve` runs it (request logs on, to a file) vs bare; requests with a new affid
 // each time vs the same resource without (our handler both times); and rejections (401, 429, 404) vs a 200 on one server.
 // Run: npm run bench -- serve [--duration 5] [--rounds 3] [--warmup 2] [--connections 64] [--products N] [--seed N] [--cases a,b]
-//        [--reject-duration 3] [--reject-warmup 1] [--profile] [--keep]
+//        [--reject-duration 3] [--reject-warmup 1] [--reject-rounds 5] [--profile] [--keep]
 // --cases: only the cases whose label contains one of the comma-separated words (case-insensitive), e.g. --cases affid,
 // --cases deployed (the as-deployed cases, rejections included), --cases reject (every rejection case).
 // --reject-duration, --reject-warmup: seconds of each rejection case's runs (and of their 200s); default the smaller of
-// 3 and --duration, and of 1 and --warmup.
+// 3 and --duration, and of 1 and --warmup. --reject-rounds: their rounds (default 5, at least --rounds).
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
@@ -79,6 +79,7 @@ const { values: opts } = parseArgs({
     keep: { type: "boolean", default: false },
     cases: { type: "string", default: "" },
     "reject-duration": { type: "string" },
+    "reject-rounds": { type: "string" },
     "reject-warmup": { type: "string" },
   },
 });
@@ -89,6 +90,12 @@ const connections = Number(opts.connections);
 /** Rejection cases are many (each server's 200 and up to four rejections, every round): shorter runs keep the run bounded. */
 const rejectDuration = Number(opts["reject-duration"] ?? Math.min(3, duration));
 const rejectWarmup = Number(opts["reject-warmup"] ?? Math.min(1, warmup));
+/**
+ * A rejection and the 200 it is held against cost within a few percent of each other (a 404 is a 200 without its
+ * resource lookup and with a smaller body: 0.92-1.00x its CPU here, measured by hand in one server), and the ratio
+ * of one round's short runs spread by about 5% either way: five rounds, so that one disturbed round does not decide.
+ */
+const rejectRounds = Math.max(rounds, Number(opts["reject-rounds"] ?? 5));
 const caseFilters = opts.cases
   .split(",")
   .map((f) => f.trim().toLowerCase())
@@ -167,7 +174,7 @@ async function main(): Promise<number> {
             rejectRunSeconds(
               n + 1,
               rejectWanted[s].filter((l) => l === rejectLabel(s, "locked")).length,
-              rounds,
+              rejectRounds,
               rejectWarmup,
               rejectDuration,
             )
@@ -677,7 +684,7 @@ async function main(): Promise<number> {
         connections,
         duration: rejectDuration,
         warmup: rejectWarmup,
-        rounds,
+        rounds: rejectRounds,
         offset: 0,
         label: `reject [${REJECT_SERVER_NAMES[server]}]`,
         log,
@@ -746,7 +753,7 @@ async function main(): Promise<number> {
         : []),
       ...(rejectResults.length
         ? [
-            `rejection cases: wrk -t1 -c${connections} -d${rejectDuration}s after a ${rejectWarmup} s warm-up, each server's 200 and its rejections in ${rounds} interleaved rounds, median round`,
+            `rejection cases: wrk -t1 -c${connections} -d${rejectDuration}s after a ${rejectWarmup} s warm-up, each server's 200 and its rejections in ${rejectRounds} interleaved rounds, median round`,
           ]
         : []),
       ...pre.notes.map((n) => `note: ${n}`),
