@@ -248,15 +248,18 @@ async function main(): Promise<number> {
       LOG_REQUESTS: "1",
       METRICS_TOKEN: randomBytes(16).toString("hex"),
     };
-    if (withDeployed) {
-      log("starting the server as deployed (src/cli/serve.ts, request logs to a file) ...");
-      deployed = await startDeployed({
+    /** The server as deployed, on the server core, its request log to <workDir>/<logName>. */
+    const startDeployedTo = (logName: string) =>
+      startDeployed({
         cwd: repoRoot,
         core: coreOf("server"),
         nodeArgs: SERVER_NODE_FLAGS,
-        logFile: join(workDir, "deployed-requests.log"),
+        logFile: join(workDir, logName),
         env: deployedEnv,
       });
+    if (withDeployed) {
+      log("starting the server as deployed (src/cli/serve.ts, request logs to a file) ...");
+      deployed = await startDeployedTo("deployed-requests.log");
       children.push(deployed);
     }
     let open: ServerChild | null = null;
@@ -622,15 +625,7 @@ async function main(): Promise<number> {
       ["deployed", "bare"],
       "as-deployed",
       async (round) => {
-        const d = track(
-          await startDeployed({
-            cwd: repoRoot,
-            core: coreOf("server"),
-            nodeArgs: SERVER_NODE_FLAGS,
-            logFile: join(workDir, `deployed-round-${round + 1}.log`),
-            env: deployedEnv,
-          }),
-        );
+        const d = track(await startDeployedTo(`deployed-round-${round + 1}.log`));
         freshDeployed.push(d);
         return { deployed: d, bare: await startBare(round) };
       },

@@ -27,6 +27,9 @@ export const DEFAULT_BODY_CACHE_BYTES = 1024 * 1024 * 1024;
 /** A body the cache holds, counted with what its objects cost beside its bytes. */
 const ENTRY_OVERHEAD = 256;
 
+/** A blob's bytes in its pack: identity, gzip and brotli back to back. */
+const packedLength = (ref: BlobRef) => ref.size + ref.gzSize + ref.brSize;
+
 export class BodyCache {
   readonly maxBytes: number;
   /** The refs whose bytes are held, in no order; `hand` is where the sweep goes on from. */
@@ -60,7 +63,7 @@ export class BodyCache {
   }
 
   private read(ref: BlobRef): LoadedBlob {
-    const length = ref.size + ref.gzSize + ref.brSize;
+    const length = packedLength(ref);
     const bytes = Buffer.allocUnsafeSlow(length);
     const { pack } = ref;
     if (pack.fd < 0) throw new Error(`${pack.path}: read after the pack was closed (blob ${ref.hash})`);
@@ -101,7 +104,7 @@ export class BodyCache {
         continue;
       }
       ref.loaded = null;
-      this.total -= ref.size + ref.gzSize + ref.brSize + ENTRY_OVERHEAD;
+      this.total -= packedLength(ref) + ENTRY_OVERHEAD;
       held[this.hand] = held[held.length - 1]!;
       held.pop();
     }

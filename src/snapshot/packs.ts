@@ -32,7 +32,7 @@ export async function openPack(dataDir: string, name: string, size: number): Pro
   try {
     fd = await openFile(path, "r");
   } catch (err) {
-    throw new SnapshotError(`${path}: cannot read pack: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw cannotRead(path, err);
   }
   const pack: PackFile = { name, path, size, fd };
   try {
@@ -50,10 +50,12 @@ export async function openPack(dataDir: string, name: string, size: number): Pro
     return pack;
   } catch (err) {
     closePacks([pack]);
-    if (err instanceof SnapshotError) throw err;
-    throw new SnapshotError(`${path}: cannot read pack: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw err instanceof SnapshotError ? err : cannotRead(path, err);
   }
 }
+
+const cannotRead = (path: string, err: unknown) =>
+  new SnapshotError(`${path}: cannot read pack: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
 
 /** Closes packs (those no snapshot served any longer uses); a later read of one fails rather than reading another file. */
 export function closePacks(packs: Iterable<PackFile>): void {
