@@ -1,5 +1,5 @@
 // The API keys file: a name, a hash and dates per key, never the key itself; every change made under a lock.
-import { createHash, randomInt } from "node:crypto";
+import { createHash, randomBytes, randomInt } from "node:crypto";
 import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
@@ -104,20 +104,36 @@ export async function loadKeysFile(path: string): Promise<KeysFile> {
   return parsed.data;
 }
 
-/** Writes the keys file atomically (temporary file, flushed, then renamed), readable by its owner only. */
+/**
+ * Writes the keys file atomically (temporary file, flushed, then renamed), readable by its owner only. The temporary
+ * file has a name of its own (pid and random) and is created exclusively, so nothing already at that path (a file
+ * of another mode, a symlink planted to have the keys written elsewhere) is ever written through; it is checked to
+ * be a regular file of ours with mode 0600 before anything is written, and removed if anything fails.
+ */
 export async function writeKeysFile(path: string, file: KeysFile): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const handle = await open(tmp, "w", 0o600);
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(8).toString("hex")}`;
+  const handle = await open(tmp, "wx", 0o600);
   try {
-    await handle.writeFile(JSON.stringify({ ...file, format: KEYS_FORMAT }, null, 2) + "\n");
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(tmp, path).catch(async (err: unknown) => {
+    try {
+      // Set on the open file (not by path): 0600 whatever the umask; then checked, on a file system that may ignore it.
+      await handle.chmod(0o600);
+      const stats = await handle.stat();
+      const uid = process.getuid?.();
+      if (!stats.isFile() || (uid !== undefined && stats.uid !== uid) || (stats.mode & 0o777) !== 0o600) {
+        throw new KeysFileError(
+          `${tmp}: temporary keys file is not a regular file of ours with mode 0600 (mode ${(stats.mode & 0o777).toString(8)}, owner ${stats.uid}): not written`,
+        );
+      }
+      await handle.writeFile(JSON.stringify({ ...file, format: KEYS_FORMAT }, null, 2) + "\n");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
     await unlink(tmp).catch(() => {});
     throw err;
-  });
+  }
 }
 
 /**
