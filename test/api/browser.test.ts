@@ -1,27 +1,24 @@
 // The reference page and the API in a real browser (Debian's Chromium, driven by playwright-core): every operation's
 // section renders, nothing is requested from another host, and a page on another origin reads the API by CORS and JSONP.
-import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-// Outside CI a machine without Chromium skips with one line; in CI (.ci/run installs it) its absence fails.
-if (!CHROMIUM) console.log("browser tests skipped: no Chromium (apt-get install chromium); they fail under CI=true");
-const suite = CHROMIUM || process.env.CI === "true" ? describe : describe.skip;
+// Installed by npm test's first step; if it is missing, the file fails naming it.
+const CHROMIUM = requireProgram("chromium");
 
-suite("in Chromium", () => {
+describe("in Chromium", () => {
   let api: TestApi;
   let browser: Browser;
   let other: Server;
   let otherUrl: string;
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error("Chromium is missing: .ci/run installs Debian's chromium package");
     api = await startTestApi();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
     other = createServer((_, res) => res.writeHead(200, { "content-type": "text/html" }).end(otherPage(api)));

@@ -5,11 +5,15 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { SAMPLE_KEY } from "../../src/api/guide.ts";
 import { BASE, startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 const run = promisify(execFile);
+// Installed by npm test's first step; if one is missing, the file fails naming it.
+const PYTHON3 = requireProgram("python3");
+requireProgram("curl"); // the sh samples' requests
 let api: TestApi;
 let samples: { lang: string; code: string }[];
 beforeAll(async () => {
@@ -26,7 +30,7 @@ afterAll(() => api.close());
 const RUNNERS: Record<string, { file: string; command: string }> = {
   sh: { file: "sample.sh", command: "bash" },
   js: { file: "sample.mjs", command: process.execPath },
-  python: { file: "sample.py", command: "python3" },
+  python: { file: "sample.py", command: PYTHON3 },
 };
 
 it("the guide has samples in curl, JavaScript and Python", () => {

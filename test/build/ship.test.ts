@@ -6,6 +6,7 @@ import { chmod, readdir, readFile, readlink, truncate, writeFile } from "node:fs
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { shipSnapshot } from "../../src/build/ship.ts";
 import { packPath, ROUTES_FILE, snapshotDir } from "../../src/snapshot/format.ts";
@@ -115,6 +116,7 @@ describe("ship to an empty replica", () => {
   }, 60_000);
 
   it("over rsync and a remote shell (here a local one standing in for ssh), in the same order", async () => {
+    requireProgram("rsync"); // ship runs it from PATH; npm test's first step installs it
     const src = await source();
     const id = await src.build(2);
     const root = await tempDir();

@@ -5,6 +5,7 @@ import { once } from "node:events";
 import { get } from "node:http";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { currentSnapshotId } from "../../src/snapshot/load.ts";
@@ -31,6 +32,7 @@ interface Health {
 
 describe("WORKERS=2", () => {
   it("serves from two workers, swaps both to a new snapshot under load, replaces a killed one, drains on SIGTERM", async () => {
+    const pgrep = requireProgram("pgrep"); // installed by npm test's first step
     const root = await tempDir();
     const dataDir = join(root, "data");
     const catalogDir = join(root, "catalog");
@@ -122,7 +124,7 @@ describe("WORKERS=2", () => {
 
       // A worker killed: logged, replaced by a new one (a new worker ID), and the server keeps answering.
       // The primary's children running serve.ts: the workers (tsx's esbuild service is a child too).
-      const workers = spawnSync("pgrep", ["-P", String(child.pid), "-f", "serve.ts"], { encoding: "utf8" })
+      const workers = spawnSync(pgrep, ["-P", String(child.pid), "-f", "serve.ts"], { encoding: "utf8" })
         .stdout.trim()
         .split("\n");
       expect(workers).toHaveLength(2);
@@ -134,7 +136,7 @@ describe("WORKERS=2", () => {
       const [code] = (await once(child, "exit")) as [number | null];
       expect(code).toBe(0);
       expect(
-        spawnSync("pgrep", ["-P", String(child.pid), "-f", "serve.ts"])
+        spawnSync(pgrep, ["-P", String(child.pid), "-f", "serve.ts"])
           .stdout.toString()
           .trim(),
       ).toBe("");

@@ -1,16 +1,20 @@
 // deploy/nginx/flash-sale-api.conf in front of a real server, through a real nginx (Debian's `nginx-light`, installed
-// by .ci/run): 200s are cached and revalidated, errors are not, keys are never shared, and what leaves nginx tells a
-// cache behind it to revalidate (nginx would otherwise pass on the API's max-age as if the copy were new).
-import { spawn, spawnSync } from "node:child_process";
+// by npm test's first step): 200s are cached and revalidated, errors are not, keys are never shared, and what leaves
+// nginx tells a cache behind it to revalidate (nginx would otherwise pass on the API's max-age as if the copy were
+// new).
+import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { freePort, standardCatalog, startTestApi, T0, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
+// Installed by npm test's first step; if it is missing, the file fails naming it.
+const NGINX = requireProgram("nginx");
 const CONF = fileURLToPath(new URL("../../deploy/nginx/flash-sale-api.conf", import.meta.url));
 
 let api: TestApi;
@@ -18,8 +22,6 @@ let nginx: ChildProcess;
 let cacheUrl: string;
 
 beforeAll(async () => {
-  if (spawnSync("nginx", ["-v"]).error)
-    throw new Error("nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)");
   api = await startTestApi(standardCatalog());
   api.clock.now = T0;
   const dir = await tempDir("fsa-nginx-");
@@ -37,7 +39,7 @@ beforeAll(async () => {
       `events { worker_connections 64; }\nhttp {\n  access_log off;\n  client_body_temp_path ${join(dir, "body")};\n` +
       `  proxy_temp_path ${join(dir, "proxy")};\n  include ${join(dir, "site.conf")};\n}\n`,
   );
-  nginx = spawn("nginx", ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "pipe", "pipe"] });
+  nginx = spawn(NGINX, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   nginx.stderr!.on("data", (c: Buffer) => (output += c.toString()));
   cacheUrl = `http://127.0.0.1:${port}`;

@@ -1,8 +1,8 @@
 // deploy/varnish/default.vcl in front of a real server, through a real varnishd (Debian's `varnish`, installed by
-// .ci/run): sale transitions show through the cache within a second of their instant, keys are never shared through
-// it, If-None-Match revalidates, a polling client is served from the cache, and the 404 of a sale that has ended is
-// cached too. The server runs on the real clock (Varnish's TTLs do), on a catalog whose sale begins 4 s after the
-// build and ends 3 s later; the polling loops below are the clients the test is about.
+// npm test's first step): sale transitions show through the cache within a second of their instant, keys are never
+// shared through it, If-None-Match revalidates, a polling client is served from the cache, and the 404 of a sale
+// that has ended is cached too. The server runs on the real clock (Varnish's TTLs do), on a catalog whose sale
+// begins 4 s after the build and ends 3 s later; the polling loops below are the clients the test is about.
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -10,10 +10,15 @@ import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { createKey, revokeKey } from "../../src/keys/keys-file.ts";
 import { freePort, iso, product, sale, standardCatalog, startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
+// Installed by npm test's first step; if one is missing, the file fails naming it.
+const VARNISHD = requireProgram("varnishd");
+const VARNISHADM = requireProgram("varnishadm");
+const PKILL = requireProgram("pkill");
 const VCL = fileURLToPath(new URL("../../deploy/varnish/default.vcl", import.meta.url));
 const FLASH = "flash";
 const FLASH_PRODUCT = 77;
@@ -29,8 +34,6 @@ let begins: number;
 let ends: number;
 
 beforeAll(async () => {
-  if (spawnSync("varnishd", ["-V"]).error)
-    throw new Error("varnishd is not installed (Debian: apt-get install varnish; .ci/run installs it)");
   const now = Math.ceil(Date.now() / 1000);
   begins = now + 4;
   ends = begins + 3;
@@ -48,7 +51,7 @@ beforeAll(async () => {
   expect(vcl).toContain(`.port = "${new URL(api.url).port}"`);
   await writeFile(join(workDir, "test.vcl"), vcl);
   varnish = spawn(
-    "varnishd",
+    VARNISHD,
     [
       "-F",
       "-n",
@@ -84,7 +87,7 @@ afterAll(async () => {
     varnish.kill("SIGKILL");
     await once(varnish, "exit");
   }
-  spawnSync("pkill", ["-9", "-f", join(workDir ?? "/nonexistent", "instance")]);
+  spawnSync(PKILL, ["-9", "-f", join(workDir ?? "/nonexistent", "instance")]);
   await api?.close();
 });
 
@@ -156,13 +159,9 @@ describe("Varnish with deploy/varnish/default.vcl", () => {
     await api.handler.reload();
     const cached = await viaCache(path);
     expect([cached.status, cached.hit]).toEqual([200, true]); // the window the README documents (at most max-age)
-    const ban = spawnSync(
-      "varnishadm",
-      ["-n", join(workDir, "instance"), "ban", `req.url ~ "[?&]apikey=${key}(&|$)"`],
-      {
-        encoding: "utf8",
-      },
-    );
+    const ban = spawnSync(VARNISHADM, ["-n", join(workDir, "instance"), "ban", `req.url ~ "[?&]apikey=${key}(&|$)"`], {
+      encoding: "utf8",
+    });
     expect(ban.status, ban.stdout + ban.stderr).toBe(0);
     const after = await viaCache(path);
     expect([after.status, after.hit]).toEqual([401, false]);

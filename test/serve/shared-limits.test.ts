@@ -6,10 +6,14 @@ import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { REDIS_TIMEOUT_MS } from "../../src/serve/shared-limits.ts";
 import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+
+// Installed by npm test's first step; if it is missing, the file fails naming it.
+const REDIS_SERVER = requireProgram("redis-server");
 
 /** A child process and everything it has written on stderr (or stdout), with a wait for a pattern in it. */
 interface Watched {
@@ -48,7 +52,7 @@ function watch(child: ChildProcess, stream: "stdout" | "stderr"): Watched {
 
 async function startRedis(port: number): Promise<Watched> {
   const redis = watch(
-    spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
       stdio: ["ignore", "pipe", "pipe"],
     }),
     "stdout",

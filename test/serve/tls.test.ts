@@ -13,6 +13,7 @@ import type { TLSSocket } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { HSTS, SERVER_NODE_FLAGS, startServer } from "../../src/serve/server.ts";
 import type { RunningServer } from "../../src/serve/server.ts";
 import { createTlsWatcher, loadTlsPair } from "../../src/serve/tls.ts";
@@ -22,6 +23,8 @@ import type { TestApi } from "../helpers/fixture.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const run = promisify(execFile);
+// Installed by npm test's first step; if it is missing, the file fails naming it.
+const OPENSSL = requireProgram("openssl");
 
 interface PemPair {
   cert: Buffer;
@@ -33,7 +36,7 @@ interface PemPair {
 async function makePair(dir: string, name: string): Promise<PemPair> {
   const certFile = join(dir, `${name}.crt`);
   const keyFile = join(dir, `${name}.key`);
-  await run("openssl", [
+  await run(OPENSSL, [
     "req",
     "-x509",
     "-newkey",
@@ -50,7 +53,7 @@ async function makePair(dir: string, name: string): Promise<PemPair> {
     "-out",
     certFile,
   ]);
-  const { stdout } = await run("openssl", ["x509", "-noout", "-serial", "-in", certFile]);
+  const { stdout } = await run(OPENSSL, ["x509", "-noout", "-serial", "-in", certFile]);
   return {
     cert: await readFile(certFile),
     key: await readFile(keyFile),
