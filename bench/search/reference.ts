@@ -6,6 +6,7 @@ import { FACET_VALUES_LIMIT } from "../../src/search/facets.ts";
 import { surfaceWords, tokenize, tokenizeQuery } from "../../src/search/tokenize.ts";
 import type { FacetName, FacetValues, SearchDoc, SearchQuery } from "../../src/search/types.ts";
 import { FACET_NAMES } from "../../src/search/types.ts";
+import { MAX_EXPANSIONS } from "../../src/search/limits.ts";
 import { matchCost, queryWords } from "../../src/search/words.ts";
 
 interface DocStats {
@@ -139,7 +140,11 @@ export function createReference(docs: readonly SearchDoc[]) {
           const c = matchCost(w, surface, term);
           if (c >= 0 && df.has(term) && !(costs.get(term)! <= c)) costs.set(term, c);
         }
-        return costs;
+        // The engine's cap: the cheapest terms, then those in the most docs, then by term (UTF-16 order).
+        const kept = [...costs]
+          .sort((a, b) => a[1] - b[1] || df.get(b[0])! - df.get(a[0])! || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+          .slice(0, MAX_EXPANSIONS);
+        return new Map(kept);
       });
       const brands = q.brands.map((b) => [...new Set(tokenizeQuery(b))]);
       const ranked: RankedMatch[] = [];

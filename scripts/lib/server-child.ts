@@ -101,6 +101,8 @@ export function startServerChild(options: {
       DATA_DIR: options.dataDir,
       KEYS_FILE: options.keysFile,
       LOG_REQUESTS: "0",
+      // Given, not inherited: vitest sets BASE_URL to "/" in its own environment.
+      BASE_URL: `http://${HOST}:${options.port}`,
       ...options.env,
     },
     core: null,

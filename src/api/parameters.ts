@@ -6,7 +6,8 @@ import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
 import { FACET_VALUES_LIMIT } from "../search/facets.ts";
 import { FACET_NAMES, SORT_ORDERS } from "../search/types.ts";
 import { AFFID_RE, CALLBACK_RE } from "../serve/request.ts";
-import { MAX_FILTER_VALUES, MAX_START, MAX_TEXT_LENGTH, PRICE_PARAM_RE } from "../serve/search-params.ts";
+import { MAX_FUZZY_WORD_LENGTH, MAX_QUERY_TEXT_LENGTH, MAX_QUERY_WORDS } from "../search/limits.ts";
+import { MAX_FILTER_VALUES, MAX_START, PRICE_PARAM_RE } from "../serve/search-params.ts";
 
 /** One query parameter. */
 export interface QueryParameter {
@@ -55,13 +56,15 @@ const filterRule = `Repeatable (at most ${MAX_FILTER_VALUES} values): repeating 
 export const SEARCH_PARAMETERS: readonly QueryParameter[] = [
   {
     name: "q",
-    schema: z.string().min(1).max(MAX_TEXT_LENGTH),
+    schema: z.string().min(1).max(MAX_QUERY_TEXT_LENGTH),
     required: true,
     description:
       "Words to find in the product's name and description; every word must match (case, accents and English " +
       "word endings aside), or nearly (see `typos` and `prefix`). Ranked by penalty (0 for an exact word, 1 for a " +
       "prefix completion, 2 per typo edit: every exact match comes first), then relevance (BM25F), then product ID. " +
-      "Must not be blank.",
+      `Must not be blank; at most ${MAX_QUERY_TEXT_LENGTH} characters, as sent and once case, accents and ` +
+      `compatibility forms are folded (\`㌖\` is six letters), and at most ${MAX_QUERY_WORDS} distinct words; a ` +
+      `word longer than ${MAX_FUZZY_WORD_LENGTH} letters matches only exactly.`,
     example: "leather boots",
   },
   {
@@ -73,7 +76,7 @@ export const SEARCH_PARAMETERS: readonly QueryParameter[] = [
   },
   {
     name: "brand",
-    schema: z.string().min(1).max(MAX_TEXT_LENGTH),
+    schema: z.string().min(1).max(MAX_QUERY_TEXT_LENGTH),
     repeatable: true,
     description: `Words of the brand name (\`calvin\` matches "Calvin Klein"). ${filterRule}`,
     example: "calvin",

@@ -1,5 +1,6 @@
 // The index's word dictionary for typo and prefix matching: the documents' words sorted (prefixes are a range)
 // and a deletion dictionary (SymSpell): every word under each way of deleting up to two of its letters, hashed.
+import { MAX_PREFIX_SCAN, MAX_TYPO_CANDIDATES } from "./limits.ts";
 import type { QueryWord } from "./words.ts";
 import { fuzzable, matchCost, TWO_TYPOS_FROM } from "./words.ts";
 
@@ -78,12 +79,15 @@ export class Dictionary {
 
   /**
    * Calls `found(term, cost)` for each dictionary word that matches `word` as a prefix completion or a typo
-   * (by {@link matchCost}; exact matches are the caller's), possibly several times for one term.
+   * (by {@link matchCost}; exact matches are the caller's), possibly several times for one term. Bounded: at most
+   * {@link MAX_PREFIX_SCAN} words for the prefix and {@link MAX_TYPO_CANDIDATES} distance checks for the typos.
    */
   variants(word: QueryWord, found: (term: number, cost: number) => void): void {
     const { words, terms, hashes, wordIds } = this.#d;
     if (word.prefix) {
-      for (let i = lowerBound(words, word.surface); i < words.length && words[i]!.startsWith(word.surface); i++) {
+      const from = lowerBound(words, word.surface);
+      const to = Math.min(words.length, from + MAX_PREFIX_SCAN);
+      for (let i = from; i < to && words[i]!.startsWith(word.surface); i++) {
         const cost = matchCost(word, words[i]!, "");
         if (cost > 0) found(terms[i]!, cost);
       }
@@ -95,6 +99,7 @@ export class Dictionary {
       for (let p = lowerBound(hashes, h); p < hashes.length && hashes[p] === h; p++) {
         const w = wordIds[p]!;
         if (seen.has(w)) continue;
+        if (seen.size === MAX_TYPO_CANDIDATES) return;
         seen.add(w);
         const cost = matchCost(word, words[w]!, "");
         if (cost > 0) found(terms[w]!, cost);

@@ -63,7 +63,7 @@ class Engine implements SearchIndex {
       this.#onSale,
     );
     const terms = new Map(data.text.keys.map((k, i) => [k, i]));
-    this.#expander = new Expander(terms, new Dictionary(data.dictionary));
+    this.#expander = new Expander(terms, new Dictionary(data.dictionary), this.#offsets);
     this.#ranker = new Ranker(this.#offsets, this.#docs, scores, this.#broad, n);
     this.#facets = new FacetCounter(n, words, {
       brand: data.brandNames,

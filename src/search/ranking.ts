@@ -3,6 +3,7 @@
 import { popcount, seek, setDocs, orInto } from "./bitset.ts";
 import type { BroadTerms } from "./broad-terms.ts";
 import type { Dictionary } from "./dictionary.ts";
+import { MAX_EXPANSIONS } from "./limits.ts";
 import type { QueryWord } from "./words.ts";
 import { PENALTY_WEIGHT } from "./words.ts";
 
@@ -26,26 +27,36 @@ const EXPANSION_CACHE_SIZE = 20_000;
 export class Expander {
   readonly #terms: Map<string, number>;
   readonly #dictionary: Dictionary;
+  readonly #offsets: Uint32Array;
   readonly #cache = new Map<string, WordTerms | null>();
 
-  constructor(terms: Map<string, number>, dictionary: Dictionary) {
+  /** `offsets` are the text postings' (a term's document frequency is the length of its list). */
+  constructor(terms: Map<string, number>, dictionary: Dictionary, offsets: Uint32Array) {
     this.#terms = terms;
     this.#dictionary = dictionary;
+    this.#offsets = offsets;
   }
 
-  /** The word's terms, or null when it matches nothing in the index. */
+  /**
+   * The word's terms, or null when it matches nothing in the index: at most {@link MAX_EXPANSIONS}, cheapest first,
+   * then those in the most docs, then by term.
+   */
   expand(word: QueryWord): WordTerms | null {
+    const exact = this.#terms.get(word.term);
+    // A word matched only exactly is one lookup: not worth a place in the cache (nor its long surface's memory).
+    if (word.typos === 0 && !word.prefix) return exact === undefined ? null : this.#single(exact);
     const key = `${word.typos}${word.prefix ? "p" : "w"}${word.surface}`;
     let found = this.#cache.get(key);
     if (found !== undefined) return found;
     const best = new Map<number, number>();
-    const exact = this.#terms.get(word.term);
     if (exact !== undefined) best.set(exact, 0);
     this.#dictionary.variants(word, (t, cost) => {
       const was = best.get(t);
       if (was === undefined || cost < was) best.set(t, cost);
     });
-    const order = [...best].sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+    const offsets = this.#offsets;
+    const df = (t: number) => offsets[t + 1]! - offsets[t]!;
+    const order = [...best].sort((a, b) => a[1] - b[1] || df(b[0]) - df(a[0]) || a[0] - b[0]).slice(0, MAX_EXPANSIONS);
     found =
       order.length === 0
         ? null
@@ -53,6 +64,11 @@ export class Expander {
     if (this.#cache.size >= EXPANSION_CACHE_SIZE) this.#cache.clear();
     this.#cache.set(key, found);
     return found;
+  }
+
+  /** A word's one exact term, as the engine takes it. */
+  #single(term: number): WordTerms {
+    return { terms: Uint32Array.of(term), costs: Uint8Array.of(0) };
   }
 }
 

@@ -1,5 +1,6 @@
 // The forgiving-search rules, shared by the engine and the brute-force reference: which query words may match
 // approximately, how far, and what each kind of match costs in the ranking.
+import { MAX_FUZZY_WORD_LENGTH, MAX_QUERY_WORDS } from "./limits.ts";
 import { surfaceWords } from "./tokenize.ts";
 
 /** A query word of this many letters or more may match a word one edit away. */
@@ -38,13 +39,18 @@ const DIGIT_RE = /\p{N}/u;
 /** Can this word (as typed, or as a document has it) take part in typo and prefix matching? No digits. */
 export const fuzzable = (word: string): boolean => word.length >= MIN_FUZZY_LENGTH && !DIGIT_RE.test(word);
 
+/** May this query word (folded) match with typos or as a prefix? Fuzzable, and at most {@link MAX_FUZZY_WORD_LENGTH}. */
+const fuzzyQueryWord = (word: string): boolean => word.length <= MAX_FUZZY_WORD_LENGTH && fuzzable(word);
+
 /** Edits allowed for a typed word of this length, when typos are on. */
 export const typoBudget = (length: number): number => (length >= TWO_TYPOS_FROM ? 2 : length >= ONE_TYPO_FROM ? 1 : 0);
 
 /**
  * The distinct words of a query (a term typed twice counts once, at its last place), each with its budget:
  * `typos` gives words of 4-7 letters one edit and 8 or more two; `prefix` makes the query's last word (after
- * stop words are dropped) a prefix, from 3 letters on. Words with digits are matched exactly, always.
+ * stop words are dropped) a prefix, from 3 letters on. Words with digits, and words longer than
+ * {@link MAX_FUZZY_WORD_LENGTH}, are matched exactly, always. At most {@link MAX_QUERY_WORDS} words are kept (the
+ * API refuses a longer query; the cap holds the engine's work whoever calls it).
  */
 export function queryWords(q: string, typos: boolean, prefix: boolean): QueryWord[] {
   const words = surfaceWords(q, true);
@@ -52,8 +58,8 @@ export function queryWords(q: string, typos: boolean, prefix: boolean): QueryWor
   words.forEach((w, i) => last.set(w.term, i));
   const out: QueryWord[] = [];
   words.forEach((w, i) => {
-    if (last.get(w.term) !== i) return;
-    const ok = fuzzable(w.surface);
+    if (last.get(w.term) !== i || out.length === MAX_QUERY_WORDS) return;
+    const ok = fuzzyQueryWord(w.surface);
     out.push({
       term: w.term,
       surface: w.surface,

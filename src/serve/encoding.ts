@@ -4,6 +4,8 @@ export type ContentEncoding = "br" | "gzip" | "identity";
 
 const cache = new Map<string, { br: boolean; gzip: boolean }>();
 const CACHE_LIMIT = 512;
+/** Longer headers are parsed each time, not kept: 512 of them at the 16 KB a header may have would hold 8 MB. */
+const CACHED_HEADER_LENGTH = 256;
 
 function parse(header: string): { br: boolean; gzip: boolean } {
   const accepted = { br: false, gzip: false };
@@ -35,6 +37,7 @@ function parse(header: string): { br: boolean; gzip: boolean } {
 
 /** What an Accept-Encoding header accepts (parsed once per distinct header, in a bounded map). */
 function accepts(header: string): { br: boolean; gzip: boolean } {
+  if (header.length > CACHED_HEADER_LENGTH) return parse(header);
   let accepted = cache.get(header);
   if (!accepted) {
     accepted = parse(header);

@@ -3,6 +3,7 @@ import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../catalog/schema.ts
 import type { ColorGroup, Gender, Store } from "../catalog/schema.ts";
 import { invalidParameter } from "../errors.ts";
 import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
+import { MAX_QUERY_TEXT_LENGTH, queryTextProblem } from "../search/limits.ts";
 import { FACET_NAMES, SORT_ORDERS } from "../search/types.ts";
 import type { FacetName, SearchQuery, SortOrder } from "../search/types.ts";
 import { single } from "./request.ts";
@@ -11,8 +12,6 @@ import { single } from "./request.ts";
 export const MAX_START = 2_147_483_647;
 /** Most values one repeated filter may have. */
 export const MAX_FILTER_VALUES = 32;
-/** Longest `q` or `brand` accepted, in characters. */
-export const MAX_TEXT_LENGTH = 256;
 
 /** `min_price`/`max_price`: a non-negative decimal with at most two decimals and nine integer digits. */
 export const PRICE_PARAM_RE = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,2})?$/;
@@ -83,8 +82,8 @@ export type SearchParams = Omit<SearchQuery, "now">;
 export function parseSearchParams(query: Map<string, string[]>): SearchParams {
   const q = (single(query, "q") ?? "").trim();
   if (!query.has("q")) throw invalidParameter("q", "is required");
-  if (q === "") throw invalidParameter("q", "must not be empty");
-  if (q.length > MAX_TEXT_LENGTH) throw invalidParameter("q", `must be at most ${MAX_TEXT_LENGTH} characters`);
+  const qProblem = queryTextProblem(q, true);
+  if (qProblem !== null) throw invalidParameter("q", qProblem);
   const stores = list(
     query,
     "store",
@@ -97,8 +96,8 @@ export function parseSearchParams(query: Map<string, string[]>): SearchParams {
   const brands = list(
     query,
     "brand",
-    (v) => (v.trim() !== "" && v.length <= MAX_TEXT_LENGTH ? v.trim() : null),
-    `must be non-empty text of at most ${MAX_TEXT_LENGTH} characters`,
+    (v) => (queryTextProblem(v.trim(), false) === null ? v.trim() : null),
+    `must be non-empty text of at most ${MAX_QUERY_TEXT_LENGTH} characters, as sent and once folded`,
   );
   const rows = integer(query, "rows", 1, MAX_ROWS, DEFAULT_ROWS);
   const start = integer(query, "start", 0, MAX_START, 0);
