@@ -1,7 +1,7 @@
 // `npm run ship -- --to DIR|[user@]host:DIR [--data DIR] [--id ID] [--keep N] [--rsh CMD]`: copies a published
 // snapshot to a replica's data directory, packs first and `current` last, so that a server there never sees half
 // of it.
-import { shipSnapshot } from "../build/ship.ts";
+import { parseReplica, ReplicaError, shipSnapshot } from "../build/ship.ts";
 import { BuildLockedError } from "../build/lock.ts";
 import { DEFAULT_KEEP } from "../build/publish.ts";
 import { parseConfig } from "../config.ts";
@@ -24,7 +24,13 @@ async function main(): Promise<number> {
     USAGE,
   );
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"; ${USAGE}`);
-  if (!values.to) throw new UsageError(`--to is required; ${USAGE}`);
+  if (values.to === undefined) throw new UsageError(`--to is required; ${USAGE}`);
+  try {
+    parseReplica(values.to, "--to");
+  } catch (err) {
+    if (err instanceof ReplicaError) throw new UsageError(err.message);
+    throw err;
+  }
   const keep = values.keep === undefined ? DEFAULT_KEEP : Number(values.keep);
   if (!Number.isInteger(keep) || keep < 1)
     throw new UsageError(`--keep must be a whole number of at least 1, not "${values.keep}"`);

@@ -2,13 +2,14 @@
 // sees no failure and no response mixing two snapshots; a ship that fails leaves the replica as it was; the remote
 // form (rsync over a shell) publishes the same way.
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, readdir, readFile, readlink, truncate, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { buildSnapshot } from "../../src/build/index.ts";
-import { shipSnapshot } from "../../src/build/ship.ts";
+import { parseReplica, shipSnapshot } from "../../src/build/ship.ts";
 import { packPath, ROUTES_FILE, snapshotDir } from "../../src/snapshot/format.ts";
 import { currentSnapshotId, loadSnapshot, verifySnapshot } from "../../src/snapshot/load.ts";
 import { createReloader } from "../../src/serve/reloader.ts";
@@ -16,6 +17,7 @@ import type { Reloader } from "../../src/serve/reloader.ts";
 import {
   BASE,
   catalogVersion as fixtureCatalogVersion,
+  standardCatalog,
   startTestApi,
   T0,
   tempDir,
@@ -121,10 +123,7 @@ describe("ship to an empty replica", () => {
     const id = await src.build(2);
     const root = await tempDir();
     const replica = join(root, "replica");
-    // rsync and the ship's own commands run `<rsh> <host> <command...>`: this one drops the host and runs the command.
-    const rsh = join(root, "local-shell");
-    await writeFile(rsh, '#!/bin/sh\nshift\nexec sh -c "$*"\n');
-    await chmod(rsh, 0o755);
+    const { rsh, calls } = await localShell(root);
     const result = await shipSnapshot({ dataDir: src.dataDir, to: `replica-host:${replica}`, rsh });
     expect(result.id).toBe(id);
     expect(result.copied).toBeGreaterThan(0);
@@ -133,8 +132,83 @@ describe("ship to an empty replica", () => {
     expect((await loadSnapshot(replica)).id).toBe(id);
     const again = await shipSnapshot({ dataDir: src.dataDir, to: `replica-host:${replica}`, rsh });
     expect(again.copied).toBe(0);
+    // The ship's own commands put `--` before the host; rsync (with -s) sends no path on the remote command line.
+    const lines = await calls();
+    expect(lines.filter((l) => l.startsWith("-- replica-host "))).toHaveLength(4);
+    const rsyncs = lines.filter((l) => !l.startsWith("-- "));
+    expect(rsyncs).toHaveLength(4);
+    for (const l of rsyncs) expect(l).toMatch(/^replica-host rsync --server -s\S*$/);
+    for (const l of rsyncs) expect(l).not.toContain(replica);
   }, 60_000);
+
+  it("a remote directory with quotes and $(...) in its name is one directory there: nothing in it runs", async () => {
+    requireProgram("rsync");
+    const src = await source();
+    const id = await src.build(3);
+    const root = await tempDir();
+    // The remote shell runs in `root`: a command in the name would make `root/marker`.
+    const replica = join(root, `odd';$(touch\${IFS}marker);\`touch\${IFS}marker\`;'"x`);
+    const { rsh } = await localShell(root);
+    const result = await shipSnapshot({ dataDir: src.dataDir, to: `replica-host:${replica}`, rsh });
+    expect(result.id).toBe(id);
+    expect(await readlink(join(replica, "current"))).toBe(`snapshots/${id}`);
+    await verifySnapshot(replica, id);
+    expect(existsSync(join(root, "marker"))).toBe(false);
+    expect((await readdir(root)).sort()).toEqual(["local-shell", "local-shell.log", basename(replica)].sort());
+  }, 60_000);
+
+  it.each([
+    ["-oProxyCommand=sh", /must not begin with "-"/],
+    ["user@-oProxyCommand=sh:dir", /must be a directory or \[user@\]host:directory/],
+    ["host;id:dir", /must be a directory or/],
+    ["us$er@host:dir", /must be a directory or/],
+    ["host:-dir", /remote directory must not begin with "-"/],
+    ["host:dir x", /remote directory must not contain white space/],
+    ["host:dir\nx", /must not contain control characters/],
+  ])("shipSnapshot refuses the replica %j before running anything", async (to, message) => {
+    const root = await tempDir();
+    const { rsh, calls } = await localShell(root);
+    await expect(shipSnapshot({ dataDir: join(root, "none"), to, rsh })).rejects.toThrow(message);
+    expect(await calls()).toEqual([]);
+  });
 });
+
+describe("parseReplica", () => {
+  it.each([
+    ["/srv/replica/data", null],
+    ["relative/dir", null],
+    ["./-odd", null],
+    ["/a dir/with spaces:and colons", null],
+    ["web2:/srv/data", { host: "web2", rsyncHost: "web2", dir: "/srv/data" }],
+    [
+      "deploy@web2.example.com:data",
+      { host: "deploy@web2.example.com", rsyncHost: "deploy@web2.example.com", dir: "data" },
+    ],
+    ["deploy_1.x@10.0.0.7:", { host: "deploy_1.x@10.0.0.7", rsyncHost: "deploy_1.x@10.0.0.7", dir: "." }],
+    ["[::1]:/srv/data", { host: "::1", rsyncHost: "[::1]", dir: "/srv/data" }],
+    ["u@[fe80::1]:d", { host: "u@fe80::1", rsyncHost: "u@[fe80::1]", dir: "d" }],
+  ])("%j", (to, expected) => {
+    expect(parseReplica(to)).toEqual(expected);
+  });
+});
+
+/**
+ * A remote shell for rsync and the ship's own commands, standing in for ssh on this machine: it writes its arguments
+ * on a line of `local-shell.log` (`calls` reads them), drops `--` and the host, and runs the command with sh in `root`.
+ */
+async function localShell(root: string) {
+  const rsh = join(root, "local-shell");
+  const log = join(root, "local-shell.log");
+  await writeFile(
+    rsh,
+    `#!/bin/sh\necho "$*" >> '${log}'\ncd '${root}'\n[ "$1" = -- ] && shift\nshift\nexec sh -c "$*"\n`,
+  );
+  await chmod(rsh, 0o755);
+  return {
+    rsh,
+    calls: async () => (existsSync(log) ? (await readFile(log, "utf8")).split("\n").filter(Boolean) : []),
+  };
+}
 
 describe("npm run ship", () => {
   it.each([
@@ -151,5 +225,78 @@ describe("npm run ship", () => {
     expect(run.status).toBe(2);
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
     expect(run.stderr).toMatch(message);
+  });
+
+  describe("refuses a --to that ssh or rsync would read as an option or as more than a host", () => {
+    let dataDir: string;
+    let root: string;
+    // Vite puts BASE_URL=/ into the test process's environment; the CLI would read it as the API's base URL.
+    const { BASE_URL: _vite, ...env } = process.env;
+    const ship = (args: string[]) =>
+      spawnSync(process.execPath, ["--import", "tsx", "src/cli/ship.ts", "--data", dataDir, ...args], {
+        cwd: REPO,
+        encoding: "utf8",
+        env,
+      });
+    beforeAll(async () => {
+      root = await tempDir();
+      dataDir = join(root, "data");
+      await buildSnapshot({
+        catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
+        dataDir,
+        baseUrl: BASE,
+      });
+    });
+
+    it("the same command with a good --to reaches the remote shell and ships (so the refusals below are the check's)", async () => {
+      requireProgram("rsync");
+      const { rsh, calls } = await localShell(root);
+      const replica = join(root, "good-replica");
+      const run = ship([`--to=replica-host:${replica}`, "--rsh", rsh]);
+      expect(run.status, run.stderr).toBe(0);
+      expect(await readlink(join(replica, "current"))).toMatch(/^snapshots\//);
+      expect((await calls()).length).toBeGreaterThan(0);
+    }, 60_000);
+
+    // Through the real ssh: if a value reached it as an option, its ProxyCommand would run here and make the marker.
+    it.each([
+      (m: string) => [`--to=-oProxyCommand=touch ${m}`],
+      (m: string) => [`--to=-oProxyCommand=touch ${m}:dir`],
+      (m: string) => [`--to=-oProxyCommand=sh -c 'touch ${m}'`, "--rsh", "ssh"],
+      (m: string) => ["--to", `-oProxyCommand=touch ${m}`],
+    ])("ProxyCommand %#: exit 2, one line naming --to, nothing run", (args) => {
+      const marker = join(root, `marker-${Math.random().toString(36).slice(2)}`);
+      const run = ship(args(marker));
+      expect(run.status).toBe(2);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr).toMatch(/^ship: .*--to/);
+      expect(existsSync(marker)).toBe(false);
+    });
+
+    it.each([
+      ["-l", /--to must not begin with "-"/],
+      ["-oProxyCommand=x:dir", /--to must not begin with "-"/],
+      ["user@-oProxyCommand=x:dir", /--to must be a directory or \[user@\]host:directory/],
+      ["-user@host:dir", /--to must not begin with "-"/],
+      ["us;er@host:dir", /--to must be a directory or/],
+      ["host$(touch${IFS}x):dir", /--to must be a directory or/],
+      ["ho st:dir", /--to must be a directory or/],
+      ["host\t:dir", /--to must not contain control characters/],
+      ["host:dir\rx", /--to must not contain control characters/],
+      ["host:dir\x1b[2Jx", /--to must not contain control characters/],
+      ["host:-dir", /--to's remote directory must not begin with "-"/],
+      ["host:dir -e", /--to's remote directory must not contain white space/],
+      ["[::1 -oX]:dir", /--to must be a directory or/],
+      ["", /--to must not be empty/],
+    ])("%j: exit 2, one line naming --to, the remote shell never run", async (to, message) => {
+      const { rsh, calls } = await localShell(await tempDir());
+      const run = ship([`--to=${to}`, "--rsh", rsh]);
+      expect(run.status).toBe(2);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr).toMatch(message);
+      // Control characters are shown escaped, not written to the terminal.
+      expect(run.stderr.trim()).not.toMatch(/[\x00-\x1f\x7f]/);
+      expect(await calls()).toEqual([]);
+    });
   });
 });
