@@ -6,6 +6,7 @@ import type { Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { ApiError, renderProblem } from "../errors.ts";
 import type { Handler } from "./handler.ts";
+import { TLS_SERVER_OPTIONS } from "./tls.ts";
 import type { TlsPair } from "./tls.ts";
 
 export interface ServerOptions {
@@ -27,8 +28,9 @@ export interface ServerOptions {
   /** Largest request header block, bytes (larger is a 431). Default 16 384. */
   maxHeaderSize?: number;
   /**
-   * Certificate and key (PEM): the server speaks HTTPS (HTTP/1.1 only) and every response carries
-   * `Strict-Transport-Security`. Renewals go to `server.setSecureContext` (see tls.ts). Default none: plain HTTP.
+   * Certificate and key (PEM): the server speaks HTTPS (HTTP/1.1 only) with TLS_SERVER_OPTIONS (TLS 1.2 or 1.3,
+   * forward-secret AEAD suites only) and every response carries `Strict-Transport-Security`. Renewals go to
+   * `server.setSecureContext` (see tls.ts). Default none: plain HTTP.
    */
   tls?: Pick<TlsPair, "cert" | "key">;
 }
@@ -145,7 +147,7 @@ export async function startServer(
   // (node's default handshakeTimeout is 120 s, which a client that never finishes one could hold a connection for).
   const server = o.tls
     ? createHttpsServer(
-        { ...httpOptions, cert: o.tls.cert, key: o.tls.key, handshakeTimeout: o.headersTimeout },
+        { ...httpOptions, ...TLS_SERVER_OPTIONS, cert: o.tls.cert, key: o.tls.key, handshakeTimeout: o.headersTimeout },
         listener,
       )
     : createServer(httpOptions, listener);
