@@ -1,0 +1,63 @@
+// The client address a request's limits are counted by: the peer, or, from configured proxies only, the nearest
+// address in X-Forwarded-For that is not one of them; IPv6 clients grouped by their /64.
+import type { IncomingMessage } from "node:http";
+import { BlockList, isIP } from "node:net";
+import { parseProxyEntry } from "./proxies.ts";
+
+/** An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as its IPv4 address; any other as it is. */
+const unmapped = (address: string): string =>
+  address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+
+/** The first 64 bits of an IPv6 address, as `a:b:c:d::/64`: one client (a host or a home network). */
+function ipv6Network(address: string): string {
+  const [head = "", tail = ""] = address.toLowerCase().split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === "" ? [] : tail.split(":");
+  const groups = address.includes("::")
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
+}
+
+/** The key a client's failures are counted under: an IPv4 address, or an IPv6 /64. */
+export function clientKey(address: string): string {
+  const a = unmapped(address);
+  return isIP(a) === 6 && !a.includes(".") ? ipv6Network(a) : a;
+}
+
+/**
+ * Returns the function that names a request's client: its peer address, unless the peer is one of `trusted`
+ * (addresses or networks); then X-Forwarded-For is read from the right, past every trusted address, and the first
+ * other valid address is the client (nginx's `real_ip_recursive on`). A malformed entry stops the walk at the
+ * last trusted hop. The result is grouped by {@link clientKey}.
+ */
+export function createClientAddress(trusted: readonly string[]): (req: IncomingMessage) => string {
+  if (trusted.length === 0) return (req) => clientKey(req.socket.remoteAddress ?? "");
+  const list = new BlockList();
+  for (const entry of trusted) {
+    const p = parseProxyEntry(entry);
+    if (!p) throw new Error(`not an address or network: ${JSON.stringify(entry)}`);
+    list.addSubnet(p.address, p.prefix, p.family);
+  }
+  const isTrusted = (address: string): boolean => {
+    const a = unmapped(address);
+    const version = isIP(a);
+    return version !== 0 && list.check(a, version === 4 ? "ipv4" : "ipv6");
+  };
+  return (req) => {
+    let client = req.socket.remoteAddress ?? "";
+    if (!isTrusted(client)) return clientKey(client);
+    const header = req.headers["x-forwarded-for"];
+    const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",");
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = hops[i]!.trim();
+      if (isIP(hop) === 0) break;
+      client = hop;
+      if (!isTrusted(hop)) break;
+    }
+    return clientKey(client);
+  };
+}

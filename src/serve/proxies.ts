@@ -1,0 +1,18 @@
+// Trusted proxies as the configuration names them (`TRUST_PROXY`): addresses and CIDR networks. A leaf module, so
+// that the configuration can check them without loading the server.
+import { isIP } from "node:net";
+
+/** `TRUST_PROXY=loopback`: the shipped Varnish or nginx on the same machine. */
+export const LOOPBACK_PROXIES: readonly string[] = ["127.0.0.0/8", "::1/128"];
+
+/** A proxy address or network (`10.0.0.5`, `10.0.0.0/8`, `fd00::/8`), or null when it is not one. */
+export function parseProxyEntry(entry: string): { address: string; prefix: number; family: "ipv4" | "ipv6" } | null {
+  const [address = "", prefixText, extra] = entry.trim().split("/");
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return null;
+  const max = version === 4 ? 32 : 128;
+  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return null;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (prefix > max) return null;
+  return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
+}
