@@ -1,11 +1,12 @@
 // deploy/nginx/flash-sale-api.conf in front of a real server, through a real nginx (Debian's `nginx-light`, installed
 // by npm test's first step): 200s are cached and revalidated, errors are not, keys are never shared, and what leaves
 // nginx tells a cache behind it to revalidate (nginx would otherwise pass on the API's max-age as if the copy were
-// new).
+// new). Its access and error logs never hold a key, wherever the key is in the query string and whatever the answer.
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,36 +18,56 @@ import type { TestApi } from "../helpers/fixture.ts";
 const NGINX = requireProgram("nginx");
 const CONF = fileURLToPath(new URL("../../deploy/nginx/flash-sale-api.conf", import.meta.url));
 
-let api: TestApi;
-let nginx: ChildProcess;
-let cacheUrl: string;
+/** An nginx running the shipped site configuration on a loopback port of its own, with its logs in a temp dir. */
+interface Nginx {
+  url: string;
+  /** The site's access and error logs (the paths the configuration names, moved), and nginx's own error log. */
+  logs: { access: string; error: string; global: string };
+}
 
-beforeAll(async () => {
-  api = await startTestApi(standardCatalog());
-  api.clock.now = T0;
+const running: ChildProcess[] = [];
+
+/**
+ * Starts nginx with deploy/nginx/flash-sale-api.conf in front of 127.0.0.1:`upstreamPort`; `edit` changes the site
+ * configuration's text first (for a control case). nginx's own error log, for what it writes before it knows the
+ * request's server, is at `info`.
+ */
+async function startNginx(upstreamPort: number, edit: (site: string) => string = (site) => site): Promise<Nginx> {
   const dir = await tempDir("fsa-nginx-");
   const port = await freePort();
-  const site = (await readFile(CONF, "utf8"))
-    .replace("server 127.0.0.1:8080;", `server 127.0.0.1:${new URL(api.url).port};`)
-    .replace("listen 80;", `listen 127.0.0.1:${port};`)
-    .replace("/var/cache/nginx/flash-sale-api", join(dir, "cache"));
+  const logs = {
+    access: join(dir, "logs", "access.log"),
+    error: join(dir, "logs", "error.log"),
+    global: join(dir, "logs", "global.log"),
+  };
+  const site = edit(
+    (await readFile(CONF, "utf8"))
+      .replace("server 127.0.0.1:8080;", `server 127.0.0.1:${upstreamPort};`)
+      .replace("listen 80;", `listen 127.0.0.1:${port};`)
+      .replace("/var/cache/nginx/flash-sale-api", join(dir, "cache"))
+      .replace("access_log /var/log/nginx/flash-sale-api.access.log ", `access_log ${logs.access} `)
+      .replace("error_log /var/log/nginx/flash-sale-api.error.log ", `error_log ${logs.error} `),
+  );
   expect(site).toContain(`listen 127.0.0.1:${port};`);
+  expect(site).toContain(`access_log ${logs.access} flash_sale_api;`);
+  expect(site).toContain(`error_log ${logs.error} `);
   await mkdir(join(dir, "logs"));
   await writeFile(join(dir, "site.conf"), site);
   await writeFile(
     join(dir, "nginx.conf"),
-    `daemon off;\nmaster_process off;\nuser root;\npid ${join(dir, "nginx.pid")};\nerror_log ${join(dir, "logs", "error.log")} warn;\n` +
+    `daemon off;\nmaster_process off;\nuser root;\npid ${join(dir, "nginx.pid")};\nerror_log ${logs.global} info;\n` +
       `events { worker_connections 64; }\nhttp {\n  access_log off;\n  client_body_temp_path ${join(dir, "body")};\n` +
       `  proxy_temp_path ${join(dir, "proxy")};\n  include ${join(dir, "site.conf")};\n}\n`,
   );
-  nginx = spawn(NGINX, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(NGINX, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "pipe", "pipe"] });
+  running.push(child);
   let output = "";
-  nginx.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-  cacheUrl = `http://127.0.0.1:${port}`;
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  const url = `http://127.0.0.1:${port}`;
   // Ready once it answers (it prints nothing when it starts).
   for (let i = 0; ; i++) {
-    if (nginx.exitCode !== null) throw new Error(`nginx exited (${nginx.exitCode}): ${output}`);
-    const ok = await fetch(`${cacheUrl}/healthz`).then(
+    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${output}`);
+    const ok = await fetch(`${url}/healthz`).then(
       () => true,
       () => false,
     );
@@ -54,12 +75,25 @@ beforeAll(async () => {
     if (i > 200) throw new Error(`nginx did not answer: ${output}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+  return { url, logs };
+}
+
+let api: TestApi;
+let nginx: Nginx;
+let cacheUrl: string;
+
+beforeAll(async () => {
+  api = await startTestApi(standardCatalog());
+  api.clock.now = T0;
+  nginx = await startNginx(Number(new URL(api.url).port));
+  cacheUrl = nginx.url;
 }, 60_000);
 
 afterAll(async () => {
-  if (nginx && nginx.exitCode === null) {
-    nginx.kill("SIGKILL");
-    await once(nginx, "exit");
+  for (const child of running) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    child.kill("SIGKILL");
+    await once(child, "exit");
   }
   await api?.close();
 });
@@ -114,5 +148,142 @@ describe("nginx with deploy/nginx/flash-sale-api.conf", () => {
     const u = await viaCache(unknown);
     expect([b.status, b.cache, b.cacheControl]).toEqual([404, "HIT", "public, no-cache"]);
     expect([u.status, u.cache, u.cacheControl]).toEqual([404, "MISS", "no-store"]);
+  });
+});
+
+/** The text of a log file; "" while nginx has not made it. */
+async function logText(path: string): Promise<string> {
+  return readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return "";
+    throw err;
+  });
+}
+
+/** Polls `path` every 10 ms until it holds every one of `parts` (nginx logs a request once its answer is sent). */
+async function waitForLog(path: string, parts: readonly string[], ms = 5_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const text = await logText(path);
+    if (parts.every((p) => text.includes(p))) return text;
+    if (Date.now() > deadline)
+      throw new Error(`${path} lacks ${parts.filter((p) => !text.includes(p)).join(", ")}:\n${text}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * A POST announcing a 2 MB body (over nginx's client_max_body_size), headers only: nginx answers 413 itself and
+ * writes an `error` line about it, naming the request. Resolves with the status line, once the head has come (nginx
+ * would wait up to lingering_timeout, 5 s, for the body before closing).
+ */
+function tooLarge(url: string, target: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), "127.0.0.1");
+    let answer = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (c: string) => {
+      answer += c;
+      if (!answer.includes("\r\n\r\n")) return;
+      socket.destroy();
+      resolve(answer.split("\r\n")[0]!);
+    });
+    socket.on("close", () => reject(new Error(`closed after ${JSON.stringify(answer)}`)));
+    socket.on("error", reject);
+    socket.write(
+      `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2000000\r\nContent-Type: text/plain\r\n\r\n`,
+    );
+  });
+}
+
+describe("nginx's logs", () => {
+  it("hold the path and the other parameters of every request, never its key (access and error logs)", async () => {
+    const key = api.key;
+    const bad = "Bq7".repeat(10) + "zz"; // 32 letters and digits, no key's
+    const secrets = [key, bad, "A".repeat(32)]; // the last: the invalid key an earlier test sends
+    // [request target, status, what the access log says of it]
+    const cases: [string, number, string][] = [
+      [`/v1/sales/active.json?apikey=${key}`, 200, "/v1/sales/active.json?apikey=[redacted]"],
+      [
+        `/v1/sales/active.json?affid=log-last&apikey=${key}`,
+        200,
+        "/v1/sales/active.json?affid=log-last&apikey=[redacted]",
+      ],
+      [
+        `/v1/sales/upcoming.json?affid=log-middle&apikey=${key}&callback=cb`,
+        200,
+        "/v1/sales/upcoming.json?affid=log-middle&apikey=[redacted]&callback=cb",
+      ],
+      // Names the API decodes: nginx passes them on as sent, the API takes them for `apikey`.
+      [
+        `/v1/sales/active.json?ap%69key=${key}&affid=log-encoded`,
+        200,
+        "/v1/sales/active.json?apikey=[redacted]&affid=log-encoded",
+      ],
+      [
+        `/v1/products/1/detail.json?%61%70%69%6B%65%79=${key}&affid=log-all-encoded`,
+        200,
+        "/v1/products/1/detail.json?apikey=[redacted]&affid=log-all-encoded",
+      ],
+      [
+        `/v1/sales/active.json?apikey=${bad}&affid=log-invalid`,
+        401,
+        "/v1/sales/active.json?apikey=[redacted]&affid=log-invalid",
+      ],
+      [`/v1/nothing.json?affid=log-404&apikey=${key}`, 404, "/v1/nothing.json?affid=log-404&apikey=[redacted]"],
+      // Twice: everything from the first to the last is replaced.
+      [
+        `/v1/sales/active.json?apikey=${key}&affid=log-twice&apikey=${bad}&rows=5`,
+        401,
+        "/v1/sales/active.json?apikey=[redacted]&rows=5",
+      ],
+    ];
+    const expected: string[] = [];
+    for (const [target, status, logged] of cases) {
+      const r = await viaCache(target);
+      expect([target, r.status]).toEqual([target, status]);
+      expected.push(`"GET ${logged} HTTP/1.1" ${status} `);
+    }
+    // Answered by nginx itself, with an `error` line in the error log at nginx's default level.
+    expect(await tooLarge(cacheUrl, `/v1/sales/active.json?affid=log-413&apikey=${key}`)).toBe(
+      "HTTP/1.1 413 Request Entity Too Large",
+    );
+    expected.push(`"POST /v1/sales/active.json?affid=log-413&apikey=[redacted] HTTP/1.1" 413 `);
+
+    // An API that cannot be reached (nothing listens on its port): a 502, and an `error` line naming the request and
+    // the upstream URI, both with the key. `control` is the same with the error log at `error`, as nginx's default.
+    const closedPort = await freePort();
+    const down = await startNginx(closedPort);
+    const control = await startNginx(closedPort, (site) => site.replace(/(error_log \S+) crit;/, "$1 error;"));
+    for (const n of [down, control]) {
+      const r = await fetch(`${n.url}/v1/sales/active.json?affid=log-502&apikey=${key}`);
+      expect(r.status).toBe(502);
+      await r.text();
+      expect(await tooLarge(n.url, `/v1/sales/active.json?affid=log-413&apikey=${key}`)).toContain(" 413 ");
+    }
+    const downLine = `"GET /v1/sales/active.json?affid=log-502&apikey=[redacted] HTTP/1.1" 502 `;
+    await waitForLog(down.logs.access, [downLine]);
+    const controlErrors = await waitForLog(control.logs.error, ["connect() failed", "too large body"]);
+    expect(controlErrors).toContain(`request: "GET /v1/sales/active.json?affid=log-502&apikey=${key} HTTP/1.1"`);
+    expect(controlErrors).toContain(
+      `upstream: "http://127.0.0.1:${closedPort}/v1/sales/active.json?affid=log-502&apikey=${key}"`,
+    );
+    expect(controlErrors).toContain(`request: "POST /v1/sales/active.json?affid=log-413&apikey=${key} HTTP/1.1"`);
+
+    const access = await waitForLog(nginx.logs.access, expected);
+    // Every request of this file is in the access log (the earlier tests' too): none with a key, or anything after
+    // `apikey=` but the placeholder.
+    expect(access.split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(expected.length + 10);
+    expect(access).not.toMatch(/apikey=(?!\[redacted\])/i);
+    expect(access).not.toContain("%61%70");
+    for (const n of [nginx, down]) {
+      for (const path of Object.values(n.logs)) {
+        const text = await logText(path);
+        for (const secret of secrets) expect([path, text.includes(secret)]).toEqual([path, false]);
+      }
+    }
+    // The error log holds nothing at all at `crit` after this traffic; nginx's own log no request.
+    expect(await logText(nginx.logs.error)).toBe("");
+    expect(await logText(down.logs.error)).toBe("");
+    expect(await logText(down.logs.global)).not.toContain("request:");
   });
 });
