@@ -1,7 +1,9 @@
 // The OpenAPI 3.1 document of the API, made from the response schemas (schemas.ts, through zod's own toJSONSchema,
 // whose draft 2020-12 is OpenAPI 3.1's dialect), the parameter tables (parameters.ts) and the guide (guide.ts).
 import { z } from "zod";
-import { STORES } from "../catalog/schema.ts";
+import { ENDPOINTS } from "./endpoints.ts";
+import { endpointById } from "./routing.ts";
+import type { Endpoint, EndpointDoc } from "./endpoints.ts";
 import type { Examples } from "./examples.ts";
 import { renderGuide } from "./guide.ts";
 import { COMMON_PARAMETERS, SEARCH_PARAMETERS } from "./parameters.ts";
@@ -10,9 +12,8 @@ import { RESPONSE_SCHEMAS } from "./schemas.ts";
 import { documentResponse, errorResponses, HEADERS, ok, ref } from "./responses.ts";
 import type { ErrorStatus } from "./responses.ts";
 
-/** The document's paths of its own (no key needed). */
-export const OPENAPI_PATH = "/v1/openapi.json";
-export const DOCS_PATH = "/docs";
+/** The reference page's path, which the document names as its licence's. */
+const DOCS_PATH = endpointById("getReferencePage").path;
 
 export interface OpenApiOptions {
   /** The API's public base URL, no trailing slash: the document's server and the guide's samples. */
@@ -95,25 +96,41 @@ function get(
   };
 }
 
-const storeParameter = (example: string) => ({
-  name: "store",
-  in: "path",
-  required: true,
-  description: "A store key.",
-  schema: { type: "string", enum: [...STORES] },
-  example,
-});
+/** An endpoint's GET operation, from its entry in the endpoint table. */
+function operation(e: Endpoint, doc: EndpointDoc, ex: Examples): Json {
+  const pathParameters = Object.entries(e.params ?? {}).map(([name, p]) => ({
+    name,
+    in: "path",
+    required: true,
+    description: p.description,
+    schema: p.schema,
+    example: ex[p.example],
+  }));
+  if (doc.document) {
+    return get(
+      e.id,
+      doc.tag,
+      doc.summary,
+      doc.description,
+      pathParameters,
+      documentResponse(doc.document.type, doc.response, doc.document.schema),
+      {
+        keyless: true,
+      },
+    );
+  }
+  const examples = Object.fromEntries(
+    Object.entries(doc.examples ?? {}).map(([name, { summary, value }]) => [name, { summary, value: ex[value] }]),
+  );
+  const parameters =
+    e.answer === "search" ? SEARCH_PARAMETERS.map((p) => ref("parameters", `search.${p.name}`)) : pathParameters;
+  return get(e.id, doc.tag, doc.summary, doc.description, parameters, ok(doc.response, e.body!, examples), {
+    notFound: e.missing !== undefined,
+  });
+}
 
 /** The document for a server at `baseUrl`. */
 export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`MAX_AGE`)" }: OpenApiOptions): Json {
-  const saleList = (active: boolean) =>
-    ok(`The ${active ? "active" : "upcoming"} sales, ${active ? "newest first" : "soonest first"}.`, "SaleList", {
-      sample: { summary: "Two sales of the sample catalog", value: active ? ex.activeSales : ex.upcomingSales },
-    });
-  const listDescription = (active: boolean) =>
-    active
-      ? "Sales between their `begins` and `ends`, by `begins`, newest first (ties by sale key). Each lists its products."
-      : "Sales whose `begins` is still to come, by `begins`, soonest first (ties by sale key). Products are not shown before a sale begins.";
   return {
     openapi: "3.1.0",
     info: {
@@ -131,126 +148,7 @@ export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`M
       { name: "Search", description: "Full-text search over the products on sale now." },
       { name: "Reference", description: "This document and its reference page; no key needed." },
     ],
-    paths: {
-      "/v1/sales/active.json": get(
-        "listActiveSales",
-        "Sales",
-        "Active sales, every store",
-        listDescription(true),
-        [],
-        saleList(true),
-      ),
-      "/v1/sales/{store}/active.json": get(
-        "listStoreActiveSales",
-        "Sales",
-        "Active sales of one store",
-        listDescription(true),
-        [storeParameter(ex.store)],
-        saleList(true),
-        { notFound: true },
-      ),
-      "/v1/sales/upcoming.json": get(
-        "listUpcomingSales",
-        "Sales",
-        "Upcoming sales, every store",
-        listDescription(false),
-        [],
-        saleList(false),
-      ),
-      "/v1/sales/{store}/upcoming.json": get(
-        "listStoreUpcomingSales",
-        "Sales",
-        "Upcoming sales of one store",
-        listDescription(false),
-        [storeParameter(ex.store)],
-        saleList(false),
-        { notFound: true },
-      ),
-      "/v1/sales/{store}/{sale_key}/detail.json": get(
-        "getSale",
-        "Sales",
-        "One sale",
-        "A sale, upcoming or active (with its products once active); a 404 once it has ended, and for a sale key the store does not have.",
-        [
-          storeParameter(ex.store),
-          {
-            name: "sale_key",
-            in: "path",
-            required: true,
-            description: "The sale's key, unique within its store.",
-            schema: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,63}$" },
-            example: ex.activeSaleKey,
-          },
-        ],
-        ok("The sale.", "Sale", {
-          active: { summary: "An active sale (two of its products shown)", value: ex.activeSale },
-          upcoming: { summary: "An upcoming sale: no products yet", value: ex.upcomingSale },
-        }),
-        { notFound: true },
-      ),
-      "/v1/products/{product_id}/detail.json": get(
-        "getProduct",
-        "Products",
-        "One product",
-        "A product while a sale that lists it is active; a 404 otherwise (products of upcoming sales are not shown).",
-        [
-          {
-            name: "product_id",
-            in: "path",
-            required: true,
-            description: "The product's ID.",
-            schema: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-            example: ex.productId,
-          },
-        ],
-        ok("The product.", "Product", { sample: { summary: "A product of the sample catalog", value: ex.product } }),
-        { notFound: true },
-      ),
-      "/v1/products/categories.json": get(
-        "listCategories",
-        "Products",
-        "Categories on sale now",
-        "The distinct categories of the products on sale now, sorted.",
-        [],
-        ok("The categories.", "Categories", {
-          sample: { summary: "Six categories of the sample", value: ex.categories },
-        }),
-      ),
-      "/v1/products/sizes.json": get(
-        "listSizes",
-        "Products",
-        "Size keys on sale now",
-        "The sizes of the SKUs on sale now, by size group name and label: the keys the search's `size` takes.",
-        [],
-        ok("The size keys.", "Sizes", { sample: { summary: "Two size groups of the sample", value: ex.sizes } }),
-      ),
-      "/v1/products": get(
-        "searchProducts",
-        "Search",
-        "Search the products on sale now",
-        "Products on sale now whose name and description hold every word of `q`, most relevant first, narrowed by the filters; one page of `rows` from `start`.",
-        SEARCH_PARAMETERS.map((p) => ref("parameters", `search.${p.name}`)),
-        ok("A page of products.", "SearchResult", { sample: { summary: "One product found", value: ex.searchResult } }),
-      ),
-      [OPENAPI_PATH]: get(
-        "getOpenApiDocument",
-        "Reference",
-        "This OpenAPI document",
-        "The OpenAPI 3.1 document of the API. No key needed; CORS open.",
-        [],
-        documentResponse("application/json", "The document.", { type: "object" }),
-        { keyless: true },
-      ),
-      [DOCS_PATH]: get(
-        "getReferencePage",
-        "Reference",
-        "The reference page",
-        "This document as one self-contained HTML page that loads nothing from any other host. No key needed.",
-        [],
-        documentResponse("text/html", "The page.", { type: "string" }),
-        { keyless: true },
-      ),
-    },
+    paths: Object.fromEntries(ENDPOINTS.flatMap((e) => (e.doc ? [[e.path, operation(e, e.doc, ex)]] : []))),
     components: {
       schemas: componentSchemas(),
       securitySchemes: {

@@ -1,5 +1,6 @@
 // The bodies the API sends, as zod schemas: the one source of the OpenAPI document and of the tests' body checks.
 import { z } from "zod";
+import { matchEndpoint } from "./routing.ts";
 import { INVENTORY_STATUSES, STORES } from "../catalog/schema.ts";
 import { PROBLEM_CODES } from "../errors.ts";
 import { FACET_NAMES } from "../search/types.ts";
@@ -141,11 +142,6 @@ export const RESPONSE_SCHEMAS = {
 
 /** The schema of a 200 body of a /v1/ path (its query aside), or null for a path the API does not have. */
 export function bodySchemaOf(path: string): z.ZodType | null {
-  if (/^\/v1\/sales(\/[^/]+)?\/(active|upcoming)\.json$/.test(path)) return SaleListSchema;
-  if (/^\/v1\/sales\/[^/]+\/[^/]+\/detail\.json$/.test(path)) return SaleSchema;
-  if (path === "/v1/products/categories.json") return CategoriesSchema;
-  if (path === "/v1/products/sizes.json") return SizesSchema;
-  if (/^\/v1\/products\/[^/]+\/detail\.json$/.test(path)) return ProductSchema;
-  if (path === "/v1/products") return SearchResultSchema;
-  return null;
+  const body = matchEndpoint(path)?.endpoint.body;
+  return body === undefined ? null : RESPONSE_SCHEMAS[body];
 }

@@ -8,12 +8,13 @@ import { renderDocsPage } from "../api/docs-page.ts";
 import { sampleExamples } from "../api/examples.ts";
 import { createOpenApiDocument } from "../api/openapi.ts";
 import { REDOCLY_VERSION } from "../api/redocly.ts";
-import { DOCUMENTS, sha256Hex } from "../snapshot/format.ts";
+import { endpointById } from "../api/routing.ts";
+import { sha256Hex } from "../snapshot/format.ts";
 import type { Manifest } from "../snapshot/format.ts";
 import { codeDigest } from "./code-digest.ts";
 
-const OPENAPI_FILE = DOCUMENTS["/v1/openapi.json"].file;
-const PAGE_FILE = DOCUMENTS["/docs"].file;
+const OPENAPI_FILE = endpointById("getOpenApiDocument").file!.name;
+const PAGE_FILE = endpointById("getReferencePage").file!.name;
 const VARIANTS = ["", ".gz", ".br"] as const;
 
 /** The documents' files: to write (bytes), or to hard-link from where they already are (paths). */

@@ -9,6 +9,7 @@ import type { BlobRecord, Body, Routes, Segment } from "../snapshot/format.ts";
 import { sha256Hex } from "../snapshot/format.ts";
 import type { SearchDoc } from "../search/types.ts";
 import type { LinkBase, Rendered } from "./render.ts";
+import { endpointPath } from "../api/routing.ts";
 import { productPath, renderCategories, renderProduct, renderSale, renderSizes, salePath } from "./render.ts";
 import { compareSizeLabels } from "./sizes.ts";
 import { intervals, isActive, isUpcoming, mergeWindows, saleBoundaries, segmentsOver } from "./timeline.ts";
@@ -124,7 +125,6 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
   for (const scope of [null, ...STORES]) {
     const inScope = sales.filter((s) => scope === null || s.store === scope);
     const scoped = intervals(saleBoundaries(inScope));
-    const prefix = scope === null ? "/v1/sales" : `/v1/sales/${scope}`;
     for (const active of [true, false]) {
       const ordered = [...inScope].sort(listOrder(active));
       // isActive and isUpcoming over plain arrays, in a loop: this runs for every interval over every sale in scope,
@@ -133,7 +133,8 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
       const begins = ordered.map((s) => s.beginsAt);
       const ends = ordered.map((s) => s.endsAt ?? Infinity);
       const listed = ordered.map((s) => (active ? saleBlobs.get(s)!.active : saleBlobs.get(s)!.upcoming));
-      resources[`${prefix}/${active ? "active" : "upcoming"}.json`] = segmentsOver(scoped, (t): Body => {
+      const id = `list${scope === null ? "" : "Store"}${active ? "Active" : "Upcoming"}Sales`;
+      resources[endpointPath(id, scope === null ? {} : { store: scope })] = segmentsOver(scoped, (t): Body => {
         const list: number[] = [];
         for (let i = 0; i < listed.length; i++) {
           if (active ? begins[i]! <= t && t < ends[i]! : t < begins[i]!) list.push(listed[i]!);
@@ -194,10 +195,10 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
   };
   const facetCache = new Map<number, ReturnType<typeof facetsAt>>();
   const cachedFacets = (t: number) => facetCache.get(t) ?? facetCache.set(t, facetsAt(t)).get(t)!;
-  resources["/v1/products/categories.json"] = segmentsOver(all, (t) =>
+  resources[endpointPath("listCategories")] = segmentsOver(all, (t) =>
     blobs.add(renderCategories([...cachedFacets(t).categories].sort(cmp))),
   );
-  resources["/v1/products/sizes.json"] = segmentsOver(all, (t) =>
+  resources[endpointPath("listSizes")] = segmentsOver(all, (t) =>
     blobs.add(
       renderSizes(
         [...cachedFacets(t).sizes]

@@ -1,4 +1,5 @@
 // Pure render functions: catalog objects -> the contract's JSON bytes, with the offsets of their page links.
+import { endpointPath } from "../api/routing.ts";
 import type { CatalogSale } from "../catalog/load.ts";
 import type { Image, Product, Sku } from "../catalog/schema.ts";
 
@@ -18,12 +19,14 @@ export interface Rendered {
 
 const UTM = "utm_medium=api&utm_source=salesapi&utm_campaign=";
 
+/** A product's path (the getProduct endpoint's). */
 export function productPath(id: number): string {
-  return `/v1/products/${id}/detail.json`;
+  return endpointPath("getProduct", { product_id: id });
 }
 
+/** A sale's path (the getSale endpoint's). */
 export function salePath(store: string, key: string): string {
-  return `/v1/sales/${store}/${key}/detail.json`;
+  return endpointPath("getSale", { store, sale_key: key });
 }
 
 /** RFC 3339 UTC with seconds and Z, no fraction: 2026-11-22T17:00:00Z */

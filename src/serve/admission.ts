@@ -5,26 +5,30 @@ import { ApiError, notFound } from "../errors.ts";
 import type { KeyRecord } from "../keys/keys-file.ts";
 import type { LoadedSegment } from "../snapshot/load.ts";
 import type { KeyRing } from "./keys.ts";
-import { routeOf } from "./metrics.ts";
-import type { Route } from "./metrics.ts";
+import { matchEndpoint, ROUTE_INDEX } from "../api/routing.ts";
+import type { RouteIndex } from "../api/routing.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter } from "./rate-limit.ts";
-import { isDocumentPath } from "./documents.ts";
+import { createClientAddress } from "./client-address.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
 
-export const HEALTH_PATH = "/healthz";
-export const METRICS_PATH = "/metrics";
-export const SEARCH_PATH = "/v1/products";
 
 export interface AdmissionOptions {
   /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_LIMIT (50/s, burst 200). */
   keyLimit?: Limit;
-  /** Failed authentications per client address; past it every attempt is a 401 without the key being checked. Default DEFAULT_AUTH_FAILURE_LIMIT (1/s, burst 10). */
+  /**
+   * Failed authentications per client address; past it, every further attempt with a key that is not valid is a 401
+   * without the key being counted again (valid keys from the address are still served). Default
+   * DEFAULT_AUTH_FAILURE_LIMIT (1/s, burst 10).
+   */
   authFailureLimit?: Limit;
-  /** Take the client address from the last X-Forwarded-For entry (behind a proxy or CDN you trust). Default false. */
-  trustProxy?: boolean;
+  /**
+   * Proxies whose X-Forwarded-For names the client (addresses or CIDR networks, e.g. `127.0.0.1`, `10.0.0.0/8`);
+   * from any other peer the header is ignored. Default none: the peer is the client.
+   */
+  trustedProxies?: readonly string[];
   /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
   maxUrlLength?: number;
   /** Where the buckets of both limits are kept. Default: this process's memory (shared-limits.ts keeps them in Redis). */
@@ -43,7 +47,7 @@ export interface Credential {
 export interface Admitted {
   path: string;
   /** Its route class, for metrics. */
-  route: Route;
+  route: RouteIndex;
   query: Map<string, string[]>;
   credential: Credential;
   affid: string;
@@ -61,7 +65,7 @@ export interface RequestInfo {
   /** The decoded path, once parsed ("" before). */
   path: string;
   /** Its route class, once parsed ("other" before). */
-  route: Route;
+  route: RouteIndex;
   /** The key's name, once authenticated. */
   key: string | undefined;
   /** The query, once parsed: an error answers a valid `callback` as JSONP. */
@@ -133,37 +137,27 @@ export function createAdmission(options: AdmissionOptions) {
     return error;
   };
 
-  const clientAddress = (req: IncomingMessage): string => {
-    if (options.trustProxy) {
-      const xff = req.headers["x-forwarded-for"];
-      const last = (Array.isArray(xff) ? xff.join(",") : xff)?.split(",").pop()?.trim();
-      if (last) return last;
-    }
-    return req.socket.remoteAddress ?? "";
-  };
+  const clientAddress = createClientAddress(options.trustedProxies ?? []);
 
-  /** An address past its failure limit gets a 401 without its key being checked: that 401, or null. */
-  const checkFailures = (req: IncomingMessage, hasKey: boolean, nowMs: number): ApiError | null => {
-    // An address that has never failed has no bucket: one size check instead of a lookup, on every request.
-    if (failureBuckets.size === 0) return null;
-    const wait = failureBuckets.waitFor(clientAddress(req), authFailureLimit, nowMs);
-    if (wait > 0 && hasKey) {
-      return rejection(
-        `locked ${wait}`,
-        () =>
-          new ApiError(
-            401,
-            "api_key_invalid",
-            "too many failed API-key attempts from this address; the key was not checked",
-            { "Retry-After": String(wait) },
-            "address_locked_out",
-          ),
-      );
-    }
-    return null;
-  };
+  /** The 401 of an address past its failure limit, with the seconds until it may try again. */
+  const lockedOut = (wait: number): ApiError =>
+    rejection(
+      `locked ${wait}`,
+      () =>
+        new ApiError(
+          401,
+          "api_key_invalid",
+          "too many failed API-key attempts from this address; this key was not counted (valid keys are still served)",
+          { "Retry-After": String(wait) },
+          "address_locked_out",
+        ),
+    );
 
-  /** The request's credential, or the 401 that answers it (a failed attempt counts against the address). */
+  /**
+   * The request's credential, or the 401 that answers it. A key that is not valid counts as a failure against the
+   * client's address; once the address is past its limit, such attempts get the lockout's 401 (with Retry-After)
+   * instead. A valid key is served whatever its address did: behind a NAT, a CDN or a proxy many clients share one.
+   */
   const authenticate = (
     keys: KeyRing,
     req: IncomingMessage,
@@ -171,11 +165,15 @@ export function createAdmission(options: AdmissionOptions) {
     nowMs: number,
   ): Credential | ApiError => {
     const found = keys.check(query, nowMs);
-    if (found instanceof ApiError) {
-      if (found.code === "api_key_invalid") failureBuckets.take(clientAddress(req), authFailureLimit, nowMs);
-      return found;
+    if (!(found instanceof ApiError)) {
+      return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
     }
-    return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
+    if (found.code !== "api_key_invalid") return found;
+    const address = clientAddress(req);
+    const wait = failureBuckets.size === 0 ? 0 : failureBuckets.waitFor(address, authFailureLimit, nowMs);
+    if (wait > 0) return lockedOut(wait);
+    failureBuckets.take(address, authFailureLimit, nowMs);
+    return found;
   };
 
   /** Takes a token from the key's bucket: null, or the 429 when it is empty. */
@@ -204,76 +202,74 @@ export function createAdmission(options: AdmissionOptions) {
     // rate limit and the clock still apply to every request.
     const remembered = new Map<string, Admitted>();
     const parsed = new Map<string, ReturnType<typeof parseTarget>>();
+    /** A target's path and query: parsed once while it is refused again and again (a wrong key, a 429). */
+    const parse = (url: string): ReturnType<typeof parseTarget> => {
+      let target = parsed.get(url);
+      if (target === undefined) {
+        target = parseTarget(url, maxUrlLength);
+        if (url.length <= ADMITTED_MAX_TARGET) {
+          if (parsed.size >= PARSED_MAX) parsed.clear();
+          parsed.set(url, target);
+        }
+      }
+      return target;
+    };
+
+    /** What an authenticated target asks for, from its path and query alone: what is remembered of it. */
+    const admitTarget = (
+      path: string,
+      route: RouteIndex,
+      isSearch: boolean,
+      query: Map<string, string[]>,
+      credential: Credential,
+    ): Admitted => {
+      const { affid, callback } = parseCommon(query);
+      if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
+      const search = isSearch ? parseSearchParams(query) : null;
+      let states: readonly LoadedSegment[] | null = null;
+      let missing: ApiError | null = null;
+      if (!search) {
+        try {
+          states = paths.statesOf(path);
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          missing = err;
+        }
+      }
+      return { path, route, query, credential, affid, callback, states, search, missing };
+    };
+
     return {
       get remembered() {
         return remembered.size;
       },
       admit(req, nowMs, headers, info) {
         const url = req.url ?? "/";
-        const known = remembered.get(url);
-        // A remembered key whose grace period has ended goes the slow way, where authentication refuses it.
-        if (known !== undefined && nowMs < known.credential.until) {
-          info.path = known.path;
-          info.route = known.route;
-          info.key = known.credential.name;
-          info.query = known.query;
-          return (
-            checkFailures(req, true, nowMs) ?? takeToken(known.credential, nowMs, headers) ?? known.missing ?? known
-          );
-        }
-        // A target refused before (a wrong key, a 429) is usually sent again: parsed once, kept in a bounded map.
-        let target = parsed.get(url);
-        if (target === undefined) {
-          target = parseTarget(url, maxUrlLength);
-          if (url.length <= ADMITTED_MAX_TARGET) {
-            if (parsed.size >= PARSED_MAX) parsed.clear();
-            parsed.set(url, target);
-          }
-        }
-        const { path, query } = target;
+        // A remembered key whose grace period has ended is not taken from memory: authentication refuses it.
+        let known = remembered.get(url);
+        if (known !== undefined && nowMs >= known.credential.until) known = undefined;
+        const { path, query } = known ?? parse(url);
+        const match = known ? null : matchEndpoint(path);
         info.path = path;
-        info.route = routeOf(path);
+        info.route = known?.route ?? match?.route ?? ROUTE_INDEX.other;
         info.query = query;
-        if (path === HEALTH_PATH) return "health";
-        if (path === METRICS_PATH) return "metrics";
-        if (isDocumentPath(path)) return "document";
-        if (!path.startsWith("/v1/")) return NOT_V1;
-        const locked = checkFailures(req, query.has("apikey"), nowMs);
-        if (locked) return locked;
-        const credential = authenticate(keys, req, query, nowMs);
+        if (!known) {
+          const answer = match?.endpoint.answer;
+          if (answer === "health" || answer === "metrics" || answer === "document") return answer;
+          if (!path.startsWith("/v1/")) return NOT_V1;
+        }
+        const credential = known?.credential ?? authenticate(keys, req, query, nowMs);
         if (credential instanceof ApiError) return credential;
         info.key = credential.name;
         const limited = takeToken(credential, nowMs, headers);
         if (limited) return limited;
-        const { affid, callback } = parseCommon(query);
-        if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
-        const search = path === SEARCH_PATH ? parseSearchParams(query) : null;
-        let states: readonly LoadedSegment[] | null = null;
-        let missing: ApiError | null = null;
-        if (!search) {
-          try {
-            states = paths.statesOf(path);
-          } catch (err) {
-            if (!(err instanceof ApiError)) throw err;
-            missing = err;
-          }
-        }
-        const admitted: Admitted = {
-          path,
-          route: info.route,
-          query,
-          credential,
-          affid,
-          callback,
-          states,
-          search,
-          missing,
-        };
+        if (known) return known.missing ?? known;
+        const admitted = admitTarget(path, info.route, match?.endpoint.answer === "search", query, credential);
         if (url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);
         }
-        return missing ?? admitted;
+        return admitted.missing ?? admitted;
       },
     };
   };

@@ -2,14 +2,8 @@
 // with an ETag, Cache-Control and open CORS like every resource, but no key, no rate limit and no variants.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, notFound } from "../errors.ts";
-import { DOCUMENTS } from "../snapshot/format.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import { sendRepresentation } from "./respond.ts";
-
-/** Whether `path` is a document's (checked by admission before any key is asked for). */
-export function isDocumentPath(path: string): boolean {
-  return Object.hasOwn(DOCUMENTS, path);
-}
 
 /** Sends the document at `path` of `snapshot` (a 503 while there is none), fresh for `maxAge` s; returns [status, bytes]. */
 export function sendDocument(

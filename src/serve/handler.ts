@@ -18,7 +18,8 @@ import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { bearerCheck, checkRequest, jsonpOf, pathOf, redacted, redactPath } from "./request-checks.ts";
 import { createResources, Missing } from "./resources.ts";
-import { createMetrics, routeOf } from "./metrics.ts";
+import { createMetrics } from "./metrics.ts";
+import { ROUTE_INDEX } from "../api/routing.ts";
 import type { Metrics } from "./metrics.ts";
 import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
 import { searchBody } from "./search.ts";
@@ -113,7 +114,7 @@ interface State {
   gate: Gate;
 }
 
-const OTHER_ROUTE = routeOf("");
+const OTHER_ROUTE = ROUTE_INDEX.other;
 
 export { redactPath } from "./request-checks.ts";
 

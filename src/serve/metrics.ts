@@ -4,38 +4,8 @@
 import cluster from "node:cluster";
 import type { Server } from "node:http";
 import client from "prom-client";
-
-/** Route classes: the label every request is counted under. */
-export const ROUTES = [
-  "sale_list",
-  "sale_detail",
-  "product",
-  "categories",
-  "sizes",
-  "search",
-  "docs",
-  "health",
-  "metrics",
-  "other",
-] as const;
-export type Route = number;
-
-/** The route class of a decoded path (an index into ROUTES). */
-export function routeOf(path: string): Route {
-  if (path.startsWith("/v1/sales/"))
-    return path.endsWith("/detail.json") ? 1 : path.endsWith("/active.json") || path.endsWith("/upcoming.json") ? 0 : 9;
-  if (path.startsWith("/v1/products")) {
-    if (path === "/v1/products") return 5;
-    if (path.endsWith("/detail.json")) return 2;
-    if (path === "/v1/products/categories.json") return 3;
-    if (path === "/v1/products/sizes.json") return 4;
-    return 9;
-  }
-  if (path === "/docs" || path === "/v1/openapi.json") return 6;
-  if (path === "/healthz") return 7;
-  if (path === "/metrics") return 8;
-  return 9;
-}
+import { ROUTE_CLASSES as ROUTES } from "../api/endpoints.ts";
+import type { RouteIndex } from "../api/routing.ts";
 
 /** Statuses counted by their own label; any other is counted as "other". */
 const STATUSES = [200, 304, 400, 401, 404, 405, 408, 414, 429, 431, 500, 503] as const;
@@ -100,7 +70,7 @@ export interface MetricsSource {
 
 export interface Metrics {
   /** One answered request: its route class, status, bytes sent and time taken. */
-  request(route: Route, status: number, bytes: number, seconds: number): void;
+  request(route: RouteIndex, status: number, bytes: number, seconds: number): void;
   rejection(reason: Rejection): void;
   /** Time the search engine took for one search. */
   search(seconds: number): void;

@@ -1,5 +1,5 @@
 // Pre-rendered resources: the body of a path at an instant, sale lists composed once per segment.
-import { STORES } from "../catalog/schema.ts";
+import { matchEndpoint } from "../api/routing.ts";
 import { notFound } from "../errors.ts";
 import type { ApiError } from "../errors.ts";
 import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
@@ -90,10 +90,6 @@ const SALE_NOT_BEGUN = notFound("this sale has not begun yet");
 const NOT_ON_SALE = notFound("this product is not on sale now");
 
 function describeMissing(path: string): string {
-  const m = /^\/v1\/sales\/([^/]+)\/(active\.json|upcoming\.json|[^/]+\/detail\.json)$/.exec(path);
-  if (m && !(STORES as readonly string[]).includes(m[1]!))
-    return `unknown store "${m[1]}": use one of ${STORES.join(", ")}`;
-  if (/^\/v1\/sales\/[^/]+\/[^/]+\/detail\.json$/.test(path)) return "no such sale in this store";
-  if (/^\/v1\/products\/[^/]+\/detail\.json$/.test(path)) return "no such product";
-  return "no such resource";
+  const match = matchEndpoint(path);
+  return match?.endpoint.missing?.(match.params) ?? "no such resource";
 }

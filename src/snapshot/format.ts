@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { z } from "zod";
+import { endpointsAnswering } from "../api/routing.ts";
 
 /** Bumped whenever the manifest or routes change incompatibly; the handler refuses any other version. */
 export const SNAPSHOT_FORMAT = 4;
@@ -25,14 +26,13 @@ export const SEARCH_INDEX_FILE = "search.idx";
 export const LINES_FILE = "product-lines.json";
 
 /**
- * The documents served without a key, by path: the OpenAPI document and its reference page (format 4 added them).
- * Each is three files, the body and its gzip and brotli (`<file>.gz`, `<file>.br`), recorded under `files`.
+ * The documents served without a key, by path (the endpoints that answer "document": the OpenAPI document and its
+ * reference page; format 4 added them). Each is three files, the body and its gzip and brotli (`<file>.gz`,
+ * `<file>.br`), recorded under `files`.
  */
-export const DOCUMENTS = {
-  "/v1/openapi.json": { file: "openapi.json", type: "application/json; charset=utf-8" },
-  "/docs": { file: "docs.html", type: "text/html; charset=utf-8" },
-} as const;
-export type DocumentPath = keyof typeof DOCUMENTS;
+export const DOCUMENTS: Readonly<Record<string, { file: string; type: string }>> = Object.fromEntries(
+  endpointsAnswering("document").map((e) => [e.path, { file: e.file!.name, type: e.file!.type }]),
+);
 
 /** Every file of the documents: each one's body, gzip and brotli. */
 export const DOCUMENT_FILES = Object.values(DOCUMENTS).flatMap(({ file }) => [file, `${file}.gz`, `${file}.br`]);

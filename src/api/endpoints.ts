@@ -1,0 +1,272 @@
+// The one table of the API's endpoints: path template, route class, how the server answers, response schema and
+// documentation. The build (resource paths), the handler (admission, 404 details, documents), the metrics (route
+// labels) and the OpenAPI document all read it: a new endpoint is an entry here plus its own code.
+import { STORES } from "../catalog/schema.ts";
+
+/** Route classes: the label every request is counted under in the metrics, in this order. */
+export const ROUTE_CLASSES = [
+  "sale_list",
+  "sale_detail",
+  "product",
+  "categories",
+  "sizes",
+  "search",
+  "docs",
+  "health",
+  "metrics",
+  "other",
+] as const;
+export type RouteClass = (typeof ROUTE_CLASSES)[number];
+
+/**
+ * How the server answers: a snapshot resource (its time segments), the search index, a document of the snapshot
+ * (no key), or the server's own health and metrics (no key).
+ */
+export type Answer = "resource" | "search" | "document" | "health" | "metrics";
+
+/** Names of the examples (src/api/examples.ts) an endpoint's documentation shows. */
+export type ExampleName =
+  "activeSales" | "upcomingSales" | "activeSale" | "upcomingSale" | "product" | "categories" | "sizes" | "searchResult";
+
+/** A path parameter: its pattern (a regular expression source, no anchors), and how the document describes it. */
+export interface PathParameter {
+  pattern: string;
+  description: string;
+  /** Its JSON Schema in the document. */
+  schema: Record<string, unknown>;
+  /** Which example path parameter (src/api/examples.ts) the document shows. */
+  example: "store" | "activeSaleKey" | "productId";
+}
+
+/** What the OpenAPI document says of an endpoint. */
+export interface EndpointDoc {
+  tag: "Sales" | "Products" | "Search" | "Reference";
+  summary: string;
+  description: string;
+  /** The 200 response's description, and its examples (name -> summary and example). */
+  response: string;
+  examples?: Record<string, { summary: string; value: ExampleName }>;
+  /** For a keyless document: its media type and JSON Schema in the document. */
+  document?: { type: string; schema: Record<string, unknown> };
+}
+
+/** One endpoint. */
+export interface Endpoint {
+  /** The OpenAPI operation ID, and the name the code refers to it by. */
+  id: string;
+  /** The path, `{name}` for a path parameter (OpenAPI's template). */
+  path: string;
+  route: RouteClass;
+  answer: Answer;
+  /** Its path parameters, by name. */
+  params?: Readonly<Record<string, PathParameter>>;
+  /** The schema (src/api/schemas.ts, RESPONSE_SCHEMAS) of a 200 body; none for documents and the server's own. */
+  body?: "SaleList" | "Sale" | "Product" | "Categories" | "Sizes" | "SearchResult";
+  /** For a resource with path parameters: the 404's detail when the snapshot has no such path. */
+  missing?: (params: Readonly<Record<string, string>>) => string;
+  /** For a document: the snapshot file it is kept in, and its media type. */
+  file?: { name: string; type: string };
+  /** Absent: not in the document (the server's own health and metrics). */
+  doc?: EndpointDoc;
+}
+
+const STORE: PathParameter = {
+  pattern: "[^/]+",
+  description: "A store key.",
+  schema: { type: "string", enum: [...STORES] },
+  example: "store",
+};
+
+/** The 404 detail of a path under a store that the snapshot lacks: the store is unknown, or else `known`. */
+const inStore =
+  (known: string) =>
+  (params: Readonly<Record<string, string>>): string =>
+    (STORES as readonly string[]).includes(params.store ?? "")
+      ? known
+      : `unknown store "${params.store}": use one of ${STORES.join(", ")}`;
+
+const ACTIVE =
+  "Sales between their `begins` and `ends`, by `begins`, newest first (ties by sale key). Each lists its products.";
+const UPCOMING =
+  "Sales whose `begins` is still to come, by `begins`, soonest first (ties by sale key). Products are not shown before a sale begins.";
+const activeList = (summary: string): EndpointDoc => ({
+  tag: "Sales",
+  summary,
+  description: ACTIVE,
+  response: "The active sales, newest first.",
+  examples: { sample: { summary: "Two sales of the sample catalog", value: "activeSales" } },
+});
+const upcomingList = (summary: string): EndpointDoc => ({
+  tag: "Sales",
+  summary,
+  description: UPCOMING,
+  response: "The upcoming sales, soonest first.",
+  examples: { sample: { summary: "Two sales of the sample catalog", value: "upcomingSales" } },
+});
+
+/** Every endpoint, in the order the document lists them. */
+export const ENDPOINTS: readonly Endpoint[] = [
+  {
+    id: "listActiveSales",
+    path: "/v1/sales/active.json",
+    route: "sale_list",
+    answer: "resource",
+    body: "SaleList",
+    doc: activeList("Active sales, every store"),
+  },
+  {
+    id: "listStoreActiveSales",
+    path: "/v1/sales/{store}/active.json",
+    route: "sale_list",
+    answer: "resource",
+    params: { store: STORE },
+    body: "SaleList",
+    missing: inStore("no such resource"),
+    doc: activeList("Active sales of one store"),
+  },
+  {
+    id: "listUpcomingSales",
+    path: "/v1/sales/upcoming.json",
+    route: "sale_list",
+    answer: "resource",
+    body: "SaleList",
+    doc: upcomingList("Upcoming sales, every store"),
+  },
+  {
+    id: "listStoreUpcomingSales",
+    path: "/v1/sales/{store}/upcoming.json",
+    route: "sale_list",
+    answer: "resource",
+    params: { store: STORE },
+    body: "SaleList",
+    missing: inStore("no such resource"),
+    doc: upcomingList("Upcoming sales of one store"),
+  },
+  {
+    id: "getSale",
+    path: "/v1/sales/{store}/{sale_key}/detail.json",
+    route: "sale_detail",
+    answer: "resource",
+    params: {
+      store: STORE,
+      sale_key: {
+        pattern: "[^/]+",
+        description: "The sale's key, unique within its store.",
+        schema: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,63}$" },
+        example: "activeSaleKey",
+      },
+    },
+    body: "Sale",
+    missing: inStore("no such sale in this store"),
+    doc: {
+      tag: "Sales",
+      summary: "One sale",
+      description:
+        "A sale, upcoming or active (with its products once active); a 404 once it has ended, and for a sale key the store does not have.",
+      response: "The sale.",
+      examples: {
+        active: { summary: "An active sale (two of its products shown)", value: "activeSale" },
+        upcoming: { summary: "An upcoming sale: no products yet", value: "upcomingSale" },
+      },
+    },
+  },
+  {
+    id: "getProduct",
+    path: "/v1/products/{product_id}/detail.json",
+    route: "product",
+    answer: "resource",
+    params: {
+      product_id: {
+        pattern: "[^/]+",
+        description: "The product's ID.",
+        schema: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+        example: "productId",
+      },
+    },
+    body: "Product",
+    missing: () => "no such product",
+    doc: {
+      tag: "Products",
+      summary: "One product",
+      description:
+        "A product while a sale that lists it is active; a 404 otherwise (products of upcoming sales are not shown).",
+      response: "The product.",
+      examples: { sample: { summary: "A product of the sample catalog", value: "product" } },
+    },
+  },
+  {
+    id: "listCategories",
+    path: "/v1/products/categories.json",
+    route: "categories",
+    answer: "resource",
+    body: "Categories",
+    doc: {
+      tag: "Products",
+      summary: "Categories on sale now",
+      description: "The distinct categories of the products on sale now, sorted.",
+      response: "The categories.",
+      examples: { sample: { summary: "Six categories of the sample", value: "categories" } },
+    },
+  },
+  {
+    id: "listSizes",
+    path: "/v1/products/sizes.json",
+    route: "sizes",
+    answer: "resource",
+    body: "Sizes",
+    doc: {
+      tag: "Products",
+      summary: "Size keys on sale now",
+      description:
+        "The sizes of the SKUs on sale now, by size group name and label: the keys the search's `size` takes.",
+      response: "The size keys.",
+      examples: { sample: { summary: "Two size groups of the sample", value: "sizes" } },
+    },
+  },
+  {
+    id: "searchProducts",
+    path: "/v1/products",
+    route: "search",
+    answer: "search",
+    body: "SearchResult",
+    doc: {
+      tag: "Search",
+      summary: "Search the products on sale now",
+      description:
+        "Products on sale now whose name and description hold every word of `q`, most relevant first, narrowed by the filters; one page of `rows` from `start`.",
+      response: "A page of products.",
+      examples: { sample: { summary: "One product found", value: "searchResult" } },
+    },
+  },
+  {
+    id: "getOpenApiDocument",
+    path: "/v1/openapi.json",
+    route: "docs",
+    answer: "document",
+    file: { name: "openapi.json", type: "application/json; charset=utf-8" },
+    doc: {
+      tag: "Reference",
+      summary: "This OpenAPI document",
+      description: "The OpenAPI 3.1 document of the API. No key needed; CORS open.",
+      response: "The document.",
+      document: { type: "application/json", schema: { type: "object" } },
+    },
+  },
+  {
+    id: "getReferencePage",
+    path: "/docs",
+    route: "docs",
+    answer: "document",
+    file: { name: "docs.html", type: "text/html; charset=utf-8" },
+    doc: {
+      tag: "Reference",
+      summary: "The reference page",
+      description:
+        "This document as one self-contained HTML page that loads nothing from any other host. No key needed.",
+      response: "The page.",
+      document: { type: "text/html", schema: { type: "string" } },
+    },
+  },
+  { id: "health", path: "/healthz", route: "health", answer: "health" },
+  { id: "metrics", path: "/metrics", route: "metrics", answer: "metrics" },
+];
