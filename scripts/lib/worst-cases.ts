@@ -192,6 +192,8 @@ export function worstCases(material: WorstMaterial, seed: number, random: number
   const list = "/v1/sales/active.json";
   const callback = "$" + "a.".repeat(31) + "b";
   const affid = (i: number) => `${i}`.padEnd(64, "x.-_");
+  // The largest list as it is (no variant): the cost of its size alone, to read the variants' costs against.
+  add("sale list, as it is (identity)", `${list}?${key}`);
   add("sale list, longest callback", `${list}?${key}&callback=${callback}`);
   add("sale list, longest callback, suppressed 404", `/v1/nope?${key}&callback=${callback}&suppress_response_codes=1`);
   for (let i = 0; i < 5; i++) add(`sale list, new longest affid ${i + 1}`, `${list}?${key}&affid=${affid(i)}`);

@@ -127,6 +127,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const gate = createAdmission(options);
   const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => {
     const resources = snapshot ? createResources(snapshot, compressor) : null;
+    resources?.warm(Math.floor(clock() / 1000));
     return { snapshot, resources, gate: gate(keys, resources) };
   };
 

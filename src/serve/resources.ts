@@ -1,5 +1,7 @@
 // Pre-rendered resources: the body of a path at an instant, sale lists composed once per segment.
-import { matchEndpoint } from "../api/routing.ts";
+import { ENDPOINTS } from "../api/endpoints.ts";
+import { endpointPath, matchEndpoint } from "../api/routing.ts";
+import { STORES } from "../catalog/schema.ts";
 import { notFound } from "../errors.ts";
 import type { ApiError } from "../errors.ts";
 import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
@@ -19,6 +21,11 @@ function findSegmentIndex(segments: readonly LoadedSegment[], t: number): number
   }
   return -1;
 }
+
+/** Every sale list's path: the SaleList endpoints, each store's for those under a store. */
+const LIST_PATHS = ENDPOINTS.filter((e) => e.body === "SaleList").flatMap((e) =>
+  e.params?.store ? STORES.map((store) => endpointPath(e.id, { store })) : [endpointPath(e.id)],
+);
 
 /** The resources of one snapshot, with the sale lists composed so far (brotli for them from `compressor`). */
 export function createResources(snapshot: LoadedSnapshot, compressor: Compressor) {
@@ -67,7 +74,28 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
     if (next && "sales" in next.body && !composed.has(next)) setImmediate(() => compose(next));
     return { body, changesAt: segment.to, gzip: null, perRequest: false };
   };
-  return { statesOf, at };
+
+  /**
+   * Composes, one a turn of the event loop, the sale lists in force at `now`, so that no request pays for one (at
+   * 100,000 sample products the all-store active list took 40 ms and 24 MB on its first request).
+   */
+  const warm = (now: number): void => {
+    const due: LoadedSegment[] = [];
+    for (const path of LIST_PATHS) {
+      const segments = snapshot.resources.get(path) ?? [];
+      const i = findSegmentIndex(segments, now);
+      const segment = i < 0 ? undefined : segments[i];
+      if (segment && "sales" in segment.body) due.push(segment);
+    }
+    const next = (): void => {
+      const segment = due.pop();
+      if (!segment) return;
+      if (!composed.has(segment)) compose(segment);
+      setImmediate(next);
+    };
+    setImmediate(next);
+  };
+  return { statesOf, at, warm };
 }
 
 /**
