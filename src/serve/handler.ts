@@ -8,7 +8,8 @@ import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from "../snapshot/body-cache.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import { closeUnusedPacks, loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission.ts";
-import type { AdmissionOptions, Admitted, Gate, RequestInfo } from "./admission.ts";
+import type { Admitted, Gate, RequestInfo } from "./admission.ts";
+import type { Handler, HandlerOptions } from "./handler-types.ts";
 import { createCompressor } from "./bodies.ts";
 import { sendDocument } from "./documents.ts";
 import type { Found } from "./bodies.ts";
@@ -24,85 +25,6 @@ import type { Metrics } from "./metrics.ts";
 import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
 import { searchBody } from "./search.ts";
 
-export interface RequestLog {
-  time: string;
-  method: string;
-  /** The path only: the query string (and so the key) is never logged. */
-  path: string;
-  status: number;
-  bytes: number;
-  ms: number;
-  /** The key's name, when the request had a valid key. */
-  key?: string;
-}
-
-/** An unexpected error, as one log line: never the query string (and so never a key). */
-export interface ErrorLog {
-  time: string;
-  /** "warn": the server goes on as it should (Redis down: limits per process); "error": something failed. */
-  level: "error" | "warn";
-  event: string;
-  method?: string;
-  path?: string;
-  error: { name: string; message: string; stack?: string };
-}
-
-export interface HandlerOptions extends AdmissionOptions {
-  /** Data directory with the published snapshot (`current`). */
-  dataDir: string;
-  /** The API keys file (hashes only). */
-  keysFile: string;
-  /** The clock, epoch ms. Default Date.now. Tests inject one. */
-  clock?: () => number;
-  /** `Cache-Control: max-age` for responses that do not change sooner. Default DEFAULT_MAX_AGE (300). */
-  maxAge?: number;
-  /** Memory for cached affid/JSONP variants, bytes. Default DEFAULT_VARIANT_CACHE_BYTES (32 MB). */
-  variantCacheBytes?: number;
-  /** Memory for resource bodies read from the packs, bytes. Default DEFAULT_BODY_CACHE_BYTES (1 GB). */
-  bodyCacheBytes?: number;
-  /** Bodies compressed with brotli in the background at once (sale lists, popular variants). Default DEFAULT_COMPRESS_SLOTS (2). */
-  compressSlots?: number;
-  /** Called once per request with its log entry. Default: no logging. */
-  log?: (entry: RequestLog) => void;
-  /**
-   * Turns metrics on: `GET /metrics` answers the Prometheus exposition to a request with `Authorization: Bearer
-   * <metricsToken>`, and a 401 to any other. Default: off (no counting; /metrics is a 404).
-   */
-  metricsToken?: string;
-  /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */
-  onError?: (entry: ErrorLog) => void;
-  /** Start without a published snapshot, answering 503 until one is loaded by `reload()`. Default false: fail at start-up. */
-  waitForSnapshot?: boolean;
-}
-
-export interface Handler {
-  (req: IncomingMessage, res: ServerResponse): void;
-  /** The snapshot being served (throws while there is none). */
-  snapshot(): LoadedSnapshot;
-  /** Loads the published snapshot and the keys file again and swaps to them at once. */
-  reload(): Promise<{ snapshotChanged: boolean }>;
-  /** The size of every structure that grows with traffic (each has a fixed bound). */
-  stats(): HandlerStats;
-  /** Resolves once no gzip template is being made in the background (tests wait on it instead of sleeping). */
-  idle(): Promise<void>;
-  /** The metrics, when `metricsToken` turned them on (the server adds its connections with `watch`). */
-  readonly metrics: Metrics | null;
-}
-
-export interface HandlerStats {
-  /** Bytes and entries in the affid/JSONP variant cache, gzip templates of lists included (at most `variantCacheBytes`). */
-  variantBytes: number;
-  variants: number;
-  /** Request targets remembered (at most ADMITTED_MAX). */
-  admittedTargets: number;
-  /** Bodies being compressed in the background (at most `compressSlots`). */
-  compressing: number;
-  /** Bytes and entries of resource bodies held in memory (at most `bodyCacheBytes`), and reads from the packs so far. */
-  bodyBytes: number;
-  bodies: number;
-  bodyReads: number;
-}
-
 /** How long a reload waits before closing the packs only the snapshot it replaced used (no request reads them then). */
 const PACK_CLOSE_DELAY_MS = 30_000;
 
@@ -116,7 +38,7 @@ interface State {
 
 const OTHER_ROUTE = ROUTE_INDEX.other;
 
-export { redactPath } from "./request-checks.ts";
+export type { ErrorLog, Handler, HandlerOptions, HandlerStats, RequestLog } from "./handler-types.ts";
 
 /** Loads the snapshot and keys (failing loudly if either is missing or corrupt) and returns the request handler. */
 export async function createHandler(options: HandlerOptions): Promise<Handler> {
@@ -161,14 +83,17 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return found;
   };
 
-  /** GET /metrics: the exposition to the holder of the token (answered after it is rendered). */
-  const sendMetrics = (req: IncomingMessage, res: ServerResponse): void => {
+  /**
+   * GET /metrics: the exposition to the holder of the token, sent once rendered; resolves with [status, bytes] then
+   * (so that its log line and its own count say what was sent).
+   */
+  const sendMetrics = (req: IncomingMessage, res: ServerResponse, info: RequestInfo): Promise<[number, number]> => {
     if (!metrics || !metricsAuth) throw notFound();
     if (!metricsAuth(req.headers.authorization))
       throw new ApiError(401, "unauthorized", "metrics need Authorization: Bearer <the metrics token>", {
         "WWW-Authenticate": 'Bearer realm="metrics"',
       });
-    void metrics.render().then(
+    return metrics.render().then(
       ({ contentType, body }) => sendText(req, res, 200, contentType, body),
       (err: unknown) => {
         options.onError?.({
@@ -177,7 +102,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
           event: "metrics_failed",
           error: describeError(err),
         });
-        sendProblem(req, res, toApiError(err), [], null);
+        return answerError(req, res, err, info, []);
       },
     );
   };
@@ -218,13 +143,38 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return sendProblem(req, res, error, headers, jsonpOf(info.query));
   };
 
+  /** The end of a request: its count in the metrics and its log line, with one clock reading for both. */
+  const done = (
+    req: IncomingMessage,
+    info: RequestInfo,
+    started: number,
+    nowMs: number,
+    [status, bytes]: [number, number],
+  ): void => {
+    const ended = metrics || options.log ? performance.now() : 0;
+    if (metrics) metrics.request(info.route, status, bytes, (ended - started) / 1000);
+    if (options.log) {
+      // Wall-clock time, even when the handler runs on an injected clock: the request's arrival, read once.
+      const time = isoAt(clock === Date.now ? nowMs : Date.now());
+      const method = req.method ?? "";
+      const path = redacted(info.path);
+      const ms = Math.round((ended - started) * 1000) / 1000;
+      // Two literal shapes rather than a spread (half the cost); no key property at all without a valid key.
+      options.log(
+        info.key ? { time, method, path, status, bytes, ms, key: info.key } : { time, method, path, status, bytes, ms },
+      );
+    }
+  };
+
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
     const started = options.log || metrics ? performance.now() : 0;
     const s = state; // one snapshot for the whole request, even if a reload swaps state meanwhile
     const info: RequestInfo = { path: "", route: OTHER_ROUTE, key: undefined, query: null };
     const headers: string[] = [];
     const nowMs = clock();
-    let result: [number, number];
+    let result: [number, number] | undefined;
+    /** A response sent once something is made in the background (the metrics): logged when it is sent. */
+    let later: Promise<[number, number]> | null = null;
     try {
       checkRequest(req);
       const a = s.gate.admit(req, nowMs, headers, info);
@@ -241,8 +191,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         return;
       }
       if (a === "metrics") {
-        sendMetrics(req, res);
-        result = [200, 0]; // the exposition is sent once rendered; its size is not known here
+        later = sendMetrics(req, res, info);
         return;
       }
       const found = find(s, a, Math.floor(nowMs / 1000));
@@ -263,22 +212,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     } catch (err) {
       result = answerError(req, res, err, info, headers);
     } finally {
-      // One clock reading for the metrics and the log line.
-      const ended = metrics || options.log ? performance.now() : 0;
-      if (metrics) metrics.request(info.route, result![0], result![1], (ended - started) / 1000);
-      if (options.log) {
-        // Wall-clock time, even when the handler runs on an injected clock: the request's arrival, read once.
-        const time = isoAt(clock === Date.now ? nowMs : Date.now());
-        const method = req.method ?? "";
-        const path = redacted(info.path);
-        const ms = Math.round((ended - started) * 1000) / 1000;
-        // Two literal shapes rather than a spread (half the cost); no key property at all without a valid key.
-        options.log(
-          info.key
-            ? { time, method, path, status: result![0], bytes: result![1], ms, key: info.key }
-            : { time, method, path, status: result![0], bytes: result![1], ms },
-        );
-      }
+      if (later) void later.then((r) => done(req, info, started, nowMs, r));
+      else done(req, info, started, nowMs, result!);
     }
   }) as Handler;
 

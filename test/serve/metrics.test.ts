@@ -1,6 +1,7 @@
 // GET /metrics: the Prometheus exposition, only for the holder of the metrics token; counters checked after known requests.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKey } from "../../src/keys/keys-file.ts";
+import type { RequestLog } from "../../src/serve/handler.ts";
 import { startTestApi, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
@@ -94,6 +95,22 @@ describe("/metrics", () => {
         (before.get('flash_sale_reloads_total{result="success"}') ?? 0),
     ).toBe(1);
     expect(after.get("flash_sale_last_reload_timestamp_seconds")).toBeGreaterThan(0);
+  });
+});
+
+describe("/metrics in the request log", () => {
+  it("is logged once it is sent, with the bytes it sent (it was logged as a 200 of 0 bytes before being rendered)", async () => {
+    const entries: RequestLog[] = [];
+    const logged = await startTestApi(undefined, { metricsToken: TOKEN, log: (e) => entries.push(e) });
+    try {
+      const res = await logged.get("/metrics", { headers: { Authorization: `Bearer ${TOKEN}` } });
+      const sent = Buffer.byteLength(await res.text());
+      const entry = entries.find((e) => e.path === "/metrics");
+      expect(entry).toMatchObject({ status: 200, bytes: sent });
+      expect(sent).toBeGreaterThan(0);
+    } finally {
+      await logged.close();
+    }
   });
 });
 
