@@ -2,6 +2,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
+import { LOOPBACK_PROXIES, parseProxyEntry } from "./serve/proxies.ts";
 import { DEFAULT_MAX_AGE } from "./serve/defaults.ts";
 
 export const DEFAULT_PORT = 8080;
@@ -49,11 +50,42 @@ export const ConfigSchema = z
       .enum(["0", "1"])
       .default("0")
       .transform((v) => v === "1"),
-    /** Client address from X-Forwarded-For (behind a trusted proxy/CDN), for the failed-authentication limit. Env TRUST_PROXY ("1"). Default off. */
+    /**
+     * Proxies whose X-Forwarded-For names the client, for the failed-authentication limit: comma-separated addresses
+     * and CIDR networks, or `loopback` (a proxy on this machine); from any other peer the header is ignored. Env
+     * TRUST_PROXY. Default `0`: none. `1` (which trusted the header from any peer) is refused with a message.
+     */
     trustProxy: z
-      .enum(["0", "1"])
+      .string()
       .default("0")
-      .transform((v) => v === "1"),
+      .transform((v, ctx) => {
+        const entries = v
+          .split(",")
+          .map((e) => e.trim())
+          .filter(Boolean);
+        if (entries.length === 1 && entries[0] === "0") return [];
+        const out: string[] = [];
+        for (const e of entries) {
+          if (e === "1") {
+            ctx.addIssue({
+              code: "custom",
+              message:
+                "TRUST_PROXY=1 trusted X-Forwarded-For from any peer, so a client could name any address; list the proxies instead (addresses or CIDR networks, comma-separated), e.g. TRUST_PROXY=loopback or TRUST_PROXY=10.0.0.0/8",
+            });
+            return z.NEVER;
+          }
+          if (e === "loopback") out.push(...LOOPBACK_PROXIES);
+          else if (parseProxyEntry(e)) out.push(e);
+          else {
+            ctx.addIssue({
+              code: "custom",
+              message: `${JSON.stringify(e)} is not an address or CIDR network (e.g. 10.0.0.5, 10.0.0.0/8, fd00::/8, loopback)`,
+            });
+            return z.NEVER;
+          }
+        }
+        return out;
+      }),
     /** PEM certificate (chain) file: the server speaks HTTPS; set with tlsKey. Env TLS_CERT. Default none: plain HTTP. */
     tlsCert: z.string().optional(),
     /** PEM private key file of tlsCert. Env TLS_KEY. */
@@ -99,7 +131,8 @@ export interface Config {
   maxAge: number;
   logRequests: boolean;
   waitForSnapshot: boolean;
-  trustProxy: boolean;
+  /** Proxies (addresses, CIDR networks) whose X-Forwarded-For names the client; empty: none. */
+  trustProxy: readonly string[];
   /** Certificate and key files (absolute), or null for plain HTTP. */
   tls: { cert: string; key: string } | null;
   metricsToken: string | undefined;

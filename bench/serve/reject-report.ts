@@ -63,13 +63,13 @@ export function renderRejectTable(results: readonly RejectResult[]): string {
     "  median round by req/s. x/200: the ratio to the 200 run of the same round, the median over the rounds. body: the response",
     "  body (problem+json for the rejections). non-2xx: share of wrk's completed requests.",
     "  401 missing key: <product> without apikey. 401 invalid key: a well-formed 32-character key that is not valid; after 10 failures",
-    '    an address is locked out (1 a second after that): every attempt is a 401 "too many failed attempts" without the key being',
-    '    checked, and one a second still goes through the key check. "not locked out": a handler child whose authFailureLimit',
+    '    an address is locked out (1 a second after that): every attempt with a key that is not valid is a 401 "too many failed',
+    '    attempts" (the key is looked up first: valid keys are still served), and one a second is counted. "not locked out": a handler child whose authFailureLimit',
     "    is 1e9/s, so every attempt is checked (the same unknown key is hashed once, then remembered). 429: a key limited to " +
       `${SLOW_KEY_LIMIT.rate}/s, burst ${SLOW_KEY_LIMIT.burst} (its target is remembered after`,
     `    the first 200). 404: ${"/v1/products/999999999/detail.json"} with the valid key. After a locked-out run the benchmark waits ${LOCKOUT_WAIT_MS / 1000} s`,
-    "    (the address's failure bucket refills) so that the next run is not answered 401. The 200s are measured after the invalid-key",
-    "    checks, so the address has a failure bucket: every request pays its lookup (as in production once any client has failed).",
+    "    (the address's failure bucket refills). The 200s are measured after the invalid-key checks; a valid key never looks up",
+    "    the address's failure bucket.",
   ];
   const notes = results.flatMap((res) => res.group.cases.map((c) => `  ${c.label}: checked: ${c.checkNote}`));
   return renderReportTable({ header, right, rows, legend, notes });

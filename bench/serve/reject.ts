@@ -115,7 +115,7 @@ export async function prepareRejectGroup(
     `${who}: the 200 the rejections are measured against: status ${ok.status}, ${ok.body.length} bytes (expected 200 and the product's ${t.productBody.length})`,
   );
   const cases: RejectCase[] = [];
-  // The invalid key last: once the address is locked out, every request with a key is a 401 for a second.
+  // The invalid key last, so that the address's lockout (invalid keys only) overlaps no other case.
   for (const kind of [...kinds].sort((a, b) => Number(a === "locked") - Number(b === "locked"))) {
     const { status, code } = KINDS[kind];
     const label = rejectLabel(server, kind);

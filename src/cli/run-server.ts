@@ -42,7 +42,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     keysFile: config.keysFile,
     maxAge: config.maxAge,
     waitForSnapshot: config.waitForSnapshot,
-    trustProxy: config.trustProxy,
+    trustedProxies: config.trustProxy,
     metricsToken: config.metricsToken,
     variantCacheBytes: config.variantCacheBytes,
     bodyCacheBytes: config.bodyCacheBytes,
