@@ -2,6 +2,7 @@
 // documentation. The build (resource paths), the handler (admission, 404 details, documents), the metrics (route
 // labels) and the OpenAPI document all read it: a new endpoint is an entry here plus its own code.
 import { STORES } from "../catalog/schema.ts";
+import type { Examples } from "./examples.ts";
 
 /** Route classes: the label every request is counted under in the metrics, in this order. */
 export const ROUTE_CLASSES = [
@@ -24,9 +25,8 @@ export type RouteClass = (typeof ROUTE_CLASSES)[number];
  */
 export type Answer = "resource" | "search" | "document" | "health" | "metrics";
 
-/** Names of the examples (src/api/examples.ts) an endpoint's documentation shows. */
-export type ExampleName =
-  "activeSales" | "upcomingSales" | "activeSale" | "upcomingSale" | "product" | "categories" | "sizes" | "searchResult";
+/** Names of the example bodies (src/api/examples.ts) an endpoint's documentation shows. */
+export type ExampleName = Exclude<keyof Examples, PathParameter["example"] | "upcomingSaleKey">;
 
 /** A path parameter: its pattern (a regular expression source, no anchors), and how the document describes it. */
 export interface PathParameter {
