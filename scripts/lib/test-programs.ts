@@ -45,6 +45,23 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
   { name: "curl", debian: "curl", why: "runs the guide's curl sample" },
   { name: "pgrep", debian: "procps", why: "finds the cluster test's workers" },
   { name: "pkill", debian: "procps", why: "stops what is left of varnishd after its test" },
+  {
+    name: "aiosmtpd",
+    debian: "python3-aiosmtpd",
+    why: "receives the developer portal's mail (verification and reset links) in its tests",
+  },
+  {
+    name: "initdb",
+    debian: "postgresql",
+    why: "makes the PostgreSQL cluster the portal's database tests run against",
+    paths: ["/usr/lib/postgresql/*/bin/initdb"],
+  },
+  {
+    name: "postgres",
+    debian: "postgresql",
+    why: "serves the PostgreSQL database the portal's tests run against",
+    paths: ["/usr/lib/postgresql/*/bin/postgres"],
+  },
 ];
 
 function isExecutableFile(path: string): boolean {

@@ -1,0 +1,117 @@
+// The developer portal as a Hono app: security headers, sessions and CSRF checks around the routes of each part.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
+import { secureHeaders } from "hono/secure-headers";
+import { timingSafeEqual } from "node:crypto";
+import { html } from "hono/html";
+import { registerAccountRoutes } from "./account-routes.ts";
+import { registerAuthRoutes } from "./auth-routes.ts";
+import type { Portal, PortalEnv, PortalOptions } from "./context.ts";
+import { render } from "./context.ts";
+import { registerKeyRoutes } from "./key-routes.ts";
+import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
+import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
+import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
+import { findAccount } from "./store/accounts.ts";
+import { DEFAULT_SESSION_LIMITS, resumeSession } from "./store/sessions.ts";
+import { DEFAULT_THROTTLE } from "./store/throttle.ts";
+
+/** The largest form body accepted, bytes. */
+const MAX_BODY = 16 * 1024;
+
+/** Nothing from another host, no inline script or style, no framing, forms only to the portal. */
+const CSP = {
+  defaultSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'"],
+  connectSrc: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+};
+
+const sameBytes = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** Makes the portal's request handler (`app.fetch`) from its options. */
+export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
+  const portal: Portal = {
+    clock: Date.now,
+    keyLimit: DEFAULT_KEY_LIMIT,
+    throttle: DEFAULT_THROTTLE,
+    sessionLimits: DEFAULT_SESSION_LIMITS,
+    log: () => {},
+    ...options,
+  };
+  const app = new Hono<PortalEnv>();
+
+  app.use(secureHeaders({ contentSecurityPolicy: CSP, crossOriginEmbedderPolicy: true }));
+  app.use(async (c, next) => {
+    await next();
+    c.header("Cache-Control", c.req.path.startsWith("/static/") ? "public, max-age=300" : "no-store");
+  });
+  app.get("/static/portal.css", (c) => c.body(PORTAL_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
+  app.get("/static/portal.js", (c) => c.body(PORTAL_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+
+  // Who is signed in, and the CSRF token their forms carry.
+  app.use(async (c, next) => {
+    const secure = cookiesAreSecure(portal.publicUrl(), c.req.url);
+    c.set("secureCookies", secure);
+    const sessionId = readSessionCookie(c, secure);
+    let account = null;
+    if (sessionId && /^[A-Za-z0-9_-]{43}$/.test(sessionId)) {
+      const accountId = await resumeSession(portal.db, sessionId, portal.clock(), portal.sessionLimits);
+      account = accountId ? await findAccount(portal.db, accountId) : null;
+      if (account?.status === "suspended") account = null;
+    }
+    c.set("account", account);
+    c.set("sessionId", account ? sessionId! : null);
+    c.set("csrf", csrfToken(account ? sessionId! : preSessionSecret(c, secure)));
+    await next();
+  });
+
+  // Every request that can change anything: a body of bounded size, from a page of the portal, with the token.
+  const publicOrigin = () => new URL(portal.publicUrl()).origin;
+  app.use(bodyLimit({ maxSize: MAX_BODY, onError: (c) => c.text("Form too large", 413) }));
+  app.use(csrf({ origin: (origin, c) => origin === publicOrigin() || origin === new URL(c.req.url).origin }));
+  app.use(async (c, next) => {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    const body = await c.req.parseBody();
+    const sent = typeof body._csrf === "string" ? body._csrf : "";
+    if (!sameBytes(sent, c.get("csrf")))
+      return render(
+        c,
+        portal,
+        403,
+        "Form expired",
+        html`<p>This form was out of date or not sent by the portal. Go back, reload the page and try again.</p>`,
+      );
+    return next();
+  });
+
+  app.get("/", (c) => c.redirect(c.get("account") ? "/keys" : "/sign-in", 303));
+  registerAuthRoutes(app, portal);
+  registerKeyRoutes(app, portal);
+  registerAccountRoutes(app, portal);
+
+  app.notFound((c) =>
+    render(c, portal, 404, "Not found", html`<p>There is no such page here. <a href="/">Start again</a>.</p>`),
+  );
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) return err.getResponse();
+    portal.log(
+      JSON.stringify({
+        time: new Date(portal.clock()).toISOString(),
+        level: "error",
+        event: "portal_error",
+        method: c.req.method,
+        path: c.req.path,
+        error: { name: err.name, message: err.message, stack: err.stack },
+      }),
+    );
+    return c.html("<!doctype html><title>Error</title><p>Something went wrong on our side. Please try again.</p>", 500);
+  });
+  return app;
+}

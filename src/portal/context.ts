@@ -1,0 +1,101 @@
+// What every route of the portal shares: its options, the per-request variables, and the helpers that read them.
+import type { Context } from "hono";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import type { PortalDatabase } from "./db/database.ts";
+import type { Mailer } from "./mailer.ts";
+import type { Account } from "./store/accounts.ts";
+import type { SessionLimits } from "./store/sessions.ts";
+import type { ThrottleRule } from "./store/throttle.ts";
+import type { Html, PageContext } from "./views/layout.ts";
+import { page } from "./views/layout.ts";
+
+/** Everything the portal is made from. */
+export interface PortalOptions {
+  db: PortalDatabase;
+  /** The API keys file the API servers read (src/keys/keys-file.ts). */
+  keysFile: string;
+  mailer: Mailer;
+  /** The API's base URL, for the curl line and the /docs link. */
+  apiUrl: string;
+  /** The portal's public URL (links in mails; an accepted Origin); https makes every cookie Secure. */
+  publicUrl: () => string;
+  /** The time, ms since the epoch. Default Date.now. */
+  clock?: () => number;
+  /** Live keys an account may have. Default DEFAULT_KEY_LIMIT (10). */
+  keyLimit?: number;
+  /** Sign-in limits. Default DEFAULT_THROTTLE. */
+  throttle?: { account: ThrottleRule; address: ThrottleRule };
+  /** Session expiry. Default DEFAULT_SESSION_LIMITS. */
+  sessionLimits?: SessionLimits;
+  /** Where error lines go (the CLI: stderr). Default: nowhere. Never given a password, session ID, key or token. */
+  log?: (line: string) => void;
+}
+
+/** The options with every default filled in. */
+export type Portal = Required<PortalOptions>;
+
+/** Hono's environment for the portal: what the middleware sets for the routes. */
+export interface PortalEnv {
+  Variables: {
+    account: Account | null;
+    sessionId: string | null;
+    csrf: string;
+    /** Whether cookies carry Secure and the __Host- prefix on this request. */
+    secureCookies: boolean;
+  };
+}
+export type PortalContext = Context<PortalEnv>;
+
+/** The client's address (the TCP peer), as the audit trail and the sign-in limits know it. */
+export function clientAddress(c: PortalContext): string {
+  try {
+    return getConnInfo(c).remote.address ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/** The page frame's view of the request. */
+export function pageContext(c: PortalContext, portal: Portal): PageContext {
+  const account = c.get("account");
+  return {
+    account: account ? { email: account.email, partner: account.partner } : null,
+    csrf: c.get("csrf"),
+    apiUrl: portal.apiUrl,
+  };
+}
+
+/** Answers a whole page with `status`. */
+export async function render(
+  c: PortalContext,
+  portal: Portal,
+  status: 200 | 400 | 401 | 403 | 404 | 409 | 429,
+  title: string,
+  body: Html,
+) {
+  return c.html(await page(pageContext(c, portal), title, body), status);
+}
+
+/** The signed-in account; routes behind requireAccount only. */
+export function accountOf(c: PortalContext): Account {
+  const account = c.get("account");
+  if (!account) throw new Error("no account: the route is missing requireAccount");
+  return account;
+}
+
+/** Middleware for pages that need a signed-in account: anyone else is sent to sign in. */
+export const requireAccount = async (c: PortalContext, next: () => Promise<void>) => {
+  if (!c.get("account")) return c.redirect("/sign-in", 303);
+  await next();
+};
+
+/** The submitted form's fields (Hono parses the body once; the CSRF check already did). */
+export async function formOf(c: PortalContext): Promise<Record<string, unknown>> {
+  return c.req.parseBody();
+}
+
+/** A text field of the submitted form ("" when absent or not text). */
+export async function fieldOf(c: PortalContext, name: string): Promise<string> {
+  const value = (await formOf(c))[name];
+  return typeof value === "string" ? value : "";
+}

@@ -1,0 +1,107 @@
+// The portal's schema as numbered migrations, applied in order at start-up and recorded in schema_migrations.
+import type { PortalDatabase } from "./database.ts";
+
+/** One step of the schema: statements in the SQL that SQLite and PostgreSQL share. Never edit one that has shipped. */
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+/** Every migration, oldest first. Times are BIGINT milliseconds since the epoch; IDs are random text. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "accounts, sessions, tokens, keys, sign-in throttle, audit",
+    statements: [
+      `CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        partner TEXT NOT NULL,
+        password TEXT NOT NULL,
+        verified BIGINT,
+        role TEXT NOT NULL DEFAULT 'partner',
+        status TEXT NOT NULL DEFAULT 'active',
+        created BIGINT NOT NULL
+      )`,
+      `CREATE TABLE sessions (
+        id_hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        created BIGINT NOT NULL,
+        seen BIGINT NOT NULL
+      )`,
+      `CREATE INDEX sessions_account ON sessions (account_id)`,
+      `CREATE TABLE tokens (
+        hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        purpose TEXT NOT NULL,
+        email TEXT NOT NULL,
+        expires BIGINT NOT NULL
+      )`,
+      `CREATE INDEX tokens_account ON tokens (account_id)`,
+      `CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        file_name TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        first4 TEXT NOT NULL,
+        last4 TEXT NOT NULL,
+        created BIGINT NOT NULL
+      )`,
+      `CREATE INDEX api_keys_account ON api_keys (account_id)`,
+      `CREATE TABLE signin_throttle (
+        key TEXT PRIMARY KEY,
+        failures INTEGER NOT NULL,
+        window_start BIGINT NOT NULL,
+        locked_until BIGINT NOT NULL
+      )`,
+      `CREATE TABLE audit (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        event TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        address TEXT NOT NULL
+      )`,
+      `CREATE INDEX audit_account ON audit (account_id, at)`,
+    ],
+  },
+];
+
+/** The database was migrated by newer code than this: refuse to run against a schema we do not know. */
+export class SchemaVersionError extends Error {
+  constructor(found: number, known: number) {
+    super(`the portal database is at schema version ${found}, newer than this code's ${known}: update the portal`);
+    this.name = "SchemaVersionError";
+  }
+}
+
+/** Applies the migrations `db` has not had yet, each in one transaction with its record; returns the versions applied. */
+export async function migrate(
+  db: PortalDatabase,
+  now: number,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<number[]> {
+  return db.exclusive(async () => {
+    await db.run(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)`,
+    );
+    const done = new Set((await db.all("SELECT version FROM schema_migrations")).map((r) => Number(r.version)));
+    const known = Math.max(0, ...migrations.map((m) => m.version));
+    const newest = Math.max(0, ...done);
+    if (newest > known) throw new SchemaVersionError(newest, known);
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await db.batch([
+        ...m.statements.map((sql) => ({ sql })),
+        {
+          sql: "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
+          params: [m.version, m.name, now],
+        },
+      ]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,63 @@
+// The portal's forms as zod schemas: what each accepts, and the message shown next to a field that is wrong.
+import { z } from "zod";
+
+const text = (label: string, max: number) =>
+  z
+    .string(`${label} is required`)
+    .trim()
+    .min(1, `${label} is required`)
+    .max(max, `${label} must be at most ${max} characters`)
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), `${label} must not contain control characters`);
+const email = z
+  .string("Email is required")
+  .trim()
+  .max(254, "Email must be at most 254 characters")
+  .pipe(z.email("Enter an email address such as name@example.com"));
+/** NIST SP 800-63B: at least 8 characters, a long maximum, no composition rules; we ask for 12. */
+const newPassword = z
+  .string("Password is required")
+  .min(12, "Password must be at least 12 characters")
+  .max(256, "Password must be at most 256 characters");
+const password = z.string("Password is required").min(1, "Password is required").max(256, "Password is too long");
+
+export const SignUpSchema = z.object({ email, password: newPassword, partner: text("Partner name", 100) });
+export type SignUp = z.infer<typeof SignUpSchema>;
+
+export const SignInSchema = z.object({ email: text("Email", 254), password });
+export type SignIn = z.infer<typeof SignInSchema>;
+
+export const ResetRequestSchema = z.object({ email });
+export const ResetSchema = z.object({ token: z.string().max(100), password: newPassword });
+
+export const KeyNameSchema = z.object({ name: text("Name", 64) });
+
+/** The grace periods a partner may pick when rotating a key. */
+export const GRACE_PERIODS = { now: 0, "1h": 3600_000, "24h": 86_400_000, "7d": 7 * 86_400_000 } as const;
+export const RotateSchema = z.object({
+  grace: z.enum(Object.keys(GRACE_PERIODS) as [keyof typeof GRACE_PERIODS], "Pick a grace period"),
+});
+
+export const PasswordChangeSchema = z.object({ current: password, password: newPassword });
+export const EmailChangeSchema = z.object({ email, current: password });
+export const DeleteAccountSchema = z.object({
+  current: password,
+  confirm: z.literal("delete", 'Type "delete" to confirm'),
+});
+
+/** Field name -> first message, for the fields of a form that failed. */
+export type FieldErrors = Partial<Record<string, string>>;
+
+/** Parses a submitted form: the data, or the message for each field that is wrong. */
+export function parseForm<S extends z.ZodType>(
+  schema: S,
+  body: Record<string, unknown>,
+): { ok: true; data: z.infer<S> } | { ok: false; errors: FieldErrors } {
+  const result = schema.safeParse(body);
+  if (result.success) return { ok: true, data: result.data };
+  const errors: FieldErrors = {};
+  for (const issue of result.error.issues) {
+    const key = String(issue.path[0] ?? "form");
+    errors[key] ??= issue.message;
+  }
+  return { ok: false, errors };
+}

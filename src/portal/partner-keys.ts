@@ -1,0 +1,169 @@
+// A partner's API keys: written to the keys file the API servers read (under its writers' lock, beside `npm run
+// keys`), named `p.<account>.<key>` there; the portal's database keeps each key's label and its first and last 4
+// characters, the keys file its hash, dates and limits.
+import {
+  KeyInputError,
+  generateKey,
+  graceUntil,
+  hashKey,
+  loadKeysFile,
+  revokeKey,
+  rotateKey,
+  updateKeysFile,
+} from "../keys/keys-file.ts";
+import type { KeyRecord } from "../keys/keys-file.ts";
+import type { PortalDatabase } from "./db/database.ts";
+import { randomId } from "./secrets.ts";
+
+/** Keys an account may have that are not revoked, by default. */
+export const DEFAULT_KEY_LIMIT = 10;
+
+/** The name in the keys file of an account's key: the account is read back from it. */
+export const keyFileName = (accountId: string, keyId: string) => `p.${accountId}.${keyId}`;
+
+/** A key as the dashboard shows it. */
+export interface PartnerKey {
+  id: string;
+  label: string;
+  first4: string;
+  last4: string;
+  created: number;
+  status: "active" | "revoked" | "missing";
+  rotated?: string;
+  revoked?: string;
+  /** The end of the grace period of the key it replaced, while one runs. */
+  graceUntil?: string;
+  /** The key's own limits, when it has some (else the API's defaults apply). */
+  rate?: number;
+  burst?: number;
+}
+
+/** The account already has as many live keys as it may. */
+export class KeyLimitError extends Error {
+  constructor(limit: number) {
+    super(`you have ${limit} keys, the most an account may have: revoke one first`);
+    this.name = "KeyLimitError";
+  }
+}
+
+/** The account's keys, newest first, with their state from the keys file. */
+export async function listPartnerKeys(
+  db: PortalDatabase,
+  keysFile: string,
+  accountId: string,
+  now: number,
+): Promise<PartnerKey[]> {
+  const rows = await db.all("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created DESC, id", [accountId]);
+  const records = new Map((await loadKeysFile(keysFile)).keys.map((k) => [k.name, k]));
+  return rows.map((r) => {
+    const record: KeyRecord | undefined = records.get(String(r.file_name));
+    const grace = record ? graceUntil(record, now) : null;
+    return {
+      id: String(r.id),
+      label: String(r.label),
+      first4: String(r.first4),
+      last4: String(r.last4),
+      created: Number(r.created),
+      status: !record ? "missing" : record.revoked ? "revoked" : "active",
+      ...(record?.rotated ? { rotated: record.rotated } : {}),
+      ...(record?.revoked ? { revoked: record.revoked } : {}),
+      ...(grace ? { graceUntil: grace } : {}),
+      ...(record?.rate !== undefined ? { rate: record.rate } : {}),
+      ...(record?.burst !== undefined ? { burst: record.burst } : {}),
+    };
+  });
+}
+
+/** The database row of key `keyId` if it belongs to `accountId`: the only way a key ID from a request is looked up. */
+async function ownKey(db: PortalDatabase, accountId: string, keyId: string): Promise<{ fileName: string } | null> {
+  const rows = await db.all("SELECT file_name FROM api_keys WHERE id = ? AND account_id = ?", [keyId, accountId]);
+  return rows[0] ? { fileName: String(rows[0].file_name) } : null;
+}
+
+/**
+ * Makes a key for the account: counted against `limit` and added in one change of the keys file (under its lock, so
+ * two creations at once cannot pass the limit), then labelled in the database. Returns the key: the only time it is
+ * seen.
+ */
+export async function createPartnerKey(
+  db: PortalDatabase,
+  keysFile: string,
+  accountId: string,
+  label: string,
+  limit: number,
+  now: number,
+): Promise<{ id: string; key: string }> {
+  const id = randomId(10);
+  const name = keyFileName(accountId, id);
+  const key = generateKey();
+  await updateKeysFile(keysFile, new Date(now), (file) => {
+    const live = file.keys.filter((k) => k.name.startsWith(`p.${accountId}.`) && !k.revoked).length;
+    if (live >= limit) throw new KeyLimitError(limit);
+    file.keys.push({ name, hash: hashKey(key), created: new Date(now).toISOString() });
+  });
+  try {
+    await db.run(
+      "INSERT INTO api_keys (id, account_id, file_name, label, first4, last4, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      [id, accountId, name, label, key.slice(0, 4), key.slice(-4), now],
+    );
+  } catch (err) {
+    await revokeKey(keysFile, name, new Date(now)); // a key with no owner in the portal must not work
+    throw err;
+  }
+  return { id, key };
+}
+
+/** Replaces the account's key `keyId`, the old one working for `graceMs`; null if the account has no such live key. */
+export async function rotatePartnerKey(
+  db: PortalDatabase,
+  keysFile: string,
+  accountId: string,
+  keyId: string,
+  graceMs: number,
+  now: number,
+): Promise<string | null> {
+  const own = await ownKey(db, accountId, keyId);
+  if (!own) return null;
+  let key: string;
+  try {
+    key = await rotateKey(keysFile, own.fileName, graceMs, new Date(now));
+  } catch (err) {
+    if (err instanceof KeyInputError) return null; // revoked, or gone from the file
+    throw err;
+  }
+  await db.run("UPDATE api_keys SET first4 = ?, last4 = ? WHERE id = ?", [key.slice(0, 4), key.slice(-4), keyId]);
+  return key;
+}
+
+/** Revokes the account's key `keyId` (and any key it replaced); false if the account has no such live key. */
+export async function revokePartnerKey(
+  db: PortalDatabase,
+  keysFile: string,
+  accountId: string,
+  keyId: string,
+  now: number,
+): Promise<boolean> {
+  const own = await ownKey(db, accountId, keyId);
+  if (!own) return false;
+  try {
+    await revokeKey(keysFile, own.fileName, new Date(now));
+  } catch (err) {
+    if (err instanceof KeyInputError) return false;
+    throw err;
+  }
+  return true;
+}
+
+/** Revokes every key of the account in one change of the keys file (before the account is deleted). */
+export async function revokeAllPartnerKeys(keysFile: string, accountId: string, now: number): Promise<number> {
+  return updateKeysFile(keysFile, new Date(now), (file) => {
+    let count = 0;
+    for (const record of file.keys) {
+      if (!record.name.startsWith(`p.${accountId}.`) || record.revoked) continue;
+      record.revoked = new Date(now).toISOString();
+      delete record.previous;
+      count++;
+    }
+    return count;
+  });
+}

@@ -1,0 +1,61 @@
+// Starts the portal: opens its database (migrating it), makes the app and serves it with @hono/node-server.
+import { createAdaptorServer } from "@hono/node-server";
+import type { Server } from "node:http";
+import { once } from "node:events";
+import { createPortalApp } from "./app.ts";
+import type { PortalOptions } from "./context.ts";
+import { openDatabase } from "./db/database.ts";
+import type { PortalDatabase } from "./db/database.ts";
+import { migrate } from "./db/migrations.ts";
+import type { Mailer } from "./mailer.ts";
+
+/** What startPortal needs: the app's options, less the database (opened from `databaseUrl`) and the URL (known once listening). */
+export interface StartPortalOptions extends Omit<PortalOptions, "db" | "publicUrl"> {
+  /** A SQLite file path or a postgres:// URL. */
+  databaseUrl: string;
+  host: string;
+  /** 0 for any free port. */
+  port: number;
+  /** The public URL; default http://host:port (with the port listened on). */
+  publicUrl?: string;
+  mailer: Mailer;
+}
+
+/** A running portal. */
+export interface RunningPortal {
+  url: string;
+  port: number;
+  db: PortalDatabase;
+  /** Versions of the schema migrations this start applied. */
+  migrated: number[];
+  close(): Promise<void>;
+}
+
+/** Opens and migrates the database, then listens on host:port. */
+export async function startPortal(options: StartPortalOptions): Promise<RunningPortal> {
+  const db = await openDatabase(options.databaseUrl);
+  const clock = options.clock ?? Date.now;
+  const migrated = await migrate(db, clock());
+  let url = "";
+  const app = createPortalApp({ ...options, db, clock, publicUrl: () => options.publicUrl ?? url });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.listen(options.port, options.host);
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  url = `http://${host}:${port}`;
+  return {
+    url: options.publicUrl ?? url,
+    port,
+    db,
+    migrated,
+    close: async () => {
+      server.closeIdleConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      options.mailer.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+// The portal's stylesheet and its one small script, served from the portal itself (the CSP allows nothing else).
+
+/** Mobile first: one column, readable type, large touch targets; wider screens get a centred column. */
+export const PORTAL_CSS = `
+*{box-sizing:border-box}
+html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:#1a1a1a;background:#f6f7f9}
+body{margin:0}
+header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.5rem 1rem;padding:.75rem 1rem;background:#12355b;color:#fff}
+header a,header .link{color:#fff}
+.brand{font-weight:700;text-decoration:none;font-size:1.1rem}
+nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}
+nav a{padding:.25rem 0}
+main{max-width:44rem;margin:0 auto;padding:1rem}
+h1{font-size:1.6rem;margin:.5rem 0 1rem}
+h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
+a{color:#0b57d0}
+form{margin:0 0 1rem}
+form.inline{display:inline;margin:0}
+.field{margin:0 0 1rem}
+label{display:block;font-weight:600;margin-bottom:.25rem}
+input[type=text],input[type=email],input[type=password]{width:100%;font:inherit;padding:.6rem;border:1px solid #6b7280;border-radius:.375rem;background:#fff}
+input[aria-invalid=true]{border-color:#b3261e;border-width:2px}
+.error{color:#b3261e;margin:.25rem 0 0;font-weight:600}
+.hint{color:#4b5563;margin:0 0 .25rem;font-size:.95rem}
+button,.button{display:inline-block;font:inherit;font-weight:600;padding:.6rem 1rem;border-radius:.375rem;border:1px solid #12355b;background:#12355b;color:#fff;cursor:pointer;text-decoration:none;min-height:44px}
+button.secondary,.button.secondary{background:#fff;color:#12355b}
+button.danger{background:#b3261e;border-color:#b3261e}
+button.link{background:none;border:none;padding:0;min-height:0;text-decoration:underline;font-weight:400}
+.notice{padding:.75rem 1rem;border-radius:.375rem;background:#e8f0fe;border:1px solid #0b57d0}
+.notice.alert{background:#fdecea;border-color:#b3261e}
+.key{list-style:none;padding:0;margin:0}
+.key>li{background:#fff;border:1px solid #d1d5db;border-radius:.5rem;padding:.75rem 1rem;margin:0 0 .75rem}
+.key h3{margin:0 0 .25rem;font-size:1.05rem;overflow-wrap:anywhere}
+.key dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:.25rem 0 .5rem}
+.key dt{color:#4b5563}.key dd{margin:0;overflow-wrap:anywhere}
+.actions{display:flex;flex-wrap:wrap;gap:.5rem}
+code,pre,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:#111827;color:#f9fafb;padding:.75rem;border-radius:.375rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
+.secret{width:100%;font-size:1rem;padding:.6rem;border:2px solid #12355b;border-radius:.375rem;background:#fff}
+fieldset{border:1px solid #d1d5db;border-radius:.375rem;margin:0 0 1rem;padding:.5rem 1rem}
+fieldset label{display:flex;gap:.5rem;align-items:center;font-weight:400;min-height:44px}
+table{width:100%;border-collapse:collapse;font-size:.95rem}
+th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top;overflow-wrap:anywhere}
+.status-revoked{color:#b3261e;font-weight:600}.status-active{color:#146c2e;font-weight:600}
+`;
+
+/** The copy buttons: shown only when this runs (without script, the key is in a read-only field to select). */
+export const PORTAL_JS = `
+for (const button of document.querySelectorAll("button[data-copy]")) {
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    const source = document.getElementById(button.dataset.copy);
+    const text = source.value !== undefined ? source.value : source.textContent;
+    navigator.clipboard.writeText(text).then(
+      () => { button.textContent = "Copied"; },
+      () => { source.select && source.select(); button.textContent = "Press Ctrl+C to copy"; },
+    );
+  });
+}
+`;

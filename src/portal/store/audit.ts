@@ -1,0 +1,52 @@
+// The audit trail: what happened to an account (sign-ins, keys, passwords), when, and from which client address.
+import type { PortalDatabase } from "../db/database.ts";
+import { randomId } from "../secrets.ts";
+
+/** The events recorded. */
+export type AuditEvent =
+  | "account.created"
+  | "account.verified"
+  | "signin"
+  | "signin.failed"
+  | "signout"
+  | "password.changed"
+  | "password.reset"
+  | "email.change_requested"
+  | "email.changed"
+  | "key.created"
+  | "key.rotated"
+  | "key.revoked";
+
+/** One line of the trail. */
+export interface AuditEntry {
+  at: number;
+  event: AuditEvent;
+  detail: string;
+  address: string;
+}
+
+/** Records an event on an account. `detail` is shown to the partner: never a secret in it. */
+export async function recordAudit(db: PortalDatabase, accountId: string, entry: AuditEntry): Promise<void> {
+  await db.run("INSERT INTO audit (id, account_id, at, event, detail, address) VALUES (?, ?, ?, ?, ?, ?)", [
+    randomId(16),
+    accountId,
+    entry.at,
+    entry.event,
+    entry.detail,
+    entry.address,
+  ]);
+}
+
+/** An account's latest events, newest first (at most `limit`, default 100). */
+export async function listAudit(db: PortalDatabase, accountId: string, limit = 100): Promise<AuditEntry[]> {
+  const rows = await db.all(
+    "SELECT at, event, detail, address FROM audit WHERE account_id = ? ORDER BY at DESC LIMIT ?",
+    [accountId, limit],
+  );
+  return rows.map((r) => ({
+    at: Number(r.at),
+    event: String(r.event) as AuditEvent,
+    detail: String(r.detail),
+    address: String(r.address),
+  }));
+}

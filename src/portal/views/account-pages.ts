@@ -1,0 +1,79 @@
+// The account page: change password, change email, delete the account, and the account's audit trail.
+import { html } from "hono/html";
+import type { FieldErrors } from "../forms.ts";
+import type { AuditEntry } from "../store/audit.ts";
+import { csrfField, field, notice, when } from "./layout.ts";
+import type { Html, PageContext } from "./layout.ts";
+
+/** Which form an error or a message belongs to. */
+export interface AccountForms {
+  form?: "password" | "email" | "delete";
+  errors?: FieldErrors;
+  message?: string;
+}
+
+const errorsFor = (state: AccountForms, form: AccountForms["form"]): FieldErrors =>
+  state.form === form ? (state.errors ?? {}) : {};
+
+/** The whole account page. */
+export function accountPage(ctx: PageContext, audit: AuditEntry[], state: AccountForms = {}): Html {
+  const pw = errorsFor(state, "password");
+  const em = errorsFor(state, "email");
+  const del = errorsFor(state, "delete");
+  return html`${notice(state.message)}
+    <p>
+      Signed in as <strong>${ctx.account?.email}</strong> for <strong>${ctx.account?.partner}</strong>. The
+      <a href="${ctx.apiUrl}/docs">API reference</a> describes every request, and the limits a key has.
+    </p>
+    <h2>Change your password</h2>
+    <form method="post" action="/account/password" novalidate>
+      ${csrfField(ctx)}
+      ${field({ name: "current", label: "Current password", type: "password", error: pw.current, autocomplete: "current-password" })}
+      ${field({ name: "password", label: "New password", type: "password", error: pw.password, autocomplete: "new-password", hint: "At least 12 characters. Your other sessions are signed out." })}
+      <button type="submit">Change the password</button>
+    </form>
+    <h2>Change your email</h2>
+    <form method="post" action="/account/email" novalidate>
+      ${csrfField(ctx)}
+      ${field({ name: "email", label: "New email", type: "email", error: em.email, autocomplete: "email", hint: "We mail a link to the new address; the change is made when it is opened." })}
+      ${field({ name: "current", label: "Current password", type: "password", error: em.current, autocomplete: "current-password" })}
+      <button type="submit">Send the link</button>
+    </form>
+    <h2>Delete your account</h2>
+    <form method="post" action="/account/delete" novalidate>
+      ${csrfField(ctx)}
+      <p>
+        Every key of the account is revoked first; then the account and its history are deleted. This cannot be undone.
+      </p>
+      ${field({ name: "confirm", label: 'Type "delete" to confirm', error: del.confirm, autocomplete: "off" })}
+      ${field({ name: "current", label: "Current password", type: "password", error: del.current, autocomplete: "current-password" })}
+      <button type="submit" class="danger">Delete the account</button>
+    </form>
+    <h2>Activity</h2>
+    ${
+      audit.length
+        ? html`<table>
+            <caption class="hint">
+              The latest ${audit.length} events on this account, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">What</th>
+                <th scope="col">From</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${audit.map(
+                (e) =>
+                  html`<tr>
+                    <td>${when(e.at)}</td>
+                    <td>${e.event}${e.detail ? html` ${e.detail}` : ""}</td>
+                    <td>${e.address}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : html`<p>Nothing yet.</p>`
+    }`;
+}

@@ -1,0 +1,139 @@
+// The API key dashboard: the list, the creation form, the page that shows a new key once, rotate and revoke.
+import { html } from "hono/html";
+import type { FieldErrors } from "../forms.ts";
+import type { PartnerKey } from "../partner-keys.ts";
+import { csrfField, field, notice, when } from "./layout.ts";
+import type { Html, PageContext } from "./layout.ts";
+
+function limits(key: PartnerKey): string {
+  if (key.rate === undefined) return "the API's default rate and burst";
+  return `${key.rate} requests a second${key.burst !== undefined ? `, bursts of ${key.burst}` : ""}`;
+}
+
+function keyItem(key: PartnerKey): Html {
+  const status =
+    key.status === "active"
+      ? key.graceUntil
+        ? "active (the key it replaced works until the time below)"
+        : "active"
+      : key.status;
+  return html`<li>
+    <h3>${key.label}</h3>
+    <dl>
+      <dt>Key</dt>
+      <dd><code>${key.first4}…${key.last4}</code></dd>
+      <dt>Status</dt>
+      <dd class="status-${key.status}">${status}</dd>
+      <dt>Created</dt>
+      <dd>${when(key.created)}</dd>
+      ${
+        key.rotated
+          ? html`<dt>Rotated</dt>
+              <dd>${when(key.rotated)}</dd>`
+          : ""
+      }
+      ${
+        key.graceUntil
+          ? html`<dt>Old key until</dt>
+              <dd>${when(key.graceUntil)}</dd>`
+          : ""
+      }
+      ${
+        key.revoked
+          ? html`<dt>Revoked</dt>
+              <dd>${when(key.revoked)}</dd>`
+          : ""
+      }
+      <dt>Last used</dt>
+      <dd>not recorded yet</dd>
+      <dt>Limits</dt>
+      <dd>${limits(key)}</dd>
+    </dl>
+    ${
+      key.status === "active"
+        ? html`<div class="actions">
+            <a class="button secondary" href="/keys/${key.id}/rotate" aria-label="Rotate ${key.label}">Rotate</a>
+            <a class="button secondary" href="/keys/${key.id}/revoke" aria-label="Revoke ${key.label}">Revoke</a>
+          </div>`
+        : ""
+    }
+  </li>`;
+}
+
+/** The dashboard: create form, then every key of the account. */
+export function dashboard(
+  ctx: PageContext,
+  keys: PartnerKey[],
+  limit: number,
+  form: { values?: Record<string, string>; errors?: FieldErrors; message?: string } = {},
+): Html {
+  const live = keys.filter((k) => k.status === "active").length;
+  return html`${notice(form.message)}
+    <h2>New key</h2>
+    <form method="post" action="/keys" novalidate>
+      ${csrfField(ctx)}
+      ${field({ name: "name", label: "Name", value: form.values?.name, error: form.errors?.name, hint: `What the key is for, such as "production site". You have ${live} of ${limit} keys.` })}
+      <button type="submit">Create key</button>
+    </form>
+    <h2>Your keys</h2>
+    ${
+      keys.length
+        ? html`<ul class="key">
+            ${keys.map(keyItem)}
+          </ul>`
+        : html`<p>No keys yet.</p>`
+    }
+    <p>The <a href="${ctx.apiUrl}/docs">API reference</a> says how to call the API with a key.</p>`;
+}
+
+/** A new key, shown this once, with a copy button and a request that works as printed. */
+export function keyShown(ctx: PageContext, label: string, key: string, intro: string): Html {
+  const curl = `curl '${ctx.apiUrl}/v1/sales/active.json?apikey=${key}'`;
+  return html`<p role="status">${intro}</p>
+    <p><strong>Copy it now: this is the only time it is shown.</strong> We keep only a hash of it.</p>
+    <div class="field">
+      <label for="new-key">The key "${label}"</label>
+      <input id="new-key" class="secret" type="text" readonly value="${key}" />
+    </div>
+    <p><button type="button" data-copy="new-key" hidden>Copy the key</button></p>
+    <h2>Try it</h2>
+    <pre id="curl-line">${curl}</pre>
+    <p><button type="button" class="secondary" data-copy="curl-line" hidden>Copy the command</button></p>
+    <p><a class="button" href="/keys">Back to your keys</a></p>`;
+}
+
+/** Asks how long the old key should keep working. */
+export function rotateForm(ctx: PageContext, key: PartnerKey, error?: string): Html {
+  const choice = (value: string, text: string, checked = false) =>
+    html`<label><input type="radio" name="grace" value="${value}" ${checked ? "checked" : ""} /> ${text}</label>`;
+  return html`<p>
+      Rotating <strong>${key.label}</strong> (<code>${key.first4}…${key.last4}</code>) makes a new key. How long should
+      the current one keep working, while you switch?
+    </p>
+    <form method="post" action="/keys/${key.id}/rotate">
+      ${csrfField(ctx)}
+      <fieldset>
+        <legend>The current key keeps working</legend>
+        ${choice("now", "Not at all: refuse it now")} ${choice("1h", "1 hour")} ${choice("24h", "24 hours", true)}
+        ${choice("7d", "7 days")}
+      </fieldset>
+      ${error ? html`<p class="error">${error}</p>` : ""}
+      <div class="actions">
+        <button type="submit">Rotate the key</button> <a class="button secondary" href="/keys">Cancel</a>
+      </div>
+    </form>`;
+}
+
+/** Asks before revoking. */
+export function revokeForm(ctx: PageContext, key: PartnerKey): Html {
+  return html`<p>
+      Revoke <strong>${key.label}</strong> (<code>${key.first4}…${key.last4}</code>)? The API refuses it within 2
+      seconds, and any key it replaced too. This cannot be undone.
+    </p>
+    <form method="post" action="/keys/${key.id}/revoke">
+      ${csrfField(ctx)}
+      <div class="actions">
+        <button type="submit" class="danger">Revoke the key</button> <a class="button secondary" href="/keys">Cancel</a>
+      </div>
+    </form>`;
+}

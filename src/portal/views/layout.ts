@@ -1,0 +1,92 @@
+// The portal's page frame and form pieces, as Hono's html templates (every interpolated value is escaped).
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+
+export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+/** What every page knows: who is signed in (if anyone), the form token, the API's URL. */
+export interface PageContext {
+  account: { email: string; partner: string } | null;
+  csrf: string;
+  apiUrl: string;
+}
+
+/** The hidden field that carries the CSRF token in every form. */
+export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
+
+/** A whole page: navigation for who is signed in, the title as the heading, `body` under it. */
+export function page(ctx: PageContext, title: string, body: Html): Html {
+  const nav = ctx.account
+    ? html`<nav aria-label="Portal">
+        <a href="/keys">API keys</a>
+        <a href="/account">Account</a>
+        <a href="${ctx.apiUrl}/docs">API docs</a>
+        <form method="post" action="/sign-out" class="inline">
+          ${csrfField(ctx)}<button type="submit" class="link">Sign out</button>
+        </form>
+      </nav>`
+    : html`<nav aria-label="Portal">
+        <a href="/sign-in">Sign in</a>
+        <a href="/sign-up">Sign up</a>
+        <a href="${ctx.apiUrl}/docs">API docs</a>
+      </nav>`;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Developer portal</title>
+        <link rel="stylesheet" href="/static/portal.css" />
+        <script src="/static/portal.js" defer></script>
+      </head>
+      <body>
+        <header>
+          <a class="brand" href="/">Developer portal</a>
+          ${nav}
+        </header>
+        <main>
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html>`;
+}
+
+/** One labelled input; `error` is shown under it and tied to it for screen readers. */
+export function field(f: {
+  name: string;
+  label: string;
+  type?: string;
+  value?: string;
+  error?: string | undefined;
+  autocomplete?: string;
+  hint?: string;
+}): Html {
+  const id = `f-${f.name}`;
+  const described = [f.hint ? `h-${f.name}` : "", f.error ? `e-${f.name}` : ""].filter(Boolean).join(" ");
+  return html`<div class="field">
+    <label for="${id}">${f.label}</label>
+    ${f.hint ? html`<p class="hint" id="h-${f.name}">${f.hint}</p>` : ""}
+    <input
+      id="${id}"
+      name="${f.name}"
+      type="${f.type ?? "text"}"
+      value="${f.value ?? ""}"
+      ${f.autocomplete ? html`autocomplete="${f.autocomplete}"` : ""}
+      ${described ? html`aria-describedby="${described}"` : ""}
+      ${f.error ? html`aria-invalid="true"` : ""}
+      required
+    />
+    ${f.error ? html`<p class="error" id="e-${f.name}">${f.error}</p>` : ""}
+  </div>`;
+}
+
+/** A notice at the top of a page (`status` for news, `alert` for a problem). */
+export const notice = (text: string | undefined, kind: "status" | "alert" = "status") =>
+  text ? html`<p class="notice ${kind}" role="${kind}">${text}</p>` : "";
+
+/** A time as UTC, to the minute (the title attribute holds the exact instant). */
+export const when = (ms: number | string) => {
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace("T", " ")} UTC</time>`;
+};

@@ -1,0 +1,115 @@
+// The portal for HTTP tests: started on port 0 with its SQLite in a temp dir and mail to a real SMTP server, and a
+// client that keeps cookies and sends forms as a browser does (Origin, the page's CSRF token).
+import { join } from "node:path";
+import { createMailer } from "../../src/portal/mailer.ts";
+import { startPortal } from "../../src/portal/server.ts";
+import type { RunningPortal, StartPortalOptions } from "../../src/portal/server.ts";
+import { tempDir } from "../helpers/fixture.ts";
+import type { SmtpServer } from "./smtp-server.ts";
+
+export interface TestPortal extends RunningPortal {
+  keysFile: string;
+  dir: string;
+  /** The injected clock, ms; move it to move time. */
+  clock: { now: number };
+}
+
+/** Starts the portal on 127.0.0.1:0 with a fresh SQLite database (or `databaseUrl`) and mail going to `smtp`. */
+export async function startTestPortal(
+  smtp: SmtpServer,
+  options: Partial<StartPortalOptions> & { keysFile?: string } = {},
+): Promise<TestPortal> {
+  const dir = await tempDir("fsa-portal-");
+  const clock = { now: Date.now() };
+  const keysFile = options.keysFile ?? join(dir, "keys.json");
+  const portal = await startPortal({
+    databaseUrl: join(dir, "portal.db"),
+    host: "127.0.0.1",
+    port: 0,
+    keysFile,
+    apiUrl: "http://127.0.0.1:9",
+    mailer: createMailer(smtp.url, "Portal <portal@example.test>", () => {}),
+    clock: () => clock.now,
+    ...options,
+  });
+  return { ...portal, keysFile, dir, clock };
+}
+
+/** A response read once: status, headers and text. */
+export interface Page {
+  status: number;
+  headers: Headers;
+  text: string;
+  url: string;
+}
+
+/** A cookie-keeping client; `post` sends the CSRF token of the last page it got, as the form on it would. */
+export class PortalClient {
+  readonly cookies = new Map<string, string>();
+  last: Page | undefined;
+  readonly base: string;
+  constructor(base: string) {
+    this.base = base;
+  }
+
+  /** The CSRF token in the last page's forms. */
+  get csrf(): string {
+    return /name="_csrf" value="([^"]+)"/.exec(this.last?.text ?? "")?.[1] ?? "";
+  }
+
+  async request(path: string, init: RequestInit = {}): Promise<Page> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size) headers.set("cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
+    const res = await fetch(new URL(path, this.base), { ...init, headers, redirect: "manual" });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const eq = pair!.indexOf("=");
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (value === "" || /max-age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    const page = { status: res.status, headers: res.headers, text: await res.text(), url: path };
+    if (res.status >= 300 && res.status < 400 && res.headers.get("location")) {
+      return this.request(res.headers.get("location")!);
+    }
+    this.last = page;
+    return page;
+  }
+
+  get(path: string): Promise<Page> {
+    return this.request(path);
+  }
+
+  /** Posts `fields` as a form from the portal's own origin, with the last page's CSRF token unless `csrf` says otherwise. */
+  post(path: string, fields: Record<string, string>, options: { csrf?: string | null; origin?: string | null } = {}) {
+    const body = new URLSearchParams(fields);
+    const token = options.csrf === undefined ? this.csrf : options.csrf;
+    if (token !== null) body.set("_csrf", token);
+    const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
+    const origin = options.origin === undefined ? new URL(this.base).origin : options.origin;
+    if (origin !== null) headers.origin = origin;
+    return this.request(path, { method: "POST", body, headers });
+  }
+}
+
+/** Signs up a partner, opens the verification link from the mail and confirms it: the client is signed in after. */
+export async function signUpAndVerify(
+  client: PortalClient,
+  smtp: SmtpServer,
+  account: { email: string; password?: string; partner?: string },
+): Promise<void> {
+  await client.get("/sign-up");
+  const done = await client.post("/sign-up", {
+    email: account.email,
+    password: account.password ?? "correct horse battery",
+    partner: account.partner ?? "Acme Partners",
+  });
+  if (done.status !== 200) throw new Error(`sign-up answered ${done.status}: ${done.text}`);
+  const mail = await smtp.waitForMail(account.email, /Confirm your email/);
+  const link = new URL(/https?:\/\/\S+/.exec(mail.body)![0]);
+  await client.get(link.pathname + link.search);
+  const verified = await client.post("/verify", { token: link.searchParams.get("token")! });
+  if (!verified.text.includes("Your email address is confirmed"))
+    throw new Error(`verification failed (${verified.status}): ${verified.text}`);
+}
