@@ -34,13 +34,13 @@ button.link{background:none;border:none;padding:0;min-height:0;text-decoration:u
 .key dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:.25rem 0 .5rem}
 .key dt{color:#4b5563}.key dd{margin:0;overflow-wrap:anywhere}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem}
-code,pre,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+code,pre,input.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{background:#111827;color:#f9fafb;padding:.75rem;border-radius:.375rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
-.secret{width:100%;font-size:1rem;padding:.6rem;border:2px solid #12355b;border-radius:.375rem;background:#fff}
+input.secret{width:100%;font-size:1rem;padding:.6rem;border:2px solid #12355b;border-radius:.375rem;background:#fff}
 fieldset{border:1px solid #d1d5db;border-radius:.375rem;margin:0 0 1rem;padding:.5rem 1rem}
 fieldset label{display:flex;gap:.5rem;align-items:center;font-weight:400;min-height:44px}
 table{width:100%;border-collapse:collapse;font-size:.95rem}
-th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top;overflow-wrap:break-word}
 .status-revoked{color:#b3261e;font-weight:600}.status-active{color:#146c2e;font-weight:600}
 `;
 
