@@ -40,14 +40,14 @@ describe("the portal in Chromium", () => {
   /** Checks the page as it is now (axe, width, CSP) and keeps a screenshot named `name`. */
   async function check(page: Page, name: string): Promise<void> {
     await page.evaluate(AXE_SOURCE);
-    const violations = (await page.evaluate(
+    const violations = await page.evaluate<AxeViolation[]>(
       `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)`,
-    )) as AxeViolation[];
+    );
     for (const v of violations.filter((v) => v.impact === "serious" || v.impact === "critical"))
       problems.push(
         `${name}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
       );
-    const overflow = (await page.evaluate(`document.documentElement.scrollWidth - window.innerWidth`)) as number;
+    const overflow = await page.evaluate<number>(`document.documentElement.scrollWidth - window.innerWidth`);
     if (overflow > 0) problems.push(`${name}: ${overflow} px wider than the screen`);
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
