@@ -2,7 +2,7 @@
 // the sync ones (measured: 24,000 product bodies, 6.2 s vs 3.4 s), so workers run the sync calls on whole batches.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { FINAL_EMPTY_BLOCK, gzipMember, MIN_COMPRESS_SIZE, SPLICEABLE_HEADER } from "../snapshot/gzip-members.ts";
+import { FINAL_EMPTY_BLOCK, gzipMember, MIN_COMPRESS_SIZE, SPLICEABLE_HEADER } from "../compress/gzip-members.ts";
 
 /** Brotli's quality 11 costs ~7 ms for a 3 KB product, so the highest qualities are kept for the few large bodies. */
 export function brotliQuality(size: number): number {
@@ -17,7 +17,7 @@ const { parentPort } = require("node:worker_threads");
 const zlib = require("node:zlib");
 const MIN = ${MIN_COMPRESS_SIZE};
 const quality = ${brotliQuality.toString()};
-// gzip in the spliceable layout of src/snapshot/gzip-members.ts, split at the page links: gzipMember's own source.
+// gzip in the spliceable layout of src/compress/gzip-members.ts, split at the page links: gzipMember's own source.
 const HEADER = Buffer.from(${JSON.stringify([...SPLICEABLE_HEADER])});
 const FINAL = Buffer.from(${JSON.stringify([...FINAL_EMPTY_BLOCK])});
 const gzipMember = ${gzipMember.toString()};

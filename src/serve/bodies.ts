@@ -1,12 +1,12 @@
 // Bodies made at request time: sale lists composed from sale blobs (variants of any body are in variants.ts). Their
-// gzip is assembled from the snapshot's precompressed pieces (gzip-splice.ts), never compressed per request; brotli
+// gzip is assembled from the snapshot's precompressed pieces (compress/pieces.ts), never compressed per request; brotli
 // is made off the event loop for the few bodies asked for again and again, by a compressor with a fixed number of slots.
 import { createHash } from "node:crypto";
 import zlib from "node:zlib";
-import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
+import { MIN_COMPRESS_SIZE } from "../compress/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
-import { GzipJoin, literal, piecesOf } from "./gzip-splice.ts";
-import type { Piece } from "./gzip-splice.ts";
+import { GzipJoin, literal, piecesOf } from "../compress/pieces.ts";
+import type { Piece } from "../compress/pieces.ts";
 import { fresh } from "./scratch.ts";
 import type { Alloc } from "./scratch.ts";
 

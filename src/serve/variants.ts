@@ -1,15 +1,15 @@
 // affid/JSONP variants of any body, made in the encoding sent and cached only when asked for again (bounded by bytes).
-import { MIN_COMPRESS_SIZE } from "../snapshot/gzip-members.ts";
+import { MIN_COMPRESS_SIZE } from "../compress/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { assembleGzip, JS_TYPE, JSON_TYPE, linkCutsOf, splice } from "./bodies.ts";
 import type { Compressor, Found } from "./bodies.ts";
 import { ByteLru } from "./byte-lru.ts";
-import { brotliInserted } from "./context-brotli.ts";
-import { createTemplates } from "./context-gzip.ts";
-import type { Templates } from "./context-gzip.ts";
+import { brotliInserted } from "../compress/context-brotli.ts";
+import { createTemplates } from "../compress/context-gzip.ts";
+import type { Templates } from "../compress/context-gzip.ts";
 import { fmix, fnv1a, hex8 } from "./fast-hash.ts";
-import { gzipInserted, insertableOf } from "./gzip-insert.ts";
-import { literal } from "./gzip-splice.ts";
+import { gzipInserted, insertableOf } from "../compress/gzip-insert.ts";
+import { literal } from "../compress/pieces.ts";
 import { fresh, scratch } from "./scratch.ts";
 import type { Alloc } from "./scratch.ts";
 

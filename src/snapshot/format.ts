@@ -63,7 +63,7 @@ const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
  * `offset` in pack number `pack` (of `Routes.packs`): identity, then gzip, then brotli. A compressed size of 0 means
  * that variant was not worth storing. The link offsets are the byte positions of the closing quote of each page
  * link (`url`, `sale_url`), where `&affid=...` is spliced in. The gzip variant's deflate data is split at those
- * offsets into pieces compressed on their own (src/snapshot/gzip-members.ts); `gzipPieces` are the compressed
+ * offsets into pieces compressed on their own (src/compress/gzip-members.ts); `gzipPieces` are the compressed
  * sizes of every piece but the last (empty without a gzip variant).
  * Format 3 added `gzipPieces`.
  */

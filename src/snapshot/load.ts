@@ -31,7 +31,7 @@ export interface LoadedBlob {
   br: Buffer | null;
   /** Byte offsets of the closing quotes of page links, where `&affid=` is spliced in. */
   links: number[];
-  /** The compressed sizes of the gzip variant's pieces but the last (split at `links`; see gzip-members.ts). */
+  /** Compressed sizes of the gzip variant's pieces but the last (split at `links`; see src/compress/gzip-members.ts). */
   gzipPieces: number[];
   /** The ETag header values for identity, gzip and br, made on first use (respond.ts). */
   etags: [string, string, string] | null;

@@ -2,12 +2,12 @@
 // sent gzipped from the body's own gzip variant: its segments copied, the insert stored between them, and the CRC-32
 // worked out from terms computed once per body, so nothing is compressed or checksummed in full per request.
 import zlib from "node:zlib";
-import { SPLICEABLE_HEADER } from "../snapshot/gzip-members.ts";
+import { SPLICEABLE_HEADER } from "./gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { crc32Combine, crc32Shift } from "./crc32.ts";
-import { literal } from "./gzip-splice.ts";
-import { fresh } from "./scratch.ts";
-import type { Alloc } from "./scratch.ts";
+import { literal } from "./pieces.ts";
+import { fresh } from "../serve/scratch.ts";
+import type { Alloc } from "../serve/scratch.ts";
 
 /**
  * What inserting the same bytes at each of a body's page links does to its gzip, worked out once per body: its

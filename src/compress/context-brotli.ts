@@ -18,9 +18,9 @@
 // Each template is checked once by decoding it with two inserts that differ in every byte after `&affid=`.
 import zlib from "node:zlib";
 import { promisify } from "node:util";
-import { splice } from "./bodies.ts";
-import { fresh } from "./scratch.ts";
-import type { Alloc } from "./scratch.ts";
+import { splice } from "../serve/bodies.ts";
+import { fresh } from "../serve/scratch.ts";
+import type { Alloc } from "../serve/scratch.ts";
 
 /** What a brotli variant is assembled from: the stream's segments between links, for inserts of `m` bytes. */
 export interface BrotliTemplate {

@@ -5,7 +5,7 @@ import { gunzipSync, gzipSync, inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
-import { deflateFragment, FINAL_EMPTY_BLOCK, gzipSpliceable, gzipSplit } from "../../src/snapshot/gzip-members.ts";
+import { deflateFragment, FINAL_EMPTY_BLOCK, gzipSpliceable, gzipSplit } from "../../src/compress/gzip-members.ts";
 import type { LoadedSnapshot } from "../../src/snapshot/load.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { BASE, tempDir } from "../helpers/fixture.ts";

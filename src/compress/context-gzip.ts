@@ -11,9 +11,9 @@
 // match can take bytes from them): the result is valid for every insert of length m, put in as a stored block.
 import zlib from "node:zlib";
 import type { LoadedBlob } from "../snapshot/load.ts";
-import type { Compressor } from "./bodies.ts";
+import type { Compressor } from "../serve/bodies.ts";
 import type { Insertable } from "./gzip-insert.ts";
-import { ByteLru } from "./byte-lru.ts";
+import { ByteLru } from "../serve/byte-lru.ts";
 import { makeBrotliTemplate } from "./context-brotli.ts";
 import type { BrotliTemplate } from "./context-brotli.ts";
 

@@ -1,11 +1,11 @@
 // Gzip streams assembled from precompressed pieces: a sale list, a search page, each sent gzipped without compressing
 // anything per request. (A body with `&affid=` inserted in its page links: gzip-insert.ts.)
 import zlib from "node:zlib";
-import { deflateFragment, SPLICEABLE_HEADER, SYNC_FLUSHED } from "../snapshot/gzip-members.ts";
+import { deflateFragment, SPLICEABLE_HEADER, SYNC_FLUSHED } from "./gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { crc32Combine, crc32Shift } from "./crc32.ts";
-import { fresh } from "./scratch.ts";
-import type { Alloc } from "./scratch.ts";
+import { fresh } from "../serve/scratch.ts";
+import type { Alloc } from "../serve/scratch.ts";
 
 /** Raw deflate data that starts and ends byte-aligned without a final block, with the CRC-32 and length of what it inflates to. */
 export interface Piece {

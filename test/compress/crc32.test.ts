@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { crc32Combine, crc32Shift } from "../../src/serve/crc32.ts";
+import { crc32Combine, crc32Shift } from "../../src/compress/crc32.ts";
 
 describe("crc32Combine", () => {
   it.each([0, 1, 2, 7, 100, 1023, 4096, 65_537, 300_001])("matches zlib over A + B with B of %i bytes", (lengthB) => {
