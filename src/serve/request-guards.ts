@@ -1,5 +1,5 @@
-// The small checks of a request around the handler: method and Host lines, the metrics token, JSONP for errors, and
-// the path as logged.
+// The checks a request passes before admission (method, Host lines), the metrics token, and whether its errors are
+// sent as JSONP.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { ApiError } from "../errors.ts";
@@ -30,12 +30,6 @@ export function jsonpOf(query: Map<string, string[]> | null): Jsonp | null {
   return { callback: callback[0]!, suppress: query!.get("suppress_response_codes")?.[0] === "1" };
 }
 
-/** The path of a raw request target, for the log line of a request that failed before it was parsed. */
-export function pathOf(url: string | undefined): string {
-  const path = (url ?? "").split("?")[0]!;
-  return path.length > 256 ? `${path.slice(0, 256)}...` : path;
-}
-
 /** How many Host field lines a request has (req.headers keeps only the first). */
 export function hostLines(raw: readonly string[]): number {
   let n = 0;
@@ -53,20 +47,3 @@ export function hostLines(raw: readonly string[]): number {
   }
   return n;
 }
-
-/** The path as logged: a run of 32 or more letters and digits may be a key sent in the wrong place, and is never logged. */
-export function redactPath(path: string): string {
-  return path.replace(/[A-Za-z0-9]{32,}/g, "[redacted]");
-}
-
-/** redactPath, remembered for the paths requests repeat (at most REDACTED_MAX): a regex pass a request saved. */
-export function redacted(path: string): string {
-  let r = redactedPaths.get(path);
-  if (r === undefined) {
-    if (redactedPaths.size >= REDACTED_MAX) redactedPaths.clear();
-    redactedPaths.set(path, (r = redactPath(path)));
-  }
-  return r;
-}
-const redactedPaths = new Map<string, string>();
-const REDACTED_MAX = 4_096;
