@@ -22,6 +22,9 @@ export async function openPostgres(url: string): Promise<PortalDatabase> {
         oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle connection the server ends (a restart, a failover) is dropped by the pool, which opens another for the
+  // next query; without a listener its error would end the process. Errors of queries reach their callers.
+  pool.on("error", () => {});
   // Fail at start-up, not on the first request, when the database cannot be reached.
   (await pool.connect()).release();
   const query = async (sql: string, params: SqlValue[] = []) => pool.query(numberPlaceholders(sql), params);

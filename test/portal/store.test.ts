@@ -1,0 +1,143 @@
+// The portal's database layer, the same cases against both backends: SQLite in a temp file and a real PostgreSQL
+// started by the test. Migrations (recorded, applied once, a newer schema refused), accounts, sessions, tokens,
+// the sign-in throttle, the audit trail, and the full sign-up-to-key flow over HTTP.
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/portal/db/database.ts";
+import type { PortalDatabase } from "../../src/portal/db/database.ts";
+import { MIGRATIONS, SchemaVersionError, migrate } from "../../src/portal/db/migrations.ts";
+import { createAccount, deleteAccount, findAccountByEmail, updateAccount } from "../../src/portal/store/accounts.ts";
+import { listAudit, recordAudit } from "../../src/portal/store/audit.ts";
+import { createSession, endAllSessions, resumeSession } from "../../src/portal/store/sessions.ts";
+import { lockedFor, recordFailure } from "../../src/portal/store/throttle.ts";
+import { consumeToken, issueToken } from "../../src/portal/store/tokens.ts";
+import { tempDir } from "../helpers/fixture.ts";
+import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
+import { startPostgres } from "./postgres-server.ts";
+import type { PostgresServer } from "./postgres-server.ts";
+import { startSmtpServer } from "./smtp-server.ts";
+import type { SmtpServer } from "./smtp-server.ts";
+
+let postgres: PostgresServer;
+let smtp: SmtpServer;
+beforeAll(async () => {
+  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
+});
+afterAll(async () => {
+  await postgres?.stop();
+  await smtp?.stop();
+});
+
+const backends = [
+  { name: "SQLite", url: async () => join(await tempDir("fsa-portal-db-"), "portal.db") },
+  { name: "PostgreSQL", url: () => Promise.resolve(postgres.url) },
+];
+
+describe.each(backends)("the portal database on $name", ({ name, url }) => {
+  let db: PortalDatabase;
+  const now = Date.parse("2026-11-22T17:00:00Z");
+  beforeAll(async () => {
+    db = await openDatabase(await url());
+    expect(db.dialect).toBe(name === "SQLite" ? "sqlite" : "postgres");
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it("applies the migrations once, records them, and refuses a schema newer than the code", async () => {
+    expect(await migrate(db, now)).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(await migrate(db, now + 1)).toEqual([]);
+    const recorded = await db.all("SELECT version, name, applied FROM schema_migrations ORDER BY version");
+    expect(recorded).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied: now })));
+    const next = { version: 2, name: "test", statements: ["CREATE TABLE test_only (id TEXT PRIMARY KEY)"] };
+    await db.batch([{ sql: "INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', 0)" }]);
+    await expect(migrate(db, now, [...MIGRATIONS, next])).rejects.toThrow(SchemaVersionError);
+    await db.run("DELETE FROM schema_migrations WHERE version = 99");
+  });
+
+  it("rolls a failing batch back entirely", async () => {
+    await expect(
+      db.batch([
+        { sql: "INSERT INTO audit (id, account_id, at, event, detail, address) VALUES ('a1', 'x', 1, 'e', '', '')" },
+        { sql: "INSERT INTO audit (id, account_id, at, event, detail, address) VALUES ('a1', 'x', 1, 'e', '', '')" },
+      ]),
+    ).rejects.toThrow();
+    expect(await db.all("SELECT id FROM audit WHERE id = 'a1'")).toEqual([]);
+  });
+
+  it("keeps accounts unique by email whatever its case, and updates them", async () => {
+    const made = await createAccount(db, { email: "Case@Example.test", partner: "P", password: "h" }, now);
+    expect(made?.email).toBe("case@example.test");
+    expect(await createAccount(db, { email: "case@EXAMPLE.test", partner: "Q", password: "h" }, now)).toBeNull();
+    await updateAccount(db, made!.id, { verified: now, role: "admin" });
+    expect(await findAccountByEmail(db, "CASE@example.test")).toMatchObject({ verified: now, role: "admin" });
+    const other = await createAccount(db, { email: "other@example.test", partner: "O", password: "h" }, now);
+    expect(await updateAccount(db, other!.id, { email: "case@example.test" })).toBe(false);
+  });
+
+  it("expires sessions when idle and at their absolute limit, and ends them all", async () => {
+    const account = await createAccount(db, { email: "s@example.test", partner: "S", password: "h" }, now);
+    const limits = { idleMs: 1000, absoluteMs: 200_000 };
+    const id = await createSession(db, account!.id, now);
+    expect(await resumeSession(db, id, now + 999, limits)).toBe(account!.id);
+    expect(await resumeSession(db, id, now + 999 + 1000, limits)).toBeNull();
+    const long = await createSession(db, account!.id, now);
+    const few = { idleMs: 100_000, absoluteMs: 150_000 };
+    for (let t = now; t < now + 150_000; t += 60_000) expect(await resumeSession(db, long, t, few)).toBe(account!.id);
+    expect(await resumeSession(db, long, now + 150_000, few)).toBeNull();
+    const a = await createSession(db, account!.id, now);
+    const b = await createSession(db, account!.id, now);
+    await endAllSessions(db, account!.id);
+    expect([await resumeSession(db, a, now, limits), await resumeSession(db, b, now, limits)]).toEqual([null, null]);
+    expect(await db.all("SELECT id_hash FROM sessions WHERE id_hash = ?", [a])).toEqual([]); // stored hashed
+  });
+
+  it("uses a token once, and not after it expires", async () => {
+    const account = await createAccount(db, { email: "t@example.test", partner: "T", password: "h" }, now);
+    const token = await issueToken(db, account!.id, "reset", "t@example.test", now);
+    expect(await consumeToken(db, token, "verify", now)).toBeNull();
+    expect(await consumeToken(db, token, "reset", now)).toEqual({ accountId: account!.id, email: "t@example.test" });
+    expect(await consumeToken(db, token, "reset", now)).toBeNull();
+    const late = await issueToken(db, account!.id, "reset", "t@example.test", now);
+    expect(await consumeToken(db, late, "reset", now + 3600_000)).toBeNull();
+  });
+
+  it("locks a throttle key at its count within the window, and forgets failures once the window has passed", async () => {
+    const rule = { failures: 3, windowMs: 10_000, lockMs: 60_000 };
+    await recordFailure(db, "k1", rule, now);
+    await recordFailure(db, "k1", rule, now + 1);
+    await recordFailure(db, "k1", rule, now + 20_000); // a new window: the count starts again
+    expect(await lockedFor(db, ["k1"], now + 20_000)).toBe(0);
+    await recordFailure(db, "k1", rule, now + 20_001);
+    await recordFailure(db, "k1", rule, now + 20_002);
+    expect(await lockedFor(db, ["k1", "other"], now + 20_002)).toBe(60);
+    expect(await lockedFor(db, ["k1"], now + 80_002)).toBe(0);
+  });
+
+  it("keeps an audit trail per account, newest first, and deletes an account with everything it had", async () => {
+    const account = await createAccount(db, { email: "a@example.test", partner: "A", password: "h" }, now);
+    const id = account!.id;
+    await recordAudit(db, id, { at: now, event: "signin", detail: "", address: "192.0.2.1" });
+    await recordAudit(db, id, { at: now + 1, event: "key.created", detail: `"x" (abcd…wxyz)`, address: "::1" });
+    expect((await listAudit(db, id)).map((e) => e.event)).toEqual(["key.created", "signin"]);
+    await createSession(db, id, now);
+    await deleteAccount(db, id);
+    expect(await listAudit(db, id)).toEqual([]);
+    expect(await db.all("SELECT * FROM sessions WHERE account_id = ?", [id])).toEqual([]);
+    expect(await findAccountByEmail(db, "a@example.test")).toBeNull();
+  });
+
+  it("runs the portal over HTTP: sign up, verify, make a key", async () => {
+    const portal = await startTestPortal(smtp, { databaseUrl: await url() });
+    try {
+      const client = new PortalClient(portal.url);
+      await signUpAndVerify(client, smtp, { email: `http-${name.toLowerCase()}@example.test` });
+      await client.get("/keys");
+      const made = await client.post("/keys", { name: `on ${name}` });
+      expect(made.text).toMatch(/value="[A-Za-z0-9]{32}"/);
+      expect((await client.get("/keys")).text).toContain(`on ${name}`);
+    } finally {
+      await portal.close();
+    }
+  });
+});
