@@ -8,6 +8,8 @@ import type { Config } from "../config.ts";
 import { createKey, loadKeysFile } from "../keys/keys-file.ts";
 import { MANIFEST_FILE, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
+import { parsePortalConfig } from "../portal/config.ts";
+import { runPortal } from "../portal/run-portal.ts";
 import { summarize } from "./build-summary.ts";
 import { runServer } from "./run-server.ts";
 
@@ -84,6 +86,8 @@ async function main(): Promise<void> {
   console.log(
     `start: serving on ${config.tls ? "https" : "http"}://${config.host}:${port}; try:\n  curl '${base}/v1/sales/active.json?apikey=${key}'`,
   );
+  const portal = await runPortal(parsePortalConfig(process.env), { ...config, baseUrl: base }, (l) => console.error(l));
+  console.log(`start: developer portal (sign up, make keys) on ${portal.url}`);
 }
 
 main().catch((err: unknown) => {

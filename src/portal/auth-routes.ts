@@ -108,7 +108,14 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     return c.redirect("/keys?verified=1", 303);
   });
 
-  app.get("/sign-in", (c) => render(c, portal, 200, "Sign in", signInForm(ctx(c))));
+  app.get("/sign-in", (c) => {
+    const text = c.req.query("reset")
+      ? "Your password is changed: sign in with the new one."
+      : c.req.query("signed-out")
+        ? "You are signed out."
+        : undefined;
+    return render(c, portal, 200, "Sign in", signInForm(ctx(c), {}, {}, text ? { text, kind: "status" } : undefined));
+  });
   app.post("/sign-in", async (c) => {
     const body = strings(await formOf(c));
     const form = parseForm(SignInSchema, body);
