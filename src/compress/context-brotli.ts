@@ -18,9 +18,9 @@
 // Each template is checked once by decoding it with two inserts that differ in every byte after `&affid=`.
 import zlib from "node:zlib";
 import { promisify } from "node:util";
-import { splice } from "../serve/bodies.ts";
-import { fresh } from "../serve/scratch.ts";
-import type { Alloc } from "../serve/scratch.ts";
+import { allocKept } from "./alloc.ts";
+import type { Alloc } from "./alloc.ts";
+import { splice } from "./assemble.ts";
 
 /** What a brotli variant is assembled from: the stream's segments between links, for inserts of `m` bytes. */
 export interface BrotliTemplate {
@@ -137,7 +137,7 @@ export function placeholderBytes(body: Buffer, n: number): Buffer | null {
 }
 
 /** The brotli stream of the template's body with `insert` (of the template's length) at each link, from `alloc`. */
-export function brotliInserted(template: BrotliTemplate, insert: Buffer, alloc: Alloc = fresh): Buffer {
+export function brotliInserted(template: BrotliTemplate, insert: Buffer, alloc: Alloc = allocKept): Buffer {
   const { segments, m } = template;
   const k = segments.length - 1;
   // An uncompressed meta-block's header: ISLAST 0, MNIBBLES 4 (code 0), MLEN - 1 in 16 bits, ISUNCOMPRESSED 1, then

@@ -1,6 +1,7 @@
 // Gzip templates for bodies with many page links (sale lists): their deflate data compressed with context, for one
 // length of `&affid=...`, so that a variant with any affid of that length is assembled at half the size of one made
-// of pieces compressed on their own. The templates a server holds, gzip and brotli (context-brotli.ts), are kept here.
+// of pieces compressed on their own. (Brotli templates: context-brotli.ts; the templates a server holds, and when it
+// makes them: src/serve/templates.ts.)
 //
 // The snapshot's pieces are compressed each on its own (no piece may refer to bytes before it, since what goes
 // between pieces changes per request). For a 400 KB list of 100 sales that costs context: 80 KB of gzip where the
@@ -10,92 +11,18 @@
 // before it as a preset dictionary, the inserts standing in as m bytes of 0xff (which no JSON text contains, so no
 // match can take bytes from them): the result is valid for every insert of length m, put in as a stored block.
 import zlib from "node:zlib";
-import type { LoadedBlob } from "../snapshot/load.ts";
-import type { Compressor } from "../serve/bodies.ts";
 import type { Insertable } from "./gzip-insert.ts";
-import { ByteLru } from "../serve/byte-lru.ts";
-import { makeBrotliTemplate } from "./context-brotli.ts";
-import type { BrotliTemplate } from "./context-brotli.ts";
 
 /** Bodies with fewer page links than this keep their pieces (the saving is small and a template costs a build). */
 export const MIN_TEMPLATE_LINKS = 8;
 /** How far back a piece's dictionary reaches: 8 KB gave 98% of the saving of the full 32 KB at a fifth of the time. */
 const DICTIONARY_BYTES = 8 * 1024;
 const LEVEL = 6;
-/** (body, insert length, encoding) triples remembered as asked for once; a template is made on the second ask. */
-const SEEN_MAX = 10_000;
-/** What a body whose brotli template could not be made holds in the cache (so that it is not tried again). */
-const NO_TEMPLATE = Symbol("no template");
-/** The bytes a NO_TEMPLATE entry is counted as (its key and entry). */
-const NO_TEMPLATE_BYTES = 128;
 
-/** The templates a server holds: at most `maxBytes` of them, made one at a time in a slot of `compressor`. */
-export interface Templates {
-  /** The gzip template of `body` for inserts of `m` bytes, or null (and, on a second ask, one is made if a slot is free). */
-  get(body: LoadedBlob, insertable: Insertable, m: number): Insertable | null;
-  /** The brotli template (context-brotli.ts) of `body` for inserts of `m` bytes, or null, made as `get` makes one. */
-  brotli(body: LoadedBlob, m: number): BrotliTemplate | null;
-  /** Bytes held. */
-  readonly bytes: number;
-  /** Resolves once no template is being made (for tests). */
-  idle(): Promise<void>;
-}
-
-type Template = Insertable | BrotliTemplate | typeof NO_TEMPLATE;
-
-export function createTemplates(compressor: Compressor, maxBytes: number): Templates {
-  const cache = new ByteLru<Template>(maxBytes);
-  const seen = new Set<string>();
-  let making: Promise<void> | null = null;
-  /** The template under `key`, or null; on the second ask, starts `make` if nothing else is being made and a slot is free. */
-  const lookup = (key: string, make: () => Promise<Exclude<Template, typeof NO_TEMPLATE> | null>): Template | null => {
-    const found = cache.get(key);
-    if (found) return found;
-    if (!seen.delete(key)) {
-      if (seen.size >= SEEN_MAX) seen.clear();
-      seen.add(key);
-      return null;
-    }
-    const release = making ? null : compressor.slot();
-    if (!release) {
-      seen.add(key); // asked twice: the next ask may find a slot
-      return null;
-    }
-    making = make()
-      .then(
-        (t) => cache.set(key, t ?? NO_TEMPLATE, t === null ? NO_TEMPLATE_BYTES : sizeOf(t)),
-        () => {}, // a failed build leaves the pieces in use; nothing to report to a client
-      )
-      .finally(() => {
-        making = null;
-        release();
-      });
-    return null;
-  };
-  return {
-    get(body, insertable, m) {
-      if (body.links.length < MIN_TEMPLATE_LINKS) return null;
-      const t = lookup(`${body.hash}\0${m}`, () => makeTemplate(body.identity, body.links, insertable, m));
-      return t && t !== NO_TEMPLATE && "cuts" in t ? t : null;
-    },
-    brotli(body, m) {
-      if (body.links.length < MIN_TEMPLATE_LINKS) return null;
-      const t = lookup(`${body.hash}\0${m}\0br`, () => makeBrotliTemplate(body.identity, body.links, m));
-      return t && t !== NO_TEMPLATE && "segments" in t ? t : null;
-    },
-    get bytes() {
-      return cache.bytes;
-    },
-    idle: () => making ?? Promise.resolve(),
-  };
-}
-
-/** The bytes a template holds. */
-function sizeOf(t: Insertable | BrotliTemplate): number {
-  return "cuts" in t ? t.deflate.length + t.cuts.byteLength : t.data.length + t.segments.length * 96;
-}
-
-/** The template: each piece compressed (off the event loop) with the bytes before it, inserts as 0xff, as dictionary. */
+/**
+ * The template: each piece compressed (off the event loop) with the bytes before it, inserts as 0xff, as dictionary.
+ * `base` is the body's own Insertable (gzip-insert.ts), whose CRC terms hold for the template too.
+ */
 export async function makeTemplate(
   identity: Buffer,
   links: readonly number[],
@@ -126,7 +53,7 @@ export async function makeTemplate(
   const deflate = Buffer.allocUnsafeSlow(size);
   let at = 0;
   for (const part of parts) at += part.copy(deflate, at);
-  return { deflate, cuts, c: base.c, d: base.d, length: base.length };
+  return { deflate, cuts, c: base.c, d: base.d, length: base.length, segmentViews: null };
 }
 
 /** Appends `bytes` to the last `held` bytes kept at the end of `window`; returns how many it holds now. */

@@ -2,12 +2,13 @@
 // sent gzipped from the body's own gzip variant: its segments copied, the insert stored between them, and the CRC-32
 // worked out from terms computed once per body, so nothing is compressed or checksummed in full per request.
 import zlib from "node:zlib";
-import { SPLICEABLE_HEADER } from "./gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
+import { allocKept } from "./alloc.ts";
+import type { Alloc } from "./alloc.ts";
 import { crc32Combine, crc32Shift } from "./crc32.ts";
-import { literal } from "./pieces.ts";
-import { fresh } from "../serve/scratch.ts";
-import type { Alloc } from "../serve/scratch.ts";
+import { derivedOf } from "./derived.ts";
+import { SPLICEABLE_HEADER } from "./gzip-members.ts";
+import { storedPiece } from "./pieces.ts";
 
 /**
  * What inserting the same bytes at each of a body's page links does to its gzip, worked out once per body: its
@@ -24,15 +25,18 @@ export interface Insertable {
   c: Uint32Array;
   d: Uint32Array;
   length: number;
+  /** Each segment's deflate data as a view of `deflate`, made on first use (by gzipInserted); null until then. */
+  segmentViews: Buffer[] | null;
 }
 
-const insertables = new WeakMap<LoadedBlob, Insertable | null>();
-
-/** The body's Insertable, or null when its gzip variant is missing or not cut where `cutsOf` says. */
+/**
+ * The body's Insertable, or null when its gzip variant is missing or not cut where `cutsOf` says. Worked out on first
+ * use and kept with the body (derived.ts).
+ */
 export function insertableOf(body: LoadedBlob, cutsOf: (blob: LoadedBlob) => number[]): Insertable | null {
-  let found = insertables.get(body);
-  if (found !== undefined) return found;
-  found = null;
+  const derived = derivedOf(body);
+  if (derived.insertable !== undefined) return derived.insertable;
+  let found: Insertable | null = null;
   const deflate = body.gzip ? memberData(body.gzip, body.identity.length) : null;
   const cuts = deflate ? cutsOf(body) : [];
   if (
@@ -51,10 +55,9 @@ export function insertableOf(body: LoadedBlob, cutsOf: (blob: LoadedBlob) => num
       c[i] = crc32Combine(zlib.crc32(identity.subarray(from, to)) >>> 0, 0, crc32Shift(n - to));
       if (i < k) d[i] = crc32Shift(n - links[i]!);
     }
-    found = { deflate, cuts: Int32Array.from([...cuts, deflate.length]), c, d, length: n };
+    found = { deflate, cuts: Int32Array.from([...cuts, deflate.length]), c, d, length: n, segmentViews: null };
   }
-  insertables.set(body, found);
-  return found;
+  return (derived.insertable = found);
 }
 
 /**
@@ -73,15 +76,14 @@ function memberData(gz: Buffer, identityLength: number): Buffer | null {
   return gz.subarray(SPLICEABLE_HEADER.length, end);
 }
 
-const segmentViews = new WeakMap<Insertable, Buffer[]>();
 /** The deflate data of each of the body's segments, as views made once. */
 function segmentsOf(body: Insertable): Buffer[] {
-  let views = segmentViews.get(body);
+  let views = body.segmentViews;
   if (!views) {
     views = [];
     for (let i = 0, from = 0; i < body.cuts.length; from = body.cuts[i++]!)
       views.push(body.deflate.subarray(from, body.cuts[i]));
-    segmentViews.set(body, views);
+    body.segmentViews = views;
   }
   return views;
 }
@@ -107,7 +109,7 @@ export function gzipInserted(
   body: Insertable,
   insert: Buffer,
   wrap: readonly [Buffer, Buffer] | null,
-  alloc: Alloc = fresh,
+  alloc: Alloc = allocKept,
 ): Buffer {
   const m = insert.length;
   const k = body.c.length - 1;
@@ -128,9 +130,9 @@ export function gzipInserted(
       0;
   let crc = k === 0 ? a : (a ^ crc32Combine(zlib.crc32(insert) >>> 0, 0, b)) >>> 0;
   let length = body.length + k * m;
-  const x = literal(insert).deflate;
-  const head = wrap ? literal(wrap[0]) : null;
-  const tail = wrap ? literal(wrap[1]) : null;
+  const x = storedPiece(insert).deflate;
+  const head = wrap ? storedPiece(wrap[0]) : null;
+  const tail = wrap ? storedPiece(wrap[1]) : null;
   if (head && tail) {
     crc = crc32Combine(crc32Combine(head.crc, crc, crc32Shift(length)), tail.crc, tail.shift);
     length += head.length + tail.length;

@@ -1,11 +1,12 @@
-// Gzip streams assembled from precompressed pieces: a sale list, a search page, each sent gzipped without compressing
-// anything per request. (A body with `&affid=` inserted in its page links: gzip-insert.ts.)
+// Gzip streams assembled from precompressed pieces (see DESIGN.md): a sale list, a search page, each sent gzipped
+// without compressing anything per request. (A body with the same bytes inserted at every page link: gzip-insert.ts.)
 import zlib from "node:zlib";
-import { deflateFragment, SPLICEABLE_HEADER, SYNC_FLUSHED } from "./gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
+import { allocKept } from "./alloc.ts";
+import type { Alloc } from "./alloc.ts";
 import { crc32Combine, crc32Shift } from "./crc32.ts";
-import { fresh } from "../serve/scratch.ts";
-import type { Alloc } from "../serve/scratch.ts";
+import { derivedOf } from "./derived.ts";
+import { deflateFragment, SPLICEABLE_HEADER, SYNC_FLUSHED } from "./gzip-members.ts";
 
 /** Raw deflate data that starts and ends byte-aligned without a final block, with the CRC-32 and length of what it inflates to. */
 export interface Piece {
@@ -23,7 +24,7 @@ const STORED_MAX = 0xffff;
  * `bytes` as stored (uncompressed) deflate blocks: 5 bytes of header per 64 KB. For the few bytes spliced in per
  * request (`&affid=...`, a JSONP name, a page's `total_found`), storing costs less than compressing.
  */
-export function literal(bytes: Buffer): Piece {
+export function storedPiece(bytes: Buffer): Piece {
   const blocks = Math.max(1, Math.ceil(bytes.length / STORED_MAX));
   const deflate = Buffer.allocUnsafe(bytes.length + 5 * blocks);
   let at = 0;
@@ -47,18 +48,15 @@ export function compressedPiece(bytes: Buffer): Piece {
   return { deflate, crc: zlib.crc32(bytes) >>> 0, length: bytes.length, shift: crc32Shift(bytes.length) };
 }
 
-/** Each blob's pieces, worked out on first use: as many as the blobs of the snapshot, no more. */
-const piecesByBlob = new WeakMap<LoadedBlob, readonly Piece[]>();
-
 /**
  * A body's pieces: `links.length + 1` of them, piece i ending where page link i's closing quote is, so that
  * `&affid=` goes between pieces. They are slices of the snapshot's gzip variant (no copy), with CRCs worked out
  * once; a body whose gzip variant is missing or not split so (small bodies have none) is compressed once here.
+ * Worked out on first use and kept with the body (derived.ts).
  */
 export function piecesOf(blob: LoadedBlob): readonly Piece[] {
-  let pieces = piecesByBlob.get(blob);
-  if (!pieces) piecesByBlob.set(blob, (pieces = slicedPieces(blob) ?? compressedPieces(blob)));
-  return pieces;
+  const derived = derivedOf(blob);
+  return (derived.pieces ??= slicedPieces(blob) ?? compressedPieces(blob));
 }
 
 /** The pieces as slices of the blob's gzip variant, or null where it has none split at its links. */
@@ -102,8 +100,7 @@ export interface Element extends Piece {
   afterComma: { crc: number; length: number; shift: number };
 }
 
-const COMMA = literal(Buffer.from(","));
-const elements = new WeakMap<LoadedBlob, Element>();
+const COMMA = storedPiece(Buffer.from(","));
 
 /**
  * A body's pieces as one (a view of its gzip variant's data when they lie in a row there, as the snapshot's do),
@@ -111,8 +108,8 @@ const elements = new WeakMap<LoadedBlob, Element>();
  * combination a body, not one a piece and another for the comma. Made once per body.
  */
 export function elementOf(blob: LoadedBlob): Element {
-  let found = elements.get(blob);
-  if (found) return found;
+  const derived = derivedOf(blob);
+  if (derived.element) return derived.element;
   const pieces = piecesOf(blob);
   const first = pieces[0]!.deflate;
   let size = 0;
@@ -131,15 +128,13 @@ export function elementOf(blob: LoadedBlob): Element {
     length += p.length;
   }
   const shift = crc32Shift(length);
-  found = {
+  return (derived.element = {
     deflate,
     crc,
     length,
     shift,
     afterComma: { crc: crc32Combine(COMMA.crc, crc, shift), length: length + 1, shift: crc32Shift(length + 1) },
-  };
-  elements.set(blob, found);
-  return found;
+  });
 }
 
 /** Collects pieces in order, then writes them out as one gzip member (header, pieces, empty final block, trailer). */
@@ -182,7 +177,7 @@ export class GzipJoin {
   }
 
   /** The gzip member, in a buffer from `alloc`. */
-  finish(alloc: Alloc = fresh): Buffer {
+  finish(alloc: Alloc = allocKept): Buffer {
     const out = alloc(SPLICEABLE_HEADER.length + this.#size + 2 + 8);
     out.set(SPLICEABLE_HEADER, 0);
     let at = SPLICEABLE_HEADER.length;

@@ -10,9 +10,9 @@ import { closeUnusedPacks, loadSnapshot, SnapshotError } from "../snapshot/load.
 import { createAdmission } from "./admission.ts";
 import type { Admitted, Gate, RequestInfo } from "./admission.ts";
 import type { Handler, HandlerOptions } from "./handler-types.ts";
-import { createCompressor } from "./bodies.ts";
+import { createCompressor } from "./compressor.ts";
 import { sendDocument } from "./documents.ts";
-import type { Found } from "./bodies.ts";
+import type { Found } from "./response-body.ts";
 import { createVariants, DEFAULT_VARIANT_CACHE_BYTES } from "./variants.ts";
 import { DEFAULT_MAX_AGE } from "./defaults.ts";
 import type { KeyRing } from "./keys.ts";

@@ -5,8 +5,9 @@ import { STORES } from "../catalog/schema.ts";
 import { notFound } from "../errors.ts";
 import type { ApiError } from "../errors.ts";
 import type { LoadedBlob, LoadedSegment, LoadedSnapshot } from "../snapshot/load.ts";
-import { composeList } from "./bodies.ts";
-import type { Compressor, Found } from "./bodies.ts";
+import { composeList } from "./sale-lists.ts";
+import type { Compressor } from "./compressor.ts";
+import type { Found } from "./response-body.ts";
 
 /** The index of the segment in force at `t` (epoch seconds), or -1: segments are ascending and disjoint. */
 function findSegmentIndex(segments: readonly LoadedSegment[], t: number): number {

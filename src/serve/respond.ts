@@ -2,8 +2,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiError, Jsonp } from "../errors.ts";
 import { renderProblem } from "../errors.ts";
-import { JSON_TYPE } from "./bodies.ts";
-import type { Representation } from "./variants.ts";
+import { JSON_TYPE } from "./response-body.ts";
+import type { Representation } from "./response-body.ts";
 import { acceptsBrotli, negotiateEncoding } from "./encoding.ts";
 import { isScratch, release } from "./scratch.ts";
 

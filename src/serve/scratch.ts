@@ -12,8 +12,11 @@ const made = new WeakSet<ArrayBufferLike>();
 const isFree = new WeakSet<ArrayBufferLike>();
 let held = 0;
 
-/** A buffer of `size` bytes (contents undefined) for a body that is sent once and then given back with `release`. */
-export function scratch(size: number): Buffer {
+/**
+ * A buffer of `size` bytes (contents undefined) for a body that is sent once and then given back with `release`: an
+ * Alloc (src/compress/alloc.ts) for bodies made for one response.
+ */
+export function allocScratch(size: number): Buffer {
   if (size < MIN_SIZE || size > MAX_SIZE) return Buffer.allocUnsafe(size);
   const capacity = 2 ** Math.ceil(Math.log2(size));
   const reused = free.get(capacity)?.pop();
@@ -22,17 +25,17 @@ export function scratch(size: number): Buffer {
     isFree.delete(reused);
     return Buffer.from(reused, 0, size);
   }
-  const fresh = Buffer.allocUnsafeSlow(capacity);
-  made.add(fresh.buffer);
-  return fresh.subarray(0, size);
+  const memory = Buffer.allocUnsafeSlow(capacity);
+  made.add(memory.buffer);
+  return memory.subarray(0, size);
 }
 
-/** Whether `buf` came from `scratch` (and so must be given back only once nothing reads it any more). */
+/** Whether `buf` came from `allocScratch` (and so must be given back only once nothing reads it any more). */
 export function isScratch(buf: Buffer): boolean {
   return made.has(buf.buffer);
 }
 
-/** Gives back a buffer from `scratch` whose bytes nothing will read again (its response has been written). */
+/** Gives back a buffer from `allocScratch` whose bytes nothing will read again (its response has been written). */
 export function release(buf: Buffer): void {
   const memory = buf.buffer;
   if (!made.has(memory) || isFree.has(memory) || held + memory.byteLength > SCRATCH_MAX_BYTES) return;
@@ -47,9 +50,3 @@ export function release(buf: Buffer): void {
 export function scratchBytes(): number {
   return held;
 }
-
-/** Where a body's bytes are made: `scratch` for one response, `fresh` for a body that is kept. */
-export type Alloc = (size: number) => Buffer;
-
-/** A buffer of memory of its own, for a body that is kept (Buffer.allocUnsafe). */
-export const fresh: Alloc = (size) => Buffer.allocUnsafe(size);

@@ -2,16 +2,16 @@
 // clients that accept gzip, a gzip stream assembled from the products' precompressed pieces instead.
 import type { BlobRef } from "../snapshot/body-cache.ts";
 import type { LoadedBlob, LoadedSnapshot } from "../snapshot/load.ts";
-import { joinBodies, registerComposite } from "./bodies.ts";
-import type { Found } from "./bodies.ts";
-import { elementOf, GzipJoin, literal } from "../compress/pieces.ts";
+import { joinBodies, registerComposite } from "../compress/assemble.ts";
+import { elementOf, GzipJoin, storedPiece } from "../compress/pieces.ts";
 import type { Element } from "../compress/pieces.ts";
+import type { Found } from "./response-body.ts";
 import { fmix, fnv1a, hex8, rotl } from "./fast-hash.ts";
-import { scratch } from "./scratch.ts";
+import { allocScratch } from "./scratch.ts";
 import type { SearchParams } from "./search-params.ts";
 
 const OPEN = Buffer.from('{"products":[');
-const OPEN_PIECE = literal(OPEN);
+const OPEN_PIECE = storedPiece(OPEN);
 /** Search pages at least this large are gzipped for clients that accept gzip. */
 export const GZIP_FROM = 1024;
 
@@ -46,16 +46,16 @@ class PageBlob implements LoadedBlob {
     const gzip = new GzipJoin();
     gzip.add(OPEN_PIECE);
     gzip.addElements(this.#products.map(elementOfBlob));
-    gzip.add(literal(this.#tail));
-    return gzip.finish(scratch);
+    gzip.add(storedPiece(this.#tail));
+    return gzip.finish(allocScratch);
   }
 
   get identity(): Buffer {
-    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail, scratch)).identity;
+    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail, allocScratch)).identity;
   }
 
   get links(): number[] {
-    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail, scratch)).links;
+    return (this.#joined ??= joinBodies(OPEN, this.#products, this.#tail, allocScratch)).links;
   }
 }
 

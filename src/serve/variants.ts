@@ -1,17 +1,37 @@
 // affid/JSONP variants of any body, made in the encoding sent and cached only when asked for again (bounded by bytes).
-import { MIN_COMPRESS_SIZE } from "../compress/gzip-members.ts";
-import type { LoadedBlob } from "../snapshot/load.ts";
-import { assembleGzip, JS_TYPE, JSON_TYPE, linkCutsOf, splice } from "./bodies.ts";
-import type { Compressor, Found } from "./bodies.ts";
-import { ByteLru } from "./byte-lru.ts";
+import { allocKept } from "../compress/alloc.ts";
+import type { Alloc } from "../compress/alloc.ts";
+import { assembleGzip, linkCutsOf, splice } from "../compress/assemble.ts";
 import { brotliInserted } from "../compress/context-brotli.ts";
-import { createTemplates } from "../compress/context-gzip.ts";
-import type { Templates } from "../compress/context-gzip.ts";
-import { fmix, fnv1a, hex8 } from "./fast-hash.ts";
 import { gzipInserted, insertableOf } from "../compress/gzip-insert.ts";
-import { literal } from "../compress/pieces.ts";
-import { fresh, scratch } from "./scratch.ts";
-import type { Alloc } from "./scratch.ts";
+import { MIN_COMPRESS_SIZE } from "../compress/gzip-members.ts";
+import { storedPiece } from "../compress/pieces.ts";
+import type { LoadedBlob } from "../snapshot/load.ts";
+import { ByteLru } from "./byte-lru.ts";
+import type { Compressor } from "./compressor.ts";
+import { fmix, fnv1a, hex8 } from "./fast-hash.ts";
+import { JS_TYPE, JSON_TYPE } from "./response-body.ts";
+import type { Found, Representation } from "./response-body.ts";
+import { allocScratch } from "./scratch.ts";
+import { createTemplates } from "./templates.ts";
+import type { Templates } from "./templates.ts";
+
+/** What a variant is of its body: the parameters it carries, and how it is made and kept. */
+export interface VariantOptions {
+  /** Put into each page link as `&affid=...`; "" for none. */
+  affid: string;
+  /** The JSONP function the body is wrapped in; "" for none. */
+  callback: string;
+  /** Made for one request (a search page): its gzip is joined piece by piece, not from a cached Insertable. Default false. */
+  perRequest?: boolean;
+  /** Where a body with many links finds its gzip and brotli compressed with context. Default null: pieces only. */
+  templates?: Templates | null;
+  /**
+   * Kept in the variant cache: its bytes get memory of their own. Default false: it is made for one response and its
+   * bytes are scratch buffers (scratch.ts), given back once that response is written.
+   */
+  cached?: boolean;
+}
 
 /**
  * A body with `affid` in its page links and/or wrapped for JSONP. Its bytes are made only when sent, in the
@@ -40,29 +60,20 @@ export class Variant implements LoadedBlob {
   onGrow: ((bytes: number) => void) | null = null;
 
   /** Made for one request (a search page): its gzip is joined piece by piece rather than from a cached Insertable. */
-  readonly #transient: boolean;
+  readonly #perRequest: boolean;
 
   readonly #templates: Templates | null;
 
   /** Where its bytes are made: scratch buffers for a variant made for one response, its own memory for a cached one. */
   readonly #alloc: Alloc;
 
-  /**
-   * `templates`: where a body with many links finds its gzip compressed with context (null: pieces only).
-   * `cached`: it is kept (its bytes get memory of their own); otherwise it is made for one response and its bytes
-   * are scratch buffers, given back once that response is written.
-   */
   constructor(
     body: LoadedBlob,
-    affid: string,
-    callback: string,
-    transient = false,
-    templates: Templates | null = null,
-    cached = false,
+    { affid, callback, perRequest = false, templates = null, cached = false }: VariantOptions,
   ) {
-    this.#transient = transient;
+    this.#perRequest = perRequest;
     this.#templates = templates;
-    this.#alloc = cached ? fresh : scratch;
+    this.#alloc = cached ? allocKept : allocScratch;
     this.hash = `${body.hash}-${variantTag(affid, callback)}`;
     this.contentType = callback ? JS_TYPE : JSON_TYPE;
     this.#body = body;
@@ -93,7 +104,7 @@ export class Variant implements LoadedBlob {
   }
 
   #makeGzip(): Buffer {
-    const insertable = this.#transient ? null : insertableOf(this.#body, linkCutsOf);
+    const insertable = this.#perRequest ? null : insertableOf(this.#body, linkCutsOf);
     if (insertable) {
       const insert = this.#insert ?? EMPTY;
       return gzipInserted(
@@ -103,8 +114,10 @@ export class Variant implements LoadedBlob {
         this.#alloc,
       );
     }
-    const wrap = this.#callback ? ([literal(Buffer.from(`/**/${this.#callback}(`)), JSONP_CLOSE_PIECE] as const) : null;
-    return assembleGzip(this.#body, this.#insert ? literal(this.#insert) : null, wrap, this.#alloc);
+    const wrap = this.#callback
+      ? ([storedPiece(Buffer.from(`/**/${this.#callback}(`)), JSONP_CLOSE_PIECE] as const)
+      : null;
+    return assembleGzip(this.#body, this.#insert ? storedPiece(this.#insert) : null, wrap, this.#alloc);
   }
 
   #grown(bytes: Buffer): Buffer {
@@ -130,16 +143,7 @@ function wrapped(open: string, body: Buffer, alloc: Alloc): Buffer {
   return out;
 }
 const EMPTY = Buffer.alloc(0);
-const JSONP_CLOSE_PIECE = literal(JSONP_CLOSE);
-
-/** What is sent: a body, its type, and how to gzip it if it has no gzip variant yet. */
-export interface Representation {
-  body: LoadedBlob;
-  contentType: string;
-  gzip: (() => Buffer) | null;
-  /** Sets `body.br` if it can be made now, asked for when the client accepts brotli (see Variant.brotliOnDemand). */
-  brotli: (() => void) | null;
-}
+const JSONP_CLOSE_PIECE = storedPiece(JSONP_CLOSE);
 
 /** Memory for cached affid/JSONP variants, in bytes. */
 export const DEFAULT_VARIANT_CACHE_BYTES = 32 * 1024 * 1024;
@@ -153,22 +157,22 @@ const SEEN_MAX = 10_000;
  * the cache by bytes, the seen-once set by count, the compressor by slots.
  */
 export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIANT_CACHE_BYTES) {
-  // A quarter of the memory holds gzip templates of lists (context-gzip.ts): 8 MB is some 200 of the largest list.
+  // A quarter of the memory holds templates of lists (templates.ts): 8 MB is some 200 of the largest list.
   const templates = createTemplates(compressor, Math.floor(maxBytes / 4));
   const cache = new ByteLru<Variant>(maxBytes - Math.floor(maxBytes / 4));
   const seen = new Set<string>();
   /** The variant of `body` for `affid` and `callback`; `cacheable: false` for a body made per request (a search page). */
   const of = (body: LoadedBlob, affid: string, callback: string, cacheable: boolean): Variant => {
-    if (!cacheable) return new Variant(body, affid, callback, true);
+    if (!cacheable) return new Variant(body, { affid, callback, perRequest: true });
     const key = `${body.hash}\0${affid}\0${callback}`;
     const cached = cache.get(key);
     if (cached) {
       if (!cached.br) compressor.brotliLater(cached, (br) => cache.grow(key, cached, br.length));
       return cached;
     }
-    const keep = seen.delete(key); // asked for before: kept from now on
-    const variant = new Variant(body, affid, callback, false, templates, keep);
-    if (keep) {
+    const askedBefore = seen.delete(key); // asked for before: kept from now on
+    const variant = new Variant(body, { affid, callback, templates, cached: askedBefore });
+    if (askedBefore) {
       cache.set(key, variant, 0);
       variant.onGrow = (bytes) => cache.grow(key, variant, bytes);
     } else {

@@ -3,8 +3,8 @@
 // and a body the placeholders cannot be made for keep gzip.
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { splice } from "../../src/compress/assemble.ts";
 import { brotliInserted, makeBrotliTemplate, placeholderBytes } from "../../src/compress/context-brotli.ts";
-import { splice } from "../../src/serve/bodies.ts";
 import { withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 import { getRaw as rawGet, startListsApi, withAffid as expected } from "../helpers/affid.ts";

@@ -3,29 +3,29 @@
 import { request } from "node:http";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isScratch, release, scratch, SCRATCH_MAX_BYTES, scratchBytes } from "../../src/serve/scratch.ts";
+import { allocScratch, isScratch, release, SCRATCH_MAX_BYTES, scratchBytes } from "../../src/serve/scratch.ts";
 import { sale, standardCatalog, startTestApi, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
-describe("scratch", () => {
+describe("allocScratch", () => {
   it("gives a buffer of the size asked, and the same memory again once it is released (once)", () => {
-    const a = scratch(40_000);
+    const a = allocScratch(40_000);
     expect(a.length).toBe(40_000);
     expect(isScratch(a)).toBe(true);
     release(a);
     release(a); // a second release is ignored: the memory is handed out once
-    const b = scratch(33_000);
+    const b = allocScratch(33_000);
     expect(b.buffer).toBe(a.buffer);
-    const c = scratch(33_000);
+    const c = allocScratch(33_000);
     expect(c.buffer).not.toBe(a.buffer);
     release(b);
     release(c);
   });
 
   it("leaves small and huge sizes to node, and keeps at most SCRATCH_MAX_BYTES free", () => {
-    expect(isScratch(scratch(100))).toBe(false);
-    expect(isScratch(scratch(8 * 1024 * 1024))).toBe(false);
-    const many = Array.from({ length: 40 }, () => scratch(1024 * 1024));
+    expect(isScratch(allocScratch(100))).toBe(false);
+    expect(isScratch(allocScratch(8 * 1024 * 1024))).toBe(false);
+    const many = Array.from({ length: 40 }, () => allocScratch(1024 * 1024));
     for (const b of many) release(b);
     expect(scratchBytes()).toBeLessThanOrEqual(SCRATCH_MAX_BYTES);
     expect(scratchBytes()).toBeGreaterThan(0);

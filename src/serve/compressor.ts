@@ -1,0 +1,63 @@
+// Brotli off the event loop, for the few bodies asked for again and again (sale lists, popular variants), by a
+// compressor with a fixed number of slots: what cannot start now is not queued (its caller asks again later).
+import zlib from "node:zlib";
+import { unshared } from "../compress/alloc.ts";
+import { MIN_COMPRESS_SIZE } from "../compress/gzip-members.ts";
+import type { LoadedBlob } from "../snapshot/load.ts";
+
+/** Background brotli: at most this many bodies are being compressed at once; more are not queued. */
+export const DEFAULT_COMPRESS_SLOTS = 2;
+
+/** Brotli off the event loop with a fixed number of slots: what cannot start now is not queued (its caller asks again later). */
+export interface Compressor {
+  /** Starts brotli for `blob` unless every slot is busy or it is too small; sets `blob.br` when done, then calls `done`. */
+  brotliLater(blob: LoadedBlob, done?: (br: Buffer) => void): void;
+  /** Takes a slot for other background compression (a gzip template): its release function, or null if none is free. */
+  slot(): (() => void) | null;
+  /** Bodies being compressed now. */
+  readonly busy: number;
+}
+
+/** A compressor with `slots` slots (default DEFAULT_COMPRESS_SLOTS); each slot holds one body and one brotli state. */
+export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS): Compressor {
+  let busy = 0;
+  const started = new WeakSet<LoadedBlob>();
+  return {
+    get busy() {
+      return busy;
+    },
+    slot() {
+      if (busy >= slots) return null;
+      busy++;
+      let released = false;
+      return () => {
+        if (!released) busy--;
+        released = true;
+      };
+    },
+    brotliLater(blob, done) {
+      if (blob.br || busy >= slots || started.has(blob)) return;
+      const { identity } = blob;
+      if (identity.length < MIN_COMPRESS_SIZE) return;
+      busy++;
+      started.add(blob);
+      const quality = identity.length > 1 << 20 ? 5 : identity.length > 32 * 1024 ? 7 : 5;
+      zlib.brotliCompress(
+        identity,
+        {
+          params: {
+            [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
+            [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length,
+          },
+        },
+        (err, out) => {
+          busy--;
+          if (err || out.length >= identity.length * 0.9) return;
+          const br = unshared(out);
+          blob.br = br;
+          done?.(br);
+        },
+      );
+    },
+  };
+}
