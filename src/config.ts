@@ -3,7 +3,12 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { LOOPBACK_PROXIES, parseProxyEntry } from "./serve/proxies.ts";
-import { DEFAULT_MAX_AGE } from "./serve/defaults.ts";
+import {
+  DEFAULT_BODY_CACHE_MB,
+  DEFAULT_COMPRESS_SLOTS,
+  DEFAULT_MAX_AGE,
+  DEFAULT_VARIANT_CACHE_MB,
+} from "./serve/defaults.ts";
 
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -91,7 +96,7 @@ export const ConfigSchema = z
     /** PEM private key file of tlsCert. Env TLS_KEY. */
     tlsKey: z.string().optional(),
     /** Memory for cached affid/JSONP variants, MB. Env VARIANT_CACHE_MB. Default 32. */
-    variantCacheMb: decimal(z.number().int().min(0).max(4096)).default(32),
+    variantCacheMb: decimal(z.number().int().min(0).max(4096)).default(DEFAULT_VARIANT_CACHE_MB),
     /** Memory for resource bodies read from the packs, MB. Env BODY_CACHE_MB. Default 1024. */
     bodyCacheMb: decimal(
       z
@@ -99,9 +104,9 @@ export const ConfigSchema = z
         .int()
         .min(1)
         .max(1024 * 1024),
-    ).default(1024),
+    ).default(DEFAULT_BODY_CACHE_MB),
     /** Bodies brotli-compressed in the background at once (sale lists, popular variants). Env COMPRESS_SLOTS. Default 2. */
-    compressSlots: decimal(z.number().int().min(0).max(64)).default(2),
+    compressSlots: decimal(z.number().int().min(0).max(64)).default(DEFAULT_COMPRESS_SLOTS),
     /** Server processes on the one port (node:cluster): a number, or "auto" for one per core. Env WORKERS. Default 1. */
     workers: z
       .union([z.literal("auto"), decimal(z.number().int().min(1).max(256))])

@@ -4,9 +4,7 @@ import zlib from "node:zlib";
 import { unshared } from "../compress/alloc.ts";
 import { MIN_COMPRESS_SIZE } from "../compress/gzip-members.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
-
-/** Background brotli: at most this many bodies are being compressed at once; more are not queued. */
-export const DEFAULT_COMPRESS_SLOTS = 2;
+import { DEFAULT_COMPRESS_SLOTS } from "./defaults.ts";
 
 /** Brotli off the event loop with a fixed number of slots: what cannot start now is not queued (its caller asks again later). */
 export interface Compressor {

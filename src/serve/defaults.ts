@@ -1,5 +1,21 @@
 // The serve side's default settings, in a module with no imports, so that config.ts (and `npm run keys`) can read
-// them without loading the handler and the search engine behind it.
+// them without loading the handler and the search engine behind it. Each default is written here once: config.ts's
+// schema and the modules that take the setting read it from here.
+
+const MB = 1024 * 1024;
 
 /** Freshness of a response that does not change sooner, in seconds (product data may be this stale). */
 export const DEFAULT_MAX_AGE = 300;
+
+/** Memory for cached affid/JSONP variants, the templates of lists included, in MB (env VARIANT_CACHE_MB). */
+export const DEFAULT_VARIANT_CACHE_MB = 32;
+/** DEFAULT_VARIANT_CACHE_MB in bytes. */
+export const DEFAULT_VARIANT_CACHE_BYTES = DEFAULT_VARIANT_CACHE_MB * MB;
+
+/** Memory for bodies read from the packs, in MB (env BODY_CACHE_MB): every body of 100,000 products (430 MB) fits. */
+export const DEFAULT_BODY_CACHE_MB = 1024;
+/** DEFAULT_BODY_CACHE_MB in bytes. */
+export const DEFAULT_BODY_CACHE_BYTES = DEFAULT_BODY_CACHE_MB * MB;
+
+/** Bodies brotli-compressed in the background at once (env COMPRESS_SLOTS); what finds no free slot is not queued. */
+export const DEFAULT_COMPRESS_SLOTS = 2;

@@ -9,6 +9,7 @@ import { storedPiece } from "../compress/pieces.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { ByteLru } from "./byte-lru.ts";
 import type { Compressor } from "./compressor.ts";
+import { DEFAULT_VARIANT_CACHE_BYTES } from "./defaults.ts";
 import { fmix, fnv1a, hex8 } from "./fast-hash.ts";
 import { JS_TYPE, JSON_TYPE } from "./response-body.ts";
 import type { Found, Representation } from "./response-body.ts";
@@ -145,8 +146,6 @@ function wrapped(open: string, body: Buffer, alloc: Alloc): Buffer {
 const EMPTY = Buffer.alloc(0);
 const JSONP_CLOSE_PIECE = storedPiece(JSONP_CLOSE);
 
-/** Memory for cached affid/JSONP variants, in bytes. */
-export const DEFAULT_VARIANT_CACHE_BYTES = 32 * 1024 * 1024;
 /** Variant keys remembered as seen once (a variant is cached only when asked for a second time). */
 const SEEN_MAX = 10_000;
 

@@ -2,6 +2,7 @@
 // longer grows with the catalog (1,000,000 sample products are 4.5 GB of packs), and the packs' pages sit in the
 // system's page cache, which every worker of a cluster shares.
 import { readSync } from "node:fs";
+import { DEFAULT_BODY_CACHE_BYTES } from "../serve/defaults.ts";
 import type { LoadedBlob } from "./load.ts";
 import type { PackFile } from "./packs.ts";
 
@@ -21,9 +22,6 @@ export interface BlobRef {
   used: boolean;
 }
 
-/** Default bytes of bodies kept in memory: every body of a 100,000-product snapshot (about 430 MB) fits. */
-export const DEFAULT_BODY_CACHE_BYTES = 1024 * 1024 * 1024;
-
 /** A body the cache holds, counted with what its objects cost beside its bytes. */
 const ENTRY_OVERHEAD = 256;
 
@@ -39,6 +37,7 @@ export class BodyCache {
   /** Bodies read from their packs so far (each a miss of the cache). */
   reads = 0;
 
+  /** `maxBytes`: bytes of bodies held at most. Default DEFAULT_BODY_CACHE_BYTES (1 GB). */
   constructor(maxBytes = DEFAULT_BODY_CACHE_BYTES) {
     this.maxBytes = maxBytes;
   }
