@@ -12,17 +12,34 @@ export interface Compressor {
   brotliLater(blob: LoadedBlob, done?: (br: Buffer) => void): void;
   /** Takes a slot for other background compression (a gzip template): its release function, or null if none is free. */
   slot(): (() => void) | null;
+  /** Reports a background compression that failed (a failure costs no client anything: the body is sent as it was). */
+  failed(kind: CompressionKind, err: unknown): void;
   /** Bodies being compressed now. */
   readonly busy: number;
 }
 
+/** What failed: a body's brotli, or a list's gzip or brotli template (templates.ts). */
+export type CompressionKind = "brotli" | "gzip_template" | "brotli_template";
+
+/** Options of {@link createCompressor}. */
+export interface CompressorOptions {
+  /** Called with each background compression that failed. Default: none. */
+  onFailure?: (kind: CompressionKind, err: unknown) => void;
+  /** Brotli, with node's signature. Default zlib.brotliCompress (tests give one that fails). */
+  brotli?: typeof zlib.brotliCompress;
+}
+
 /** A compressor with `slots` slots (default DEFAULT_COMPRESS_SLOTS); each slot holds one body and one brotli state. */
-export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS): Compressor {
+export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS, options: CompressorOptions = {}): Compressor {
+  const brotli = options.brotli ?? zlib.brotliCompress;
   let busy = 0;
   const started = new WeakSet<LoadedBlob>();
   return {
     get busy() {
       return busy;
+    },
+    failed(kind, err) {
+      options.onFailure?.(kind, err);
     },
     slot() {
       if (busy >= slots) return null;
@@ -40,7 +57,7 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS): Compressor {
       busy++;
       started.add(blob);
       const quality = identity.length > 1 << 20 ? 5 : identity.length > 32 * 1024 ? 7 : 5;
-      zlib.brotliCompress(
+      brotli(
         identity,
         {
           params: {
@@ -50,7 +67,11 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS): Compressor {
         },
         (err, out) => {
           busy--;
-          if (err || out.length >= identity.length * 0.9) return;
+          if (err) {
+            options.onFailure?.("brotli", err);
+            return;
+          }
+          if (out.length >= identity.length * 0.9) return;
           const br = unshared(out);
           blob.br = br;
           done?.(br);

@@ -11,6 +11,7 @@ import { createAdmission } from "./admission.ts";
 import type { Admitted, Gate, RequestInfo } from "./admission.ts";
 import type { Handler, HandlerOptions } from "./handler-types.ts";
 import { createCompressor } from "./compressor.ts";
+import type { CompressionKind } from "./compressor.ts";
 import { sendDocument } from "./documents.ts";
 import type { Found } from "./response-body.ts";
 import { createVariants } from "./variants.ts";
@@ -45,7 +46,19 @@ export type { ErrorLog, Handler, HandlerOptions, HandlerStats, RequestLog } from
 export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const clock = options.clock ?? Date.now;
   const maxAge = options.maxAge ?? DEFAULT_MAX_AGE;
-  const compressor = createCompressor(options.compressSlots);
+  // Metrics are made below, once the state they read exists; a failure before then is only logged.
+  let countFailure: ((kind: CompressionKind) => void) | null = null;
+  const compressor = createCompressor(options.compressSlots, {
+    onFailure: (kind, err) => {
+      countFailure?.(kind);
+      options.onError?.({
+        time: new Date().toISOString(),
+        level: "warn",
+        event: `${kind}_failed`,
+        error: describeError(err),
+      });
+    },
+  });
   const variants = createVariants(compressor, options.variantCacheBytes ?? DEFAULT_VARIANT_CACHE_BYTES);
   const gate = createAdmission(options);
   const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => {
@@ -72,6 +85,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       })
     : null;
   const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;
+  if (metrics) countFailure = (kind) => metrics.compressionFailure(kind);
 
   /** The body of an admitted request at `now`. */
   const find = (s: State, a: Admitted, now: number): Found | Missing => {

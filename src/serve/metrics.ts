@@ -6,6 +6,9 @@ import type { Server } from "node:http";
 import client from "prom-client";
 import { ROUTE_CLASSES as ROUTES } from "../api/endpoints.ts";
 import type { RouteIndex } from "../api/routing.ts";
+import type { CompressionKind } from "./compressor.ts";
+
+const COMPRESSION_KINDS: readonly CompressionKind[] = ["brotli", "gzip_template", "brotli_template"];
 
 /** Statuses counted by their own label; any other is counted as "other". */
 const STATUSES = [200, 304, 400, 401, 404, 405, 408, 414, 429, 431, 500, 503] as const;
@@ -76,6 +79,8 @@ export interface Metrics {
   search(seconds: number): void;
   /** A reload of the snapshot and keys, and whether it succeeded. */
   reload(ok: boolean): void;
+  /** A background compression that failed (the body goes out as it was). */
+  compressionFailure(kind: CompressionKind): void;
   /** Counts the server's open connections when scraped. */
   watch(server: Server): void;
   /** The exposition: content type and text. */
@@ -96,6 +101,7 @@ export function createMetrics(source: MetricsSource): Metrics {
   const searches = new Histogram(1);
   const rejections = new Float64Array(REJECTIONS.length);
   const reloads = new Float64Array(2);
+  const compressionFailures = new Map<CompressionKind, number>(COMPRESSION_KINDS.map((k) => [k, 0]));
   let lastReloadMs = 0;
   let servers: Server[] = [];
 
@@ -150,6 +156,12 @@ export function createMetrics(source: MetricsSource): Metrics {
     { labels: { result: "failure" }, value: reloads[1]! },
   ]);
   custom(
+    "compression_failures_total",
+    "Background compressions that failed (a body's brotli, a list's gzip or brotli template), by kind; the bodies went out as they were.",
+    "counter",
+    () => COMPRESSION_KINDS.map((kind) => ({ labels: { kind }, value: compressionFailures.get(kind)! })),
+  );
+  custom(
     "last_reload_timestamp_seconds",
     "When the last reload (of either result) ended, epoch seconds; 0 before any.",
     "gauge",
@@ -198,6 +210,9 @@ export function createMetrics(source: MetricsSource): Metrics {
     reload(ok) {
       reloads[ok ? 0 : 1]!++;
       lastReloadMs = source.now();
+    },
+    compressionFailure(kind) {
+      compressionFailures.set(kind, compressionFailures.get(kind)! + 1);
     },
     watch(server) {
       servers = [...servers, server];

@@ -7,7 +7,7 @@ import { makeTemplate, MIN_TEMPLATE_LINKS } from "../compress/context-gzip.ts";
 import type { Insertable } from "../compress/gzip-insert.ts";
 import type { LoadedBlob } from "../snapshot/load.ts";
 import { ByteLru } from "./byte-lru.ts";
-import type { Compressor } from "./compressor.ts";
+import type { CompressionKind, Compressor } from "./compressor.ts";
 
 /** (body, insert length, encoding) triples remembered as asked for once; a template is made on the second ask. */
 const SEEN_MAX = 10_000;
@@ -35,7 +35,11 @@ export function createTemplates(compressor: Compressor, maxBytes: number): Templ
   const seen = new Set<string>();
   let making: Promise<void> | null = null;
   /** The template under `key`, or null; on the second ask, starts `make` if nothing else is being made and a slot is free. */
-  const lookup = (key: string, make: () => Promise<Exclude<Template, typeof NO_TEMPLATE> | null>): Template | null => {
+  const lookup = (
+    key: string,
+    kind: CompressionKind,
+    make: () => Promise<Exclude<Template, typeof NO_TEMPLATE> | null>,
+  ): Template | null => {
     const found = cache.get(key);
     if (found) return found;
     if (!seen.delete(key)) {
@@ -51,7 +55,8 @@ export function createTemplates(compressor: Compressor, maxBytes: number): Templ
     making = make()
       .then(
         (t) => cache.set(key, t ?? NO_TEMPLATE, t === null ? NO_TEMPLATE_BYTES : sizeOf(t)),
-        () => {}, // a failed build leaves the pieces in use; nothing to report to a client
+        // A failed build leaves the pieces in use: nothing to report to a client, but the operator is told.
+        (err: unknown) => compressor.failed(kind, err),
       )
       .finally(() => {
         making = null;
@@ -62,12 +67,16 @@ export function createTemplates(compressor: Compressor, maxBytes: number): Templ
   return {
     get(body, insertable, m) {
       if (body.links.length < MIN_TEMPLATE_LINKS) return null;
-      const t = lookup(`${body.hash}\0${m}`, () => makeTemplate(body.identity, body.links, insertable, m));
+      const t = lookup(`${body.hash}\0${m}`, "gzip_template", () =>
+        makeTemplate(body.identity, body.links, insertable, m),
+      );
       return t && t !== NO_TEMPLATE && "cuts" in t ? t : null;
     },
     brotli(body, m) {
       if (body.links.length < MIN_TEMPLATE_LINKS) return null;
-      const t = lookup(`${body.hash}\0${m}\0br`, () => makeBrotliTemplate(body.identity, body.links, m));
+      const t = lookup(`${body.hash}\0${m}\0br`, "brotli_template", () =>
+        makeBrotliTemplate(body.identity, body.links, m),
+      );
       return t && t !== NO_TEMPLATE && "segments" in t ? t : null;
     },
     get bytes() {
