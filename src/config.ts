@@ -2,7 +2,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { LOOPBACK_PROXIES, parseProxyEntry } from "./serve/proxies.ts";
+import { parseTrustProxy } from "./serve/proxies.ts";
 import {
   DEFAULT_BODY_CACHE_MB,
   DEFAULT_COMPRESS_SLOTS,
@@ -13,6 +13,7 @@ import {
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_DATA_DIR = "data";
+const MB = 1024 * 1024;
 
 /**
  * A number written in decimal digits (a sign and decimals are read so that their errors say what is wrong). Anything
@@ -64,32 +65,10 @@ export const ConfigSchema = z
       .string()
       .default("0")
       .transform((v, ctx) => {
-        const entries = v
-          .split(",")
-          .map((e) => e.trim())
-          .filter(Boolean);
-        if (entries.length === 1 && entries[0] === "0") return [];
-        const out: string[] = [];
-        for (const e of entries) {
-          if (e === "1") {
-            ctx.addIssue({
-              code: "custom",
-              message:
-                "TRUST_PROXY=1 trusted X-Forwarded-For from any peer, so a client could name any address; list the proxies instead (addresses or CIDR networks, comma-separated), e.g. TRUST_PROXY=loopback or TRUST_PROXY=10.0.0.0/8",
-            });
-            return z.NEVER;
-          }
-          if (e === "loopback") out.push(...LOOPBACK_PROXIES);
-          else if (parseProxyEntry(e)) out.push(e);
-          else {
-            ctx.addIssue({
-              code: "custom",
-              message: `${JSON.stringify(e)} is not an address or CIDR network (e.g. 10.0.0.5, 10.0.0.0/8, fd00::/8, loopback)`,
-            });
-            return z.NEVER;
-          }
-        }
-        return out;
+        const proxies = parseTrustProxy(v);
+        if (typeof proxies !== "string") return proxies;
+        ctx.addIssue({ code: "custom", message: proxies });
+        return z.NEVER;
       }),
     /** PEM certificate (chain) file: the server speaks HTTPS; set with tlsKey. Env TLS_CERT. Default none: plain HTTP. */
     tlsCert: z.string().optional(),
@@ -125,83 +104,64 @@ export const ConfigSchema = z
         message: "TLS_CERT and TLS_KEY must both be set, or neither",
       });
     }
+  })
+  .transform(({ tlsCert, tlsKey, variantCacheMb, bodyCacheMb, ...c }) => {
+    const dataDir = resolve(c.dataDir);
+    const hostForUrl = c.host.includes(":") ? `[${c.host}]` : c.host;
+    /** Certificate and key files (absolute), or null for plain HTTP. */
+    const tls = tlsCert !== undefined && tlsKey !== undefined ? { cert: resolve(tlsCert), key: resolve(tlsKey) } : null;
+    return {
+      ...c,
+      dataDir,
+      keysFile: resolve(c.keysFile ?? `${dataDir}/keys.json`),
+      baseUrl: (c.baseUrl ?? `${tls ? "https" : "http"}://${hostForUrl}:${c.port}`).replace(/\/+$/, ""),
+      tls,
+      /** Memory for cached affid/JSONP variants, bytes (VARIANT_CACHE_MB). */
+      variantCacheBytes: variantCacheMb * MB,
+      /** Memory for resource bodies read from the packs, bytes (BODY_CACHE_MB). */
+      bodyCacheBytes: bodyCacheMb * MB,
+    };
   });
 
-export interface Config {
-  dataDir: string;
-  keysFile: string;
-  port: number;
-  host: string;
-  baseUrl: string;
-  maxAge: number;
-  logRequests: boolean;
-  waitForSnapshot: boolean;
-  /** Proxies (addresses, CIDR networks) whose X-Forwarded-For names the client; empty: none. */
-  trustProxy: readonly string[];
-  /** Certificate and key files (absolute), or null for plain HTTP. */
-  tls: { cert: string; key: string } | null;
-  metricsToken: string | undefined;
-  /** Redis for limits shared across processes and machines, or undefined for limits per process. */
-  redisUrl: string | undefined;
-  /** Server processes (node:cluster workers); 1 runs the server in this process. */
-  workers: number;
-  variantCacheBytes: number;
-  bodyCacheBytes: number;
-  compressSlots: number;
-}
+/** The settings, as the CLI passes them on (the handler takes the serving ones as they are). */
+export type Config = z.output<typeof ConfigSchema>;
+
+/** Each setting's environment variable: the one place the names are written. */
+export const ENV_NAMES = {
+  dataDir: "DATA_DIR",
+  keysFile: "KEYS_FILE",
+  port: "PORT",
+  host: "HOST",
+  baseUrl: "BASE_URL",
+  maxAge: "MAX_AGE",
+  logRequests: "LOG_REQUESTS",
+  waitForSnapshot: "WAIT_FOR_SNAPSHOT",
+  trustProxy: "TRUST_PROXY",
+  tlsCert: "TLS_CERT",
+  tlsKey: "TLS_KEY",
+  variantCacheMb: "VARIANT_CACHE_MB",
+  bodyCacheMb: "BODY_CACHE_MB",
+  compressSlots: "COMPRESS_SLOTS",
+  workers: "WORKERS",
+  redisUrl: "REDIS_URL",
+  metricsToken: "METRICS_TOKEN",
+} as const satisfies Record<keyof z.input<typeof ConfigSchema>, string>;
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */
 export function parseConfig(
   env: Record<string, string | undefined>,
-  overrides: Partial<Record<keyof z.input<typeof ConfigSchema>, string>> = {},
+  overrides: Partial<Record<keyof typeof ENV_NAMES, string>> = {},
 ): Config {
-  const raw = {
-    dataDir: env.DATA_DIR,
-    keysFile: env.KEYS_FILE,
-    port: env.PORT,
-    host: env.HOST,
-    baseUrl: env.BASE_URL,
-    maxAge: env.MAX_AGE,
-    logRequests: env.LOG_REQUESTS,
-    waitForSnapshot: env.WAIT_FOR_SNAPSHOT,
-    trustProxy: env.TRUST_PROXY,
-    tlsCert: env.TLS_CERT,
-    tlsKey: env.TLS_KEY,
-    metricsToken: env.METRICS_TOKEN,
-    redisUrl: env.REDIS_URL,
-    variantCacheMb: env.VARIANT_CACHE_MB,
-    bodyCacheMb: env.BODY_CACHE_MB,
-    compressSlots: env.COMPRESS_SLOTS,
-    workers: env.WORKERS,
-    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => isSet(v))),
-  };
-  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => isSet(v))));
+  const raw: Record<string, string> = {};
+  for (const [field, name] of Object.entries(ENV_NAMES) as [keyof typeof ENV_NAMES, string][]) {
+    const value = isSet(overrides[field]) ? overrides[field] : env[name];
+    if (isSet(value)) raw[field] = value;
+  }
+  const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     throw new Error(parsed.error.issues.map((i) => `configuration: ${i.path.join(".")}: ${i.message}`).join("\n"));
   }
-  const c = parsed.data;
-  const dataDir = resolve(c.dataDir);
-  const hostForUrl = c.host.includes(":") ? `[${c.host}]` : c.host;
-  const tls =
-    c.tlsCert !== undefined && c.tlsKey !== undefined ? { cert: resolve(c.tlsCert), key: resolve(c.tlsKey) } : null;
-  return {
-    dataDir,
-    keysFile: resolve(c.keysFile ?? `${dataDir}/keys.json`),
-    port: c.port,
-    host: c.host,
-    baseUrl: (c.baseUrl ?? `${tls ? "https" : "http"}://${hostForUrl}:${c.port}`).replace(/\/+$/, ""),
-    maxAge: c.maxAge,
-    logRequests: c.logRequests,
-    waitForSnapshot: c.waitForSnapshot,
-    trustProxy: c.trustProxy,
-    tls,
-    metricsToken: c.metricsToken,
-    redisUrl: c.redisUrl,
-    workers: c.workers,
-    variantCacheBytes: c.variantCacheMb * 1024 * 1024,
-    bodyCacheBytes: c.bodyCacheMb * 1024 * 1024,
-    compressSlots: c.compressSlots,
-  };
+  return parsed.data;
 }
 
 /**

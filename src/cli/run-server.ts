@@ -38,20 +38,13 @@ export async function runServer(config: Config): Promise<RunningServer> {
     ? (await import("../serve/shared-limits.ts")).connectSharedLimits(config.redisUrl, redisEvents(config.redisUrl))
     : null;
   const handler = await createHandler({
-    dataDir: config.dataDir,
-    keysFile: config.keysFile,
-    maxAge: config.maxAge,
-    waitForSnapshot: config.waitForSnapshot,
-    trustedProxies: config.trustProxy,
-    metricsToken: config.metricsToken,
-    variantCacheBytes: config.variantCacheBytes,
-    bodyCacheBytes: config.bodyCacheBytes,
-    compressSlots: config.compressSlots,
+    ...config,
     limits: limits ?? undefined,
     log: logs ? (entry) => logs.request(entry) : undefined,
     onError: logError,
   });
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {
+    watchKeys: true,
     onReload: (id) => console.error(`serve: now serving snapshot ${id}`),
     onError: (err) =>
       logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),

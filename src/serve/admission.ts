@@ -28,7 +28,7 @@ export interface AdmissionOptions {
    * Proxies whose X-Forwarded-For names the client (addresses or CIDR networks, e.g. `127.0.0.1`, `10.0.0.0/8`);
    * from any other peer the header is ignored. Default none: the peer is the client.
    */
-  trustedProxies?: readonly string[];
+  trustProxy?: readonly string[];
   /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
   maxUrlLength?: number;
   /** Where the buckets of both limits are kept. Default: this process's memory (shared-limits.ts keeps them in Redis). */
@@ -137,7 +137,7 @@ export function createAdmission(options: AdmissionOptions) {
     return error;
   };
 
-  const clientAddress = createClientAddress(options.trustedProxies ?? []);
+  const clientAddress = createClientAddress(options.trustProxy ?? []);
 
   /** The 401 of an address past its failure limit, with the seconds until it may try again. */
   const lockedOut = (wait: number): ApiError =>

@@ -1,5 +1,6 @@
 // The handler's options, the log entries it makes, and the handler itself as callers see it.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Config } from "../config.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission.ts";
 import type { Metrics } from "./metrics.ts";
@@ -27,32 +28,26 @@ export interface ErrorLog {
   error: { name: string; message: string; stack?: string };
 }
 
-export interface HandlerOptions extends AdmissionOptions {
-  /** Data directory with the published snapshot (`current`). */
-  dataDir: string;
-  /** The API keys file (hashes only). */
-  keysFile: string;
+/**
+ * The handler's options: the serving settings of the configuration (src/config.ts documents each, with its default;
+ * `npm run serve` passes its Config as it is), and what only code can give.
+ */
+export interface HandlerOptions
+  extends
+    AdmissionOptions,
+    Pick<Config, "dataDir" | "keysFile">,
+    Partial<
+      Pick<
+        Config,
+        "maxAge" | "variantCacheBytes" | "bodyCacheBytes" | "compressSlots" | "metricsToken" | "waitForSnapshot"
+      >
+    > {
   /** The clock, epoch ms. Default Date.now. Tests inject one. */
   clock?: () => number;
-  /** `Cache-Control: max-age` for responses that do not change sooner. Default DEFAULT_MAX_AGE (300). */
-  maxAge?: number;
-  /** Memory for cached affid/JSONP variants, bytes. Default DEFAULT_VARIANT_CACHE_BYTES (32 MB). */
-  variantCacheBytes?: number;
-  /** Memory for resource bodies read from the packs, bytes. Default DEFAULT_BODY_CACHE_BYTES (1 GB). */
-  bodyCacheBytes?: number;
-  /** Bodies compressed with brotli in the background at once (sale lists, popular variants). Default DEFAULT_COMPRESS_SLOTS (2). */
-  compressSlots?: number;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
-  /**
-   * Turns metrics on: `GET /metrics` answers the Prometheus exposition to a request with `Authorization: Bearer
-   * <metricsToken>`, and a 401 to any other. Default: off (no counting; /metrics is a 404).
-   */
-  metricsToken?: string;
   /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */
   onError?: (entry: ErrorLog) => void;
-  /** Start without a published snapshot, answering 503 until one is loaded by `reload()`. Default false: fail at start-up. */
-  waitForSnapshot?: boolean;
 }
 
 export interface Handler {

@@ -16,3 +16,25 @@ export function parseProxyEntry(entry: string): { address: string; prefix: numbe
   if (prefix > max) return null;
   return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
 }
+
+/**
+ * `TRUST_PROXY` as the proxies it names (`0`: none; `loopback`: this machine's addresses), or the message that says
+ * what is wrong with it. `1`, which once trusted X-Forwarded-For from every peer, is refused with what to set instead.
+ */
+export function parseTrustProxy(value: string): string[] | string {
+  const entries = value
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  if (entries.length === 1 && entries[0] === "0") return [];
+  const out: string[] = [];
+  for (const e of entries) {
+    if (e === "1")
+      return "TRUST_PROXY=1 trusted X-Forwarded-For from any peer, so a client could name any address; list the proxies instead (addresses or CIDR networks, comma-separated), e.g. TRUST_PROXY=loopback or TRUST_PROXY=10.0.0.0/8";
+    if (e === "loopback") out.push(...LOOPBACK_PROXIES);
+    else if (parseProxyEntry(e)) out.push(e);
+    else
+      return `${JSON.stringify(e)} is not an address or CIDR network (e.g. 10.0.0.5, 10.0.0.0/8, fd00::/8, loopback)`;
+  }
+  return out;
+}

@@ -60,7 +60,7 @@ describe("createClientAddress", () => {
 describe("the failure lockout, by the address a trusted proxy names", () => {
   let api: TestApi;
   beforeAll(async () => {
-    api = await startTestApi(undefined, { authFailureLimit: { rate: 1, burst: 2 }, trustedProxies: ["127.0.0.1"] });
+    api = await startTestApi(undefined, { authFailureLimit: { rate: 1, burst: 2 }, trustProxy: ["127.0.0.1"] });
   });
   afterAll(() => api.close());
 
