@@ -6,6 +6,7 @@ import type { Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { ApiError, renderProblem } from "../errors.ts";
 import type { Handler } from "./handler.ts";
+import { createSendLimits } from "./send-limits.ts";
 import { TLS_SERVER_OPTIONS } from "./tls.ts";
 import type { TlsPair } from "./tls.ts";
 
@@ -28,6 +29,22 @@ export interface ServerOptions {
   /** Largest request header block, bytes (larger is a 431). Default 16 384. */
   maxHeaderSize?: number;
   /**
+   * Connections of one client address (the connection's, as the server sees it: a proxy's, behind one) that may hold
+   * `sendTrackBytes` or more the client has not acknowledged, in node or in the kernel (send-limits.ts): a client
+   * that does not read what it asked for. A request from an address at the cap is answered 503
+   * `service_unavailable` (`Retry-After: 1`) once the kernel's account, looked at again, confirms it; by the server
+   * itself, so that answer is in neither the request log nor the metrics. Default 16.
+   */
+  maxSendingPerAddress?: number;
+  /**
+   * Time such bytes may stay unacknowledged, ms; past it the connection is reset (RST), which frees its kernel
+   * buffers at once (a close would leave them queued, for minutes, to a client that does not read). Default 60 000:
+   * /docs (2.6 MB) to a client reading at 350 kbit/s.
+   */
+  sendTimeout?: number;
+  /** Unacknowledged bytes from which a connection counts against `maxSendingPerAddress`. Default 262 144 (256 KiB). */
+  sendTrackBytes?: number;
+  /**
    * Certificate and key (PEM): the server speaks HTTPS (HTTP/1.1 only) with TLS_SERVER_OPTIONS (TLS 1.2 or 1.3,
    * forward-secret AEAD suites only) and every response carries `Strict-Transport-Security`. Renewals go to
    * `server.setSecureContext` (see tls.ts). Default none: plain HTTP.
@@ -45,6 +62,9 @@ export const SERVER_DEFAULTS: Required<Omit<ServerOptions, "tls">> = {
   maxRequestsPerSocket: 10_000,
   maxConnections: 10_000,
   maxHeaderSize: 16 * 1024,
+  maxSendingPerAddress: 16,
+  sendTimeout: 60_000,
+  sendTrackBytes: 256 * 1024,
 };
 
 /**
@@ -94,6 +114,16 @@ function rawProblem(error: ApiError, secure: boolean): Buffer {
   ]);
 }
 
+/** The 503 of an address at `maxSendingPerAddress`, rendered once. */
+const SENDING_FULL = renderProblem(
+  new ApiError(
+    503,
+    "service_unavailable",
+    "too many responses to this address have not been read yet; read them, then retry",
+    { "Retry-After": "1" },
+  ),
+);
+
 export interface RunningServer {
   /** An https.Server when started with `tls`. */
   server: Server | HttpsServer;
@@ -137,10 +167,30 @@ export async function startServer(
     keepAliveTimeout: o.keepAliveTimeout,
     connectionsCheckingInterval: 1_000,
   };
+  const sending = createSendLimits({
+    maxPerAddress: o.maxSendingPerAddress,
+    timeout: o.sendTimeout,
+    largeBytes: o.sendTrackBytes,
+  });
+  /** The handler, then a look at what the connection holds unacknowledged. */
+  const serve = (req: IncomingMessage, res: ServerResponse, address: string) => {
+    handler(req, res);
+    sending.written(req.socket, address);
+  };
+  /** The cheap answer to an address whose clients do not read. */
+  const refuse = (req: IncomingMessage, res: ServerResponse, address: string) => {
+    res.writeHead(SENDING_FULL.status, SENDING_FULL.headers);
+    res.end(req.method === "HEAD" ? undefined : SENDING_FULL.body);
+    sending.written(req.socket, address);
+  };
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (closeAfter(req, res)) return; // pipelined after our `Connection: close`: never answered, closed with the connection
     if (secure) res.setHeader("Strict-Transport-Security", HSTS); // merged by node into whatever writeHead is given
-    handler(req, res);
+    const address = req.socket.remoteAddress ?? "";
+    if (!sending.full(address)) return serve(req, res, address);
+    // At the cap as last seen: decided after a fresh look at the kernel's account (some may have been read since).
+    const decide = () => (sending.full(address) ? refuse : serve)(req, res, address);
+    void sending.look().then(decide, decide);
   };
   // HTTPS: the same options and listeners on node's https.Server (a tls.Server whose decrypted connections go to
   // the same http code). headersTimeout only starts once the handshake is done, so the handshake gets as long
@@ -176,6 +226,9 @@ export async function startServer(
   // whose answer, written to a socket that never became secure, would otherwise keep the connection open forever.
   if (secure) server.prependListener("tlsClientError", (_err: Error, socket: Socket) => socket.destroy());
   server.maxConnections = o.maxConnections;
+  // An idle keep-alive connection (past keepAliveTimeout) is closed as node would, unless the client has yet to
+  // acknowledge what it was sent (send-limits.ts): then once it has, or by a reset at sendTimeout.
+  server.on("timeout", (socket: Socket) => sending.closeIdle(socket));
   // A request node could not parse (or that came too slowly) is answered like every other error: a problem body.
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return socket.destroy();

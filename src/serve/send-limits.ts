@@ -1,0 +1,236 @@
+// Clients that do not read what they asked for: how many of one address's connections may hold bytes the client has
+// not acknowledged, and for how long, so that such clients cannot fill the kernel's socket memory.
+//
+// Why the kernel's own account. Node counts a response as sent once the kernel has taken its bytes, and over
+// loopback the kernel takes about 2.5 MB a connection from a client that reads nothing: all of /docs (2.6 MB), so
+// 300 such connections held 757 MB of kernel memory while node had nothing pending. (Over a real network a client
+// that does not read keeps the kernel's share far smaller, and the rest waits in node.) And a connection node closes
+// (its keep-alive timeout, `Connection: close`) keeps its unacknowledged bytes queued as an orphan, for minutes
+// (5.5 min measured over loopback) while the client stays connected without reading. Linux lists every TCP
+// connection with the bytes written to it and not acknowledged (`tx_queue` in /proc/net/tcp and tcp6): that is read
+// here, for the connections tracked, when a decision needs it (a look reads the line of every TCP connection of the
+// host, so looks are at least 100 ms apart). Without /proc (not Linux) only node's pending bytes count, which still
+// bounds clients over real networks. Over TLS node counts plaintext and the kernel records, a little more: a
+// connection is let go a little later, never sooner.
+//
+// Invariants: a connection written `largeBytes` or more since its bytes were last known acknowledged is tracked until
+// they are, or until neither it nor its orphan exists; an address with `maxPerAddress` tracked is refused after one
+// fresh look at the kernel's account; a connection whose tracked bytes are not acknowledged within `timeout` is reset
+// (RST: the kernel frees its buffers at once), an orphan tracked until the kernel drops it.
+import { readFile } from "node:fs/promises";
+import type { Socket } from "node:net";
+import { endianness } from "node:os";
+import { TLSSocket } from "node:tls";
+
+export interface SendLimitsOptions {
+  /** Connections of one client address that may hold unacknowledged bytes at once. */
+  maxPerAddress: number;
+  /** Time a connection's tracked bytes may stay unacknowledged, ms. */
+  timeout: number;
+  /** Bytes written to a connection, unacknowledged, from which it is tracked. */
+  largeBytes: number;
+}
+
+/** Fresh looks at the kernel's account are at least this far apart, ms (a look reads every TCP connection's line). */
+const MIN_LOOK_INTERVAL_MS = 100;
+/** Past this many tracked, a look is taken (throttled as above) so that what has been read is let go early. */
+const LOOK_AT_SIZE = 1_024;
+
+interface Tracked {
+  /** null once node has closed it: the kernel may still hold its bytes, as an orphan. */
+  socket: Socket | null;
+  address: string;
+  /** Its local port, remote address and port, as /proc/net/tcp lists them (kernelKey). */
+  key: string;
+  /** The bytes written to the socket (its bytesWritten) that must be acknowledged for it to be let go. */
+  upTo: number;
+  timer: NodeJS.Timeout;
+  onClose: () => void;
+  /** Close the connection once its bytes are acknowledged (it went idle meanwhile). */
+  closeOnRelease: boolean;
+}
+
+export interface SendLimits {
+  /** Whether `address` has `maxPerAddress` connections tracked (as last seen: see `look`). */
+  full(address: string): boolean;
+  /** Looks at the kernel's account (at most once every 100 ms), letting go what has been acknowledged. */
+  look(): Promise<void>;
+  /** After a response was written on `socket`: tracks it if it holds `largeBytes` or more not known acknowledged. */
+  written(socket: Socket, address: string): void;
+  /**
+   * Closes an idle connection (past its keep-alive timeout), at once if it is not tracked; a tracked one once its
+   * bytes are acknowledged, or by a reset when they are not in time: closed before, it would leave them queued in
+   * the kernel, as an orphan the kernel keeps for minutes while the client stays connected without reading.
+   */
+  closeIdle(socket: Socket): void;
+}
+
+/**
+ * Resets a connection (RST): the kernel frees its buffers at once. A TLS socket is reset through the TCP socket it
+ * runs on (node's `_parent`: `resetAndDestroy` refuses a TLS socket's own handle).
+ */
+export function resetConnection(socket: Socket): void {
+  const tcp = socket instanceof TLSSocket ? (socket as TLSSocket & { _parent?: Socket })._parent : socket;
+  if (tcp && !tcp.destroyed) tcp.resetAndDestroy();
+  socket.destroy();
+}
+
+/** An address as both node and the kernel's table give it: IPv4 dotted (IPv4-mapped too), IPv6 as a URL host has it. */
+function canonical(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(":")) return address;
+  try {
+    return new URL(`http://[${address}]`).hostname;
+  } catch {
+    return address; // a zone (fe80::1%eth0): as node gave it
+  }
+}
+
+/** The key of a connection in the kernel's table: local port, remote address and remote port. */
+function kernelKey(localPort: number, remoteAddress: string, remotePort: number): string {
+  return `${localPort} ${canonical(remoteAddress)} ${remotePort}`;
+}
+
+const LITTLE_ENDIAN = endianness() === "LE";
+
+/** An address of /proc/net/tcp{,6} (32-bit words in hex, each in host byte order) as `canonical` gives it. */
+function procAddress(hex: string): string {
+  const bytes: number[] = [];
+  for (let w = 0; w < hex.length; w += 8) {
+    const word = [0, 2, 4, 6].map((i) => parseInt(hex.slice(w + i, w + i + 2), 16));
+    bytes.push(...(LITTLE_ENDIAN ? word.reverse() : word));
+  }
+  if (bytes.length === 4) return bytes.join(".");
+  // IPv4-mapped (::ffff:a.b.c.d): node gives such a peer as IPv4, and so does `canonical`.
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff)
+    return bytes.slice(12).join(".");
+  const groups = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+  return canonical(groups.join(":"));
+}
+
+/**
+ * The kernel's unacknowledged bytes (`tx_queue`) of the TCP connections whose local port is one of `ports`, by
+ * kernelKey (the largest, should a key appear twice); null where /proc/net/tcp cannot be read (not Linux).
+ */
+async function readUnacknowledged(ports: ReadonlySet<number>): Promise<Map<string, number> | null> {
+  const tables = await Promise.all(
+    ["/proc/net/tcp", "/proc/net/tcp6"].map((path) => readFile(path, "latin1").catch(() => null)),
+  );
+  if (tables.every((t) => t === null)) return null;
+  const wanted = [...ports].map((p) => `:${p.toString(16).toUpperCase().padStart(4, "0")} `);
+  const out = new Map<string, number>();
+  for (const table of tables) {
+    for (const line of table?.split("\n").slice(1) ?? []) {
+      if (!wanted.some((w) => line.includes(w))) continue;
+      const [, local, remote, , queues] = line.trim().split(/\s+/);
+      if (!local || !remote || !queues) continue;
+      const [, localPort] = local.split(":");
+      const [remoteHex, remotePort] = remote.split(":");
+      const key = `${parseInt(localPort!, 16)} ${procAddress(remoteHex!)} ${parseInt(remotePort!, 16)}`;
+      const unacknowledged = parseInt(queues.split(":")[0]!, 16);
+      out.set(key, Math.max(out.get(key) ?? 0, unacknowledged));
+    }
+  }
+  return out;
+}
+
+/** Tracks connections holding unacknowledged bytes, per client address (see the top of this file). */
+export function createSendLimits(options: SendLimitsOptions): SendLimits {
+  const byAddress = new Map<string, Set<Tracked>>();
+  const bySocket = new WeakMap<Socket, Tracked>();
+  /** Where each socket's bytes were last known acknowledged (its bytesWritten then). */
+  const acknowledgedTo = new WeakMap<Socket, number>();
+  let size = 0;
+
+  const track = (socket: Socket, address: string, upTo: number) => {
+    if (socket.destroyed || socket.remoteAddress === undefined || socket.remotePort === undefined) return;
+    const t: Tracked = {
+      socket,
+      address,
+      key: kernelKey(socket.localPort ?? 0, socket.remoteAddress, socket.remotePort),
+      upTo,
+      timer: setTimeout(() => void expire(t), options.timeout).unref(),
+      onClose: () => {
+        bySocket.delete(socket);
+        t.socket = null;
+      },
+      closeOnRelease: false,
+    };
+    socket.once("close", t.onClose);
+    bySocket.set(socket, t);
+    let set = byAddress.get(address);
+    if (!set) byAddress.set(address, (set = new Set()));
+    set.add(t);
+    size++;
+  };
+
+  /** Stops tracking `t`; `acknowledged`: where its socket's bytes are known acknowledged now. */
+  const release = (t: Tracked, acknowledged: number) => {
+    const set = byAddress.get(t.address);
+    if (!set?.delete(t)) return;
+    size--;
+    if (set.size === 0) byAddress.delete(t.address);
+    clearTimeout(t.timer);
+    const socket = t.socket;
+    if (!socket) return;
+    bySocket.delete(socket);
+    socket.off("close", t.onClose);
+    if (t.closeOnRelease) return void socket.destroy();
+    acknowledgedTo.set(socket, acknowledged);
+    // Written while it was tracked (pipelined responses), and not acknowledged yet: tracked anew.
+    if (socket.bytesWritten - acknowledged >= options.largeBytes) track(socket, t.address, socket.bytesWritten);
+  };
+
+  let looking: Promise<void> | null = null;
+  let lastLook = -Infinity;
+  const look = () =>
+    (looking ??= (async () => {
+      const wait = lastLook + MIN_LOOK_INTERVAL_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      // What node had handed to the kernel, before the kernel is asked: so `handed - unacknowledged` never overstates.
+      const all = [...byAddress.values()].flatMap((set) => [...set]);
+      const handed = all.map((t) => (t.socket ? t.socket.bytesWritten - t.socket.writableLength : 0));
+      const ports = new Set(all.map((t) => Number(t.key.split(" ", 1)[0])));
+      const kernel = await readUnacknowledged(ports).catch(() => null);
+      all.forEach((t, i) => {
+        const unacknowledged = kernel?.get(t.key);
+        if (!t.socket) {
+          if (!unacknowledged) release(t, 0); // the orphan is gone, or has delivered everything
+          return;
+        }
+        const acknowledged = handed[i]! - (unacknowledged ?? 0);
+        if (acknowledged >= t.upTo) release(t, acknowledged);
+      });
+      lastLook = Date.now();
+    })().finally(() => (looking = null)));
+
+  /** A connection's bytes not acknowledged in time: reset it (its buffers freed); an orphan stays until it goes. */
+  const expire = async (t: Tracked) => {
+    await look();
+    if (!byAddress.get(t.address)?.has(t)) return;
+    if (t.socket) {
+      resetConnection(t.socket); // first: a close (closeOnRelease) would leave the bytes queued
+      release(t, Infinity); // its bytes are gone with it: nothing to track anew
+    } else t.timer = setTimeout(() => void expire(t), options.timeout).unref();
+  };
+
+  return {
+    full: (address) => byAddress.size !== 0 && (byAddress.get(address)?.size ?? 0) >= options.maxPerAddress,
+    look,
+    written(socket, address) {
+      const upTo = socket.bytesWritten;
+      if (upTo < options.largeBytes) return; // most connections, at no more cost
+      if (upTo - (acknowledgedTo.get(socket) ?? 0) < options.largeBytes || bySocket.has(socket)) return;
+      track(socket, address, upTo);
+      if (size > LOOK_AT_SIZE) void look();
+    },
+    closeIdle(socket) {
+      const t = bySocket.get(socket);
+      if (!t) return void socket.destroy();
+      t.closeOnRelease = true;
+      void look(); // read by now, most likely: closed then
+    },
+  };
+}
