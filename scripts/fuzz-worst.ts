@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { freePort, HOST, prepareData, startServerChild } from "./lib/server-child.ts";
 import { worstCases } from "./lib/worst-cases.ts";
 import { runWorstCases, worstFailures } from "./lib/worst-run.ts";
+import { runMain } from "./lib/run-main.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -61,10 +62,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`fuzz:worst: ${(err as Error).stack ?? String(err)}`);
-    process.exit(1);
-  },
-);
+runMain("fuzz:worst", main);

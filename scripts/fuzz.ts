@@ -16,6 +16,7 @@ import type { RawResponse } from "./lib/raw-http.ts";
 import { SOAK_BUDGET_MB } from "./lib/soak.ts";
 import { cpuSeconds, rssMb } from "./lib/proc.ts";
 import { freePort, HOST, prepareData, quantile, startServerChild } from "./lib/server-child.ts";
+import { runMain } from "./lib/run-main.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -260,10 +261,4 @@ async function main(): Promise<number> {
   return exitCode;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`fuzz: ${(err as Error).stack ?? String(err)}`);
-    process.exit(1);
-  },
-);
+runMain("fuzz", main);

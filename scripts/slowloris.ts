@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { buildRequest, KeepAliveConnection, NoResponseError } from "./lib/raw-http.ts";
 import { rssMb } from "./lib/proc.ts";
 import { freePort, HOST, prepareData, quantile, startServerChild } from "./lib/server-child.ts";
+import { runMain } from "./lib/run-main.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -223,10 +224,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`slowloris: ${(err as Error).stack ?? String(err)}`);
-    process.exit(1);
-  },
-);
+runMain("slowloris", main);
