@@ -102,6 +102,14 @@ function protocolError(code: string | undefined): ApiError {
   return new ApiError(400, "invalid_request", "the request is not valid HTTP/1.1");
 }
 
+/**
+ * HSTS on a response node writes (the handler's, a 417): set before the handler runs, node merges it into whatever
+ * writeHead is given. The one other way it is sent is {@link rawProblem}'s, for a socket written to directly.
+ */
+function markSecure(res: ServerResponse): void {
+  res.setHeader("Strict-Transport-Security", HSTS);
+}
+
 /** A whole HTTP/1.1 response with a problem body, for a socket written to directly; the connection is closed after it. */
 function rawProblem(error: ApiError, secure: boolean): Buffer {
   const p = renderProblem(error);
@@ -185,7 +193,7 @@ export async function startServer(
   };
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (closeAfter(req, res)) return; // pipelined after our `Connection: close`: never answered, closed with the connection
-    if (secure) res.setHeader("Strict-Transport-Security", HSTS); // merged by node into whatever writeHead is given
+    if (secure) markSecure(res);
     const address = req.socket.remoteAddress ?? "";
     if (!sending.full(address)) return serve(req, res, address);
     // At the cap as last seen: decided after a fresh look at the kernel's account (some may have been read since).
@@ -204,10 +212,8 @@ export async function startServer(
   // Expect other than 100-continue: the 417 node would send, through the same keep-alive rule.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     if (closeAfter(req, res)) return;
-    res.writeHead(
-      417,
-      secure ? { "Content-Length": "0", "Strict-Transport-Security": HSTS } : { "Content-Length": "0" },
-    );
+    if (secure) markSecure(res);
+    res.writeHead(417, { "Content-Length": "0" });
     res.end();
   });
   // After node's own listener, before the first request is read; with TLS, on the socket requests arrive on.
