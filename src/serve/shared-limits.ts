@@ -212,39 +212,117 @@ export const REDIS_PREFIX = "flash-sale-api:limit:";
 export const REDIS_TIMEOUT_MS = 250;
 
 type ScriptedRedis = Redis & {
-  takeTokens(key: string, rate: number, burst: number, want: number): Promise<[number, string]>;
+  takeTokens(key: string, rate: number, burst: number, want: number): Promise<unknown>;
 };
+
+/** Redis answered something other than what its script returns: treated as Redis being unavailable. */
+export class RedisReplyError extends Error {
+  constructor(what: string, reply: unknown) {
+    super(`Redis answered the token-bucket script with ${what}: ${describeReply(reply)}`);
+    this.name = "RedisReplyError";
+  }
+}
+
+/** A reply as a short line for the log: JSON where it can be, at most 100 characters. */
+function describeReply(reply: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(reply, (_, v: unknown) => (typeof v === "bigint" ? `${v}n` : v)) ?? String(reply);
+  } catch {
+    text = String(reply);
+  }
+  return text.length > 100 ? `${text.slice(0, 100)}...` : text;
+}
+
+/** The tokens left, as the script writes them (`%.6f`): digits, and up to 6 decimals. */
+const LEFT_RE = /^\d{1,20}(?:\.\d{1,6})?$/;
+
+/**
+ * Parses the reply to TAKE_SCRIPT for a reservation of up to `want` tokens from a bucket of `limit`: an array of
+ * exactly an integer `taken` (0 to `want`) and a decimal string `left` (0 to the burst). Anything else (another
+ * shape, a string or a float for `taken`, NaN, a negative or huge number, nil) is a RedisReplyError: used unchecked,
+ * `["abc","xyz"]` made every request a 429 with `Retry-After: NaN`, and `[1000000000,"0"]` granted 600 requests past a
+ * burst of 200.
+ */
+export function parseTakeReply(reply: unknown, limit: Limit, want: number): { taken: number; left: number } {
+  if (!Array.isArray(reply) || reply.length !== 2) throw new RedisReplyError("not a pair", reply);
+  const [taken, left] = reply as unknown[];
+  if (typeof taken !== "number" || !Number.isSafeInteger(taken) || taken < 0 || taken > want) {
+    throw new RedisReplyError(`a count of tokens taken that is not a whole number from 0 to ${want}`, reply);
+  }
+  const tokens = typeof left === "string" && LEFT_RE.test(left) ? Number(left) : NaN;
+  if (!(tokens >= 0 && tokens <= limit.burst)) {
+    throw new RedisReplyError(`a count of tokens left that is not a number from 0 to ${limit.burst}`, reply);
+  }
+  return { taken, left: tokens };
+}
+
+/**
+ * On each new connection, nothing is reserved from this bucket of its own (no key's, no address's), to check that
+ * Redis runs the script and answers as it should before the limits are shared: a Redis that answers wrongly stays
+ * unavailable, its outage logged once, rather than shared again at each reconnection.
+ */
+const PROBE_ID = "probe";
+const PROBE_LIMIT: Limit = { rate: 1, burst: 1 };
 
 /**
  * Connects to Redis at `url` (redis:// or rediss://) and returns the shared buckets. The server starts at once: until
- * Redis answers, and whenever it stops, limits are per process. It reconnects by itself (every second at most).
+ * Redis answers, and whenever it stops or answers the script wrongly (parseTakeReply), limits are per process. It
+ * reconnects by itself (every second at most), and shares the limits again once the script answers as it should.
  */
 export function connectSharedLimits(url: string, events: SharedLimitsEvents): SharedLimits {
+  /** Script calls that failed (an error, a timeout, a wrong reply) since the script last answered as it should. */
+  let failures = 0;
   const client = new Redis(url, {
     // A command while disconnected fails at once (no queue): the fallback answers instead.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: REDIS_TIMEOUT_MS,
     connectTimeout: 2_000,
-    retryStrategy: (times) => Math.min(100 * times, 1_000),
+    // Sooner after a lost connection than after a script call that failed (ioredis's `times` starts again with each
+    // connection, so a Redis that connects and then answers wrongly would otherwise be asked again 10 times a second).
+    retryStrategy: (times) => Math.min(100 * (times + failures), 1_000),
     connectionName: "flash-sale-api",
   }) as ScriptedRedis;
   client.defineCommand("takeTokens", { numberOfKeys: 1, lua: TAKE_SCRIPT });
   let ready = false;
   let down = false;
   let connection = 0;
+  let closed = false;
   const unavailable = (err: unknown) => {
     ready = false;
-    if (!down) {
+    // A reservation or probe failing because close() ended the connection is no outage.
+    if (!down && !closed) {
       down = true;
       events.onUnavailable(err);
     }
   };
+  /** Takes up to `want` tokens from bucket `id`; a timeout, an error or a wrong reply: Redis is unavailable. */
+  const take = async (id: string, limit: Limit, want: number) => {
+    try {
+      return parseTakeReply(await client.takeTokens(REDIS_PREFIX + id, limit.rate, limit.burst, want), limit, want);
+    } catch (err) {
+      // Stop using Redis and reconnect (a hung server is noticed this way); the limits are shared again once the
+      // script answers as it should on the new connection (the probe below).
+      failures++;
+      unavailable(err);
+      if (client.status === "ready") client.disconnect(true);
+      throw err;
+    }
+  };
   client.on("ready", () => {
-    connection++;
-    ready = true;
-    down = false;
-    events.onConnected();
+    // Shared once the script answers as it should: a Redis that answers it wrongly stays unavailable (logged once).
+    take(PROBE_ID, PROBE_LIMIT, 0).then(
+      () => {
+        if (closed) return;
+        failures = 0;
+        connection++;
+        ready = true;
+        down = false;
+        events.onConnected();
+      },
+      () => {},
+    );
   });
   client.on("error", unavailable);
   client.on("close", () => unavailable(new Error("connection to Redis closed")));
@@ -255,17 +333,7 @@ export function connectSharedLimits(url: string, events: SharedLimitsEvents): Sh
     get connection() {
       return connection;
     },
-    reserve: async (id, limit, want) => {
-      try {
-        const [taken, left] = await client.takeTokens(REDIS_PREFIX + id, limit.rate, limit.burst, want);
-        return { taken: Number(taken), left: Number(left) };
-      } catch (err) {
-        // A timeout or a broken connection: stop using Redis and reconnect (a hung server is noticed this way).
-        unavailable(err);
-        if (client.status === "ready") client.disconnect(true);
-        throw err;
-      }
-    },
+    reserve: take,
   };
   return {
     keys: new SharedBuckets(store, "key:", keyBatch),
@@ -274,6 +342,7 @@ export function connectSharedLimits(url: string, events: SharedLimitsEvents): Sh
       return ready;
     },
     close: async () => {
+      closed = true;
       client.removeAllListeners("close");
       client.removeAllListeners("error");
       client.on("error", () => {});
