@@ -8,14 +8,18 @@ import { findAccountByEmail, updateAccount } from "../portal/store/accounts.ts";
 
 const log = (line: string) => console.error(line);
 
-/** `admin <email>`: gives the account the operator role. */
+/** `admin <email>`: gives the account the operator role (and approves it if it was waiting). */
 async function makeAdmin(databaseUrl: string, email: string): Promise<void> {
   const db = await openDatabase(databaseUrl);
   try {
     await migrate(db, Date.now());
     const account = await findAccountByEmail(db, email);
     if (!account) throw new Error(`no account has the email ${email}: sign up first`);
-    await updateAccount(db, account.id, { role: "admin" });
+    // An operator needs no approval (the first one could get none under PORTAL_APPROVAL=manual).
+    await updateAccount(db, account.id, {
+      role: "admin",
+      ...(account.status === "pending" ? { status: "active" } : {}),
+    });
     console.log(`portal: ${account.email} is an operator now`);
   } finally {
     await db.close();

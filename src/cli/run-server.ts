@@ -44,6 +44,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     onError: logError,
   });
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {
+    watchKeys: true,
     onReload: (id) => console.error(`serve: now serving snapshot ${id}`),
     onError: (err) =>
       logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),

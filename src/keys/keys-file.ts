@@ -5,10 +5,15 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { acquireKeysLock } from "./keys-lock.ts";
 
-/** The format written. 2 added `rotated` and `previous` (a replaced key's hash and the end of its grace period). */
-export const KEYS_FORMAT = 2;
-/** Formats read: a file written by the code before rotation (format 1) still loads. */
-const READS: readonly number[] = [1, 2];
+/**
+ * The newest format written. 2 added `rotated` and `previous` (a replaced key's hash and the end of its grace
+ * period); 3 added `suspended` (the portal's operator suspended the key's account). A file is written in the oldest
+ * format that holds what it has (format 2 unless a key is suspended), so that API servers still on the code before
+ * format 3 go on reading it during an upgrade.
+ */
+export const KEYS_FORMAT = 3;
+/** Formats read: files written by the code before rotation (format 1) and before suspension (2) still load. */
+const READS: readonly number[] = [1, 2, 3];
 export const KEY_RE = /^[A-Za-z0-9]{32}$/;
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const HASH = z.string().regex(/^sha256:[0-9a-f]{64}$/);
@@ -32,13 +37,15 @@ export const KeyRecordSchema = z.strictObject({
   rotated: z.string().optional(),
   /** Keys replaced by `rotate` whose grace period had not ended when the file was last written. */
   previous: z.array(PreviousKeySchema).optional(),
+  /** When the portal's operator suspended the key's account: refused by the API until reinstated (format 3). */
+  suspended: z.string().optional(),
   /** Requests a second this key may make on average, and in a burst; the server's defaults when absent. */
   rate: z.number().positive().optional(),
   burst: z.number().int().positive().optional(),
 });
 export type KeyRecord = z.infer<typeof KeyRecordSchema>;
 
-export const KeysFileSchema = z.strictObject({ format: z.literal([1, 2]), keys: z.array(KeyRecordSchema) });
+export const KeysFileSchema = z.strictObject({ format: z.literal([1, 2, 3]), keys: z.array(KeyRecordSchema) });
 export type KeysFile = z.infer<typeof KeysFileSchema>;
 
 export interface Limits {
@@ -84,24 +91,35 @@ export async function loadKeysFile(path: string): Promise<KeysFile> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { format: KEYS_FORMAT, keys: [] };
     throw new KeysFileError(`${path}: cannot read keys file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
+  return parseKeysText(text, path);
+}
+
+/** Parses the text of a keys file (`source` names it in errors: a path, or where it came from). */
+export function parseKeysText(text: string, source: string): KeysFile {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new KeysFileError(`${path}: keys file is not valid JSON`);
+    throw new KeysFileError(`${source}: keys file is not valid JSON`);
   }
   const format = (value as { format?: unknown } | null)?.format;
   if (typeof format === "number" && !READS.includes(format)) {
     throw new KeysFileError(
-      `${path}: keys file format ${format} is not one this code reads (${READS.join(", ")})${format > KEYS_FORMAT ? ": it was written by newer code" : ""}`,
+      `${source}: keys file format ${format} is not one this code reads (${READS.join(", ")})${format > KEYS_FORMAT ? ": it was written by newer code" : ""}`,
     );
   }
   const parsed = KeysFileSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new KeysFileError(`${path}: invalid keys file: ${issue?.path.join(".")}: ${issue?.message}`);
+    throw new KeysFileError(`${source}: invalid keys file: ${issue?.path.join(".")}: ${issue?.message}`);
   }
   return parsed.data;
+}
+
+/** The text of a keys file, in the oldest format that holds what `file` has. */
+export function renderKeysFile(file: KeysFile): string {
+  const format = file.keys.some((k) => k.suspended !== undefined) ? 3 : 2;
+  return JSON.stringify({ ...file, format }, null, 2) + "\n";
 }
 
 /**
@@ -111,6 +129,11 @@ export async function loadKeysFile(path: string): Promise<KeysFile> {
  * be a regular file of ours with mode 0600 before anything is written, and removed if anything fails.
  */
 export async function writeKeysFile(path: string, file: KeysFile): Promise<void> {
+  await writeKeysText(path, renderKeysFile(file));
+}
+
+/** Writes `text` (a whole keys file, already checked) as writeKeysFile does: atomically, mode 0600. */
+export async function writeKeysText(path: string, text: string): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(8).toString("hex")}`;
   const handle = await open(tmp, "wx", 0o600);
   try {
@@ -124,7 +147,7 @@ export async function writeKeysFile(path: string, file: KeysFile): Promise<void>
           `${tmp}: temporary keys file is not a regular file of ours with mode 0600 (mode ${(stats.mode & 0o777).toString(8)}, owner ${stats.uid}): not written`,
         );
       }
-      await handle.writeFile(JSON.stringify({ ...file, format: KEYS_FORMAT }, null, 2) + "\n");
+      await handle.writeFile(text);
       await handle.sync();
     } finally {
       await handle.close();
@@ -206,16 +229,24 @@ export async function setKeyLimits(
 ): Promise<KeyRecord> {
   return updateKeysFile(path, now, (file) => {
     const record = find(file, name, true);
-    if (limits === "default") {
-      delete record.rate;
-      delete record.burst;
-    } else {
-      checkLimits(limits, (limits.rate ?? record.rate) !== undefined);
-      if (limits.rate !== undefined) record.rate = limits.rate;
-      if (limits.burst !== undefined) record.burst = limits.burst;
-    }
+    applyLimits(record, limits);
     return { ...record };
   });
+}
+
+/**
+ * Sets the rate and/or burst of `record` in place ("default": removes both, so the server's defaults apply); throws
+ * KeyInputError, changing nothing, for a limit that is not valid. For changes made inside `updateKeysFile`.
+ */
+export function applyLimits(record: KeyRecord, limits: Limits | "default"): void {
+  if (limits === "default") {
+    delete record.rate;
+    delete record.burst;
+    return;
+  }
+  checkLimits(limits, (limits.rate ?? record.rate) !== undefined);
+  if (limits.rate !== undefined) record.rate = limits.rate;
+  if (limits.burst !== undefined) record.burst = limits.burst;
 }
 
 /**

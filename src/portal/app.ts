@@ -11,6 +11,7 @@ import { registerAuthRoutes } from "./auth-routes.ts";
 import type { Portal, PortalEnv, PortalOptions } from "./context.ts";
 import { render } from "./context.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
+import { registerOperatorRoutes } from "./operator-routes.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
 import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
@@ -40,6 +41,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   const portal: Portal = {
     clock: Date.now,
     keyLimit: DEFAULT_KEY_LIMIT,
+    approval: "auto",
     throttle: DEFAULT_THROTTLE,
     sessionLimits: DEFAULT_SESSION_LIMITS,
     log: () => {},
@@ -64,7 +66,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     if (sessionId && /^[A-Za-z0-9_-]{43}$/.test(sessionId)) {
       const accountId = await resumeSession(portal.db, sessionId, portal.clock(), portal.sessionLimits);
       account = accountId ? await findAccount(portal.db, accountId) : null;
-      if (account?.status === "suspended") account = null;
+      if (account?.status !== "active") account = null; // suspended or awaiting approval: signed out
     }
     c.set("account", account);
     c.set("sessionId", account ? sessionId! : null);
@@ -95,6 +97,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   registerAuthRoutes(app, portal);
   registerKeyRoutes(app, portal);
   registerAccountRoutes(app, portal);
+  registerOperatorRoutes(app, portal);
 
   app.notFound((c) =>
     render(c, portal, 404, "Not found", html`<p>There is no such page here. <a href="/">Start again</a>.</p>`),

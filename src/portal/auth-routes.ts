@@ -35,6 +35,14 @@ async function sendVerification(portal: Portal, account: Account): Promise<void>
   });
 }
 
+/** Why an account that is not active cannot sign in. */
+const notYet = (account: Account) =>
+  account.status === "pending"
+    ? html`<p role="status">
+        Your email address is confirmed. An operator approves new accounts: we will mail you when yours is ready.
+      </p>`
+    : html`<p role="alert">This account is suspended. Write to the operator of this portal.</p>`;
+
 /** Starts a session for `account` on this browser and records the sign-in. */
 async function signIn(c: PortalContext, portal: Portal, account: Account, event: "signin" | "account.verified") {
   const now = portal.clock();
@@ -54,7 +62,8 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     if (!form.ok) return render(c, portal, 400, "Sign up", signUpForm(ctx(c), body, form.errors));
     const now = portal.clock();
     const password = await hashPassword(form.data.password);
-    const account = await createAccount(portal.db, { ...form.data, password }, now);
+    const status = portal.approval === "manual" ? "pending" : "active";
+    const account = await createAccount(portal.db, { ...form.data, password, status }, now);
     if (account) {
       await recordAudit(portal.db, account.id, {
         at: now,
@@ -104,6 +113,15 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     const account = used && (await findAccount(portal.db, used.accountId));
     if (!used || !account || account.email !== used.email) return render(c, portal, 404, "Link expired", deadLink);
     if (account.verified === null) await updateAccount(portal.db, account.id, { verified: portal.clock() });
+    if (account.status !== "active") {
+      await recordAudit(portal.db, account.id, {
+        at: portal.clock(),
+        event: "account.verified",
+        detail: "",
+        address: clientAddress(c),
+      });
+      return render(c, portal, 200, "Email confirmed", notYet(account));
+    }
     await signIn(c, portal, account, "account.verified");
     return c.redirect("/keys?verified=1", 303);
   });
@@ -149,13 +167,13 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
         checkMail(`Your address is not confirmed yet: we sent a new link to ${account.email}.`),
       );
     }
-    if (account.status === "suspended")
+    if (account.status !== "active")
       return render(
         c,
         portal,
         403,
-        "Account suspended",
-        html`<p role="alert">This account is suspended. Write to the operator of this portal.</p>`,
+        account.status === "pending" ? "Waiting for approval" : "Account suspended",
+        notYet(account),
       );
     await signIn(c, portal, account, "signin");
     return c.redirect("/keys", 303);

@@ -22,6 +22,8 @@ export const PortalConfigSchema = z.object({
   mailFrom: z.string().min(3).default("Developer portal <portal@localhost>"),
   /** PORTAL_KEY_LIMIT: live keys an account may have. Default 10. */
   keyLimit: z.coerce.number().int().min(1).max(1000).default(DEFAULT_KEY_LIMIT),
+  /** PORTAL_APPROVAL: `manual`, new accounts wait for an operator's approval; `auto` (the default), they do not. */
+  approval: z.enum(["auto", "manual"], "PORTAL_APPROVAL must be auto or manual").default("auto"),
 });
 export type PortalConfig = z.infer<typeof PortalConfigSchema>;
 
@@ -36,5 +38,6 @@ export function parsePortalConfig(env: Record<string, string | undefined>): Port
     smtpUrl: value("SMTP_URL"),
     mailFrom: value("MAIL_FROM"),
     keyLimit: value("PORTAL_KEY_LIMIT"),
+    approval: value("PORTAL_APPROVAL"),
   });
 }

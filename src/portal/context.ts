@@ -23,6 +23,8 @@ export interface PortalOptions {
   clock?: () => number;
   /** Live keys an account may have. Default DEFAULT_KEY_LIMIT (10). */
   keyLimit?: number;
+  /** `manual`: a new account waits for an operator's approval before it can sign in. Default `auto`. */
+  approval?: "auto" | "manual";
   /** Sign-in limits. Default DEFAULT_THROTTLE. */
   throttle?: { account: ThrottleRule; address: ThrottleRule };
   /** Session expiry. Default DEFAULT_SESSION_LIMITS. */
@@ -59,7 +61,7 @@ export function clientAddress(c: PortalContext): string {
 export function pageContext(c: PortalContext, portal: Portal): PageContext {
   const account = c.get("account");
   return {
-    account: account ? { email: account.email, partner: account.partner } : null,
+    account: account ? { email: account.email, partner: account.partner, operator: account.role === "admin" } : null,
     csrf: c.get("csrf"),
     apiUrl: portal.apiUrl,
   };
@@ -82,6 +84,12 @@ export function accountOf(c: PortalContext): Account {
   if (!account) throw new Error("no account: the route is missing requireAccount");
   return account;
 }
+
+/** Middleware for the operator pages: a 404 to anyone but an operator (they do not learn the pages exist). */
+export const requireOperator = async (c: PortalContext, next: () => Promise<void>) => {
+  if (c.get("account")?.role !== "admin") return c.notFound();
+  await next();
+};
 
 /** Middleware for pages that need a signed-in account: anyone else is sent to sign in. */
 export const requireAccount = async (c: PortalContext, next: () => Promise<void>) => {

@@ -37,6 +37,34 @@ export const RotateSchema = z.object({
   grace: z.enum(Object.keys(GRACE_PERIODS) as [keyof typeof GRACE_PERIODS], "Pick a grace period"),
 });
 
+/** The most a rate or burst may be set to: far above what one server answers, and still a plain number. */
+export const MAX_RATE = 1_000_000;
+const rateField = z
+  .string("Rate is required")
+  .trim()
+  .regex(/^(?:[0-9]{1,7}(?:\.[0-9]{1,3})?)$/, "Rate must be a number of requests a second, such as 50 or 0.5")
+  .transform(Number)
+  .refine((n) => n > 0 && n <= MAX_RATE, `Rate must be more than 0 and at most ${MAX_RATE}`);
+const burstField = z
+  .string()
+  .trim()
+  .default("")
+  .refine(
+    (v) => v === "" || /^[1-9][0-9]{0,6}$/.test(v),
+    `Burst must be a whole number from 1 to ${MAX_RATE}, or empty`,
+  )
+  .transform((v) => (v === "" ? undefined : Number(v)))
+  .refine((n) => n === undefined || n <= MAX_RATE, `Burst must be at most ${MAX_RATE}`);
+/** An operator's limits: a rate and burst (the button "set"), or the API's defaults again (the button "default"). */
+export const LimitsSchema = z.discriminatedUnion(
+  "action",
+  [
+    z.object({ action: z.literal("set"), rate: rateField, burst: burstField }),
+    z.object({ action: z.literal("default") }),
+  ],
+  "Choose a button",
+);
+
 export const PasswordChangeSchema = z.object({ current: password, password: newPassword });
 export const EmailChangeSchema = z.object({ email, current: password });
 export const DeleteAccountSchema = z.object({

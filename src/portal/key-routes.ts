@@ -50,7 +50,7 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
       made = await createPartnerKey(
         portal.db,
         portal.keysFile,
-        accountOf(c).id,
+        accountOf(c),
         form.data.name,
         portal.keyLimit,
         portal.clock(),

@@ -2,6 +2,7 @@
 // keys`), named `p.<account>.<key>` there; the portal's database keeps each key's label and its first and last 4
 // characters, the keys file its hash, dates and limits.
 import {
+  applyLimits,
   KeyInputError,
   generateKey,
   graceUntil,
@@ -12,7 +13,7 @@ import {
   updateKeysFile,
 } from "../keys/keys-file.ts";
 import type { KeyRecord } from "../keys/keys-file.ts";
-import type { PortalDatabase } from "./db/database.ts";
+import type { PortalDatabase, Row } from "./db/database.ts";
 import { randomId } from "./secrets.ts";
 
 /** Keys an account may have that are not revoked, by default. */
@@ -28,7 +29,8 @@ export interface PartnerKey {
   first4: string;
   last4: string;
   created: number;
-  status: "active" | "revoked" | "missing";
+  /** `suspended`: the account is suspended by an operator (the API refuses the key until it is reinstated). */
+  status: "active" | "suspended" | "revoked" | "missing";
   rotated?: string;
   revoked?: string;
   /** The end of the grace period of the key it replaced, while one runs. */
@@ -55,23 +57,25 @@ export async function listPartnerKeys(
 ): Promise<PartnerKey[]> {
   const rows = await db.all("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created DESC, id", [accountId]);
   const records = new Map((await loadKeysFile(keysFile)).keys.map((k) => [k.name, k]));
-  return rows.map((r) => {
-    const record: KeyRecord | undefined = records.get(String(r.file_name));
-    const grace = record ? graceUntil(record, now) : null;
-    return {
-      id: String(r.id),
-      label: String(r.label),
-      first4: String(r.first4),
-      last4: String(r.last4),
-      created: Number(r.created),
-      status: !record ? "missing" : record.revoked ? "revoked" : "active",
-      ...(record?.rotated ? { rotated: record.rotated } : {}),
-      ...(record?.revoked ? { revoked: record.revoked } : {}),
-      ...(grace ? { graceUntil: grace } : {}),
-      ...(record?.rate !== undefined ? { rate: record.rate } : {}),
-      ...(record?.burst !== undefined ? { burst: record.burst } : {}),
-    };
-  });
+  return rows.map((r) => partnerKey(r, records.get(String(r.file_name)), now));
+}
+
+/** A key as the dashboard shows it: its row in the portal's database, and its record in the keys file (if there). */
+export function partnerKey(row: Row, record: KeyRecord | undefined, now: number): PartnerKey {
+  const grace = record ? graceUntil(record, now) : null;
+  return {
+    id: String(row.id),
+    label: String(row.label),
+    first4: String(row.first4),
+    last4: String(row.last4),
+    created: Number(row.created),
+    status: !record ? "missing" : record.revoked ? "revoked" : record.suspended ? "suspended" : "active",
+    ...(record?.rotated ? { rotated: record.rotated } : {}),
+    ...(record?.revoked ? { revoked: record.revoked } : {}),
+    ...(grace ? { graceUntil: grace } : {}),
+    ...(record?.rate !== undefined ? { rate: record.rate } : {}),
+    ...(record?.burst !== undefined ? { burst: record.burst } : {}),
+  };
 }
 
 /** The database row of key `keyId` if it belongs to `accountId`: the only way a key ID from a request is looked up. */
@@ -82,24 +86,28 @@ async function ownKey(db: PortalDatabase, accountId: string, keyId: string): Pro
 
 /**
  * Makes a key for the account: counted against `limit` and added in one change of the keys file (under its lock, so
- * two creations at once cannot pass the limit), then labelled in the database. Returns the key: the only time it is
- * seen.
+ * two creations at once cannot pass the limit), with the account's own rate and burst if an operator set them; then
+ * labelled in the database. Returns the key: the only time it is seen.
  */
 export async function createPartnerKey(
   db: PortalDatabase,
   keysFile: string,
-  accountId: string,
+  account: { id: string; rate: number | null; burst: number | null },
   label: string,
   limit: number,
   now: number,
 ): Promise<{ id: string; key: string }> {
+  const accountId = account.id;
   const id = randomId(10);
   const name = keyFileName(accountId, id);
   const key = generateKey();
   await updateKeysFile(keysFile, new Date(now), (file) => {
     const live = file.keys.filter((k) => k.name.startsWith(`p.${accountId}.`) && !k.revoked).length;
     if (live >= limit) throw new KeyLimitError(limit);
-    file.keys.push({ name, hash: hashKey(key), created: new Date(now).toISOString() });
+    const record: KeyRecord = { name, hash: hashKey(key), created: new Date(now).toISOString() };
+    if (account.rate !== null)
+      applyLimits(record, { rate: account.rate, ...(account.burst ? { burst: account.burst } : {}) });
+    file.keys.push(record);
   });
   try {
     await db.run(

@@ -27,6 +27,7 @@ export async function runPortal(
     keysFile: api.keysFile,
     apiUrl: api.baseUrl,
     keyLimit: config.keyLimit,
+    approval: config.approval,
     mailer: createMailer(config.smtpUrl, config.mailFrom, log),
     log,
   });

@@ -36,7 +36,8 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
   // is never refused from here.
   const unknown = new Set<string>();
   for (const r of records) {
-    if (r.revoked) continue;
+    // A suspended account's keys (the portal's operator) are refused like revoked ones, until it is reinstated.
+    if (r.revoked || r.suspended) continue;
     byHash.set(r.hash, { name: r.name, until: Infinity });
     // A key replaced by `rotate` stays valid until its grace period ends, checked on every request (the file need not change).
     for (const p of r.previous ?? []) byHash.set(p.hash, { name: r.name, until: Date.parse(p.until) });

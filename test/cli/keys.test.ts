@@ -173,11 +173,11 @@ describe("keys CLI", { timeout: SLOW }, () => {
     expect(createKeyRing(upgraded.keys).authenticate(query(old), 0).name).toBe("old");
 
     const future = join(dir, "future.json");
-    await writeFile(future, JSON.stringify({ format: 3, keys: [] }));
+    await writeFile(future, JSON.stringify({ format: 4, keys: [] }));
     const refused = await keys(future, "list");
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(
-      /^keys: \S+future\.json: keys file format 3 is not one this code reads \(1, 2\): it was written by newer code\n$/,
+      /^keys: \S+future\.json: keys file format 4 is not one this code reads \(1, 2, 3\): it was written by newer code\n$/,
     );
   });
 });

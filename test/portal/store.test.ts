@@ -49,10 +49,34 @@ describe.each(backends)("the portal database on $name", ({ name, url }) => {
     expect(await migrate(db, now + 1)).toEqual([]);
     const recorded = await db.all("SELECT version, name, applied FROM schema_migrations ORDER BY version");
     expect(recorded).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied: now })));
-    const next = { version: 2, name: "test", statements: ["CREATE TABLE test_only (id TEXT PRIMARY KEY)"] };
+    const next = {
+      version: MIGRATIONS.length + 1,
+      name: "test",
+      statements: ["CREATE TABLE test_only (id TEXT PRIMARY KEY)"],
+    };
     await db.batch([{ sql: "INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', 0)" }]);
     await expect(migrate(db, now, [...MIGRATIONS, next])).rejects.toThrow(SchemaVersionError);
     await db.run("DELETE FROM schema_migrations WHERE version = 99");
+  });
+
+  it("migrates a version 1 database to the operator pages' schema, keeping its accounts", async () => {
+    // A database of its own: SQLite, a new file; PostgreSQL, a new database on the test's server.
+    if (name === "PostgreSQL") await db.run("CREATE DATABASE portal_v1");
+    const old = await openDatabase(
+      name === "PostgreSQL" ? postgres.url.replace(/\/postgres$/, "/portal_v1") : await url(),
+    );
+    try {
+      expect(await migrate(old, now, MIGRATIONS.slice(0, 1))).toEqual([1]);
+      await old.run(
+        "INSERT INTO accounts (id, email, partner, password, created) VALUES ('v1a', 'v1@x.test', 'P', 'h', 1)",
+      );
+      expect(await migrate(old, now)).toEqual(MIGRATIONS.slice(1).map((m) => m.version));
+      expect(await findAccountByEmail(old, "v1@x.test")).toMatchObject({ status: "active", rate: null, burst: null });
+      await updateAccount(old, "v1a", { rate: 2.5, burst: 10 });
+      expect(await findAccountByEmail(old, "v1@x.test")).toMatchObject({ rate: 2.5, burst: 10 });
+    } finally {
+      await old.close();
+    }
   });
 
   it("rolls a failing batch back entirely", async () => {

@@ -66,6 +66,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX audit_account ON audit (account_id, at)`,
     ],
   },
+  {
+    version: 2,
+    name: "operator pages: an account's rate and burst, the audit trail by time",
+    statements: [
+      `ALTER TABLE accounts ADD COLUMN rate DOUBLE PRECISION`,
+      `ALTER TABLE accounts ADD COLUMN burst BIGINT`,
+      `CREATE INDEX audit_at ON audit (at)`,
+    ],
+  },
 ];
 
 /** The database was migrated by newer code than this: refuse to run against a schema we do not know. */

@@ -1,4 +1,4 @@
-// Partner accounts: email (stored lowercased), partner name, password hash, verification, role and status.
+// Partner accounts: email (stored lowercased), partner name, password hash, verification, role, status and limits.
 import { first } from "../db/database.ts";
 import type { PortalDatabase, Row } from "../db/database.ts";
 import { randomId } from "../secrets.ts";
@@ -12,9 +12,16 @@ export interface Account {
   /** When the email was verified (ms), or null. */
   verified: number | null;
   role: "partner" | "admin";
-  status: "active" | "suspended";
+  /** `pending` until an operator approves it (PORTAL_APPROVAL=manual); `suspended` by an operator: keys refused. */
+  status: AccountStatus;
   created: number;
+  /** The rate and burst an operator set for every key of the account, or null (the API's defaults). */
+  rate: number | null;
+  burst: number | null;
 }
+
+export type AccountStatus = "active" | "pending" | "suspended";
+const STATUSES: readonly AccountStatus[] = ["active", "pending", "suspended"];
 
 const toAccount = (r: Row): Account => ({
   id: String(r.id),
@@ -23,24 +30,26 @@ const toAccount = (r: Row): Account => ({
   password: String(r.password),
   verified: r.verified === null ? null : Number(r.verified),
   role: r.role === "admin" ? "admin" : "partner",
-  status: r.status === "suspended" ? "suspended" : "active",
+  status: STATUSES.find((s) => s === r.status) ?? "suspended", // an unknown status is not taken for active
   created: Number(r.created),
+  rate: r.rate === null || r.rate === undefined ? null : Number(r.rate),
+  burst: r.burst === null || r.burst === undefined ? null : Number(r.burst),
 });
 
 /** Emails compare without case (the domain part is case-insensitive, and no real mailbox differs by case). */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
-/** Makes an account; null when the email is taken. */
+/** Makes an account (`pending` approval, or `active`: the default); null when the email is taken. */
 export async function createAccount(
   db: PortalDatabase,
-  fields: { email: string; partner: string; password: string },
+  fields: { email: string; partner: string; password: string; status?: "active" | "pending" },
   now: number,
 ): Promise<Account | null> {
   const id = randomId();
   const rows = await db.all(
-    `INSERT INTO accounts (id, email, partner, password, created) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO accounts (id, email, partner, password, status, created) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (email) DO NOTHING RETURNING *`,
-    [id, normalizeEmail(fields.email), fields.partner, fields.password, now],
+    [id, normalizeEmail(fields.email), fields.partner, fields.password, fields.status ?? "active", now],
   );
   return rows[0] ? toAccount(rows[0]) : null;
 }
@@ -61,7 +70,7 @@ export async function findAccount(db: PortalDatabase, id: string): Promise<Accou
 export async function updateAccount(
   db: PortalDatabase,
   id: string,
-  fields: Partial<Pick<Account, "email" | "password" | "verified" | "role" | "status">>,
+  fields: Partial<Pick<Account, "email" | "password" | "verified" | "role" | "status" | "rate" | "burst">>,
 ): Promise<boolean> {
   const entries = Object.entries(fields).map(([k, v]) => [k, k === "email" ? normalizeEmail(String(v)) : v] as const);
   if (fields.email !== undefined) {
@@ -74,6 +83,12 @@ export async function updateAccount(
     id,
   ]);
   return true;
+}
+
+/** Accounts by email, `limit` of them after the first `offset`. */
+export async function listAccounts(db: PortalDatabase, limit: number, offset = 0): Promise<Account[]> {
+  const rows = await db.all("SELECT * FROM accounts ORDER BY email LIMIT ? OFFSET ?", [limit, offset]);
+  return rows.map(toAccount);
 }
 
 /** Removes an account and everything the portal holds about it (its keys must have been revoked first). */

@@ -1,4 +1,5 @@
-// The audit trail: what happened to an account (sign-ins, keys, passwords), when, and from which client address.
+// The audit trail: what happened to an account (sign-ins, keys, passwords, operator actions), when, and from which
+// client address; the partner sees their own, the operator everyone's.
 import type { PortalDatabase } from "../db/database.ts";
 import { randomId } from "../secrets.ts";
 
@@ -15,7 +16,12 @@ export type AuditEvent =
   | "email.changed"
   | "key.created"
   | "key.rotated"
-  | "key.revoked";
+  | "key.revoked"
+  | "operator.approved"
+  | "operator.suspended"
+  | "operator.reinstated"
+  | "operator.account_limits"
+  | "operator.key_limits";
 
 /** One line of the trail. */
 export interface AuditEntry {
@@ -48,5 +54,29 @@ export async function listAudit(db: PortalDatabase, accountId: string, limit = 1
     event: String(r.event) as AuditEvent,
     detail: String(r.detail),
     address: String(r.address),
+  }));
+}
+
+/** A line of the operator's trail: an event and the account it happened to. */
+export interface AccountAuditEntry extends AuditEntry {
+  accountId: string;
+  email: string;
+}
+
+/** Every account's events, newest first: `limit` of them after the first `offset` (a page). */
+export async function listAllAudit(db: PortalDatabase, limit: number, offset = 0): Promise<AccountAuditEntry[]> {
+  const rows = await db.all(
+    `SELECT audit.at, audit.event, audit.detail, audit.address, audit.account_id, accounts.email
+     FROM audit JOIN accounts ON accounts.id = audit.account_id
+     ORDER BY audit.at DESC, audit.id LIMIT ? OFFSET ?`,
+    [limit, offset],
+  );
+  return rows.map((r) => ({
+    at: Number(r.at),
+    event: String(r.event) as AuditEvent,
+    detail: String(r.detail),
+    address: String(r.address),
+    accountId: String(r.account_id),
+    email: String(r.email),
   }));
 }

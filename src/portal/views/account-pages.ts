@@ -2,7 +2,8 @@
 import { html } from "hono/html";
 import type { FieldErrors } from "../forms.ts";
 import type { AuditEntry } from "../store/audit.ts";
-import { csrfField, field, notice, when } from "./layout.ts";
+import { auditTable } from "./audit-table.ts";
+import { csrfField, field, notice } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
 /** Which form an error or a message belongs to. */
@@ -50,30 +51,5 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
       <button type="submit" class="danger">Delete the account</button>
     </form>
     <h2>Activity</h2>
-    ${
-      audit.length
-        ? html`<table>
-            <caption class="hint">
-              The latest ${audit.length} events on this account, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">What</th>
-                <th scope="col">From</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${audit.map(
-                (e) =>
-                  html`<tr>
-                    <td>${when(e.at)}</td>
-                    <td>${e.event}${e.detail ? html` ${e.detail}` : ""}</td>
-                    <td>${e.address}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-        : html`<p>Nothing yet.</p>`
-    }`;
+    ${auditTable(audit, `The latest ${audit.length} events on this account, newest first`)}`;
 }

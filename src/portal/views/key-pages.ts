@@ -5,7 +5,8 @@ import type { PartnerKey } from "../partner-keys.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
-function limits(key: PartnerKey): string {
+/** A key's limits, in words. */
+export function limitsText(key: { rate?: number; burst?: number }): string {
   if (key.rate === undefined) return "the API's default rate and burst";
   return `${key.rate} requests a second${key.burst !== undefined ? `, bursts of ${key.burst}` : ""}`;
 }
@@ -47,7 +48,7 @@ function keyItem(key: PartnerKey): Html {
       <dt>Last used</dt>
       <dd>not recorded yet</dd>
       <dt>Limits</dt>
-      <dd>${limits(key)}</dd>
+      <dd>${limitsText(key)}</dd>
     </dl>
     ${
       key.status === "active"

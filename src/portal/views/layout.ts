@@ -6,7 +6,7 @@ export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /** What every page knows: who is signed in (if anyone), the form token, the API's URL. */
 export interface PageContext {
-  account: { email: string; partner: string } | null;
+  account: { email: string; partner: string; operator: boolean } | null;
   csrf: string;
   apiUrl: string;
 }
@@ -20,6 +20,7 @@ export function page(ctx: PageContext, title: string, body: Html): Html {
     ? html`<nav aria-label="Portal">
         <a href="/keys">API keys</a>
         <a href="/account">Account</a>
+        ${ctx.account.operator ? html`<a href="/admin/accounts">Operator</a>` : ""}
         <a href="${ctx.apiUrl}/docs">API docs</a>
         <form method="post" action="/sign-out" class="inline">
           ${csrfField(ctx)}<button type="submit" class="link">Sign out</button>
@@ -55,29 +56,37 @@ export function page(ctx: PageContext, title: string, body: Html): Html {
 /** One labelled input; `error` is shown under it and tied to it for screen readers. */
 export function field(f: {
   name: string;
+  /** Makes the element IDs unique when one page has several forms with this field (default: the name). */
+  id?: string;
   label: string;
   type?: string;
   value?: string;
   error?: string | undefined;
   autocomplete?: string;
   hint?: string;
+  /** `decimal` or `numeric`: the keyboard a phone shows. */
+  inputmode?: string;
+  /** The field may be left empty (it is `required` otherwise). */
+  optional?: boolean;
 }): Html {
-  const id = `f-${f.name}`;
-  const described = [f.hint ? `h-${f.name}` : "", f.error ? `e-${f.name}` : ""].filter(Boolean).join(" ");
+  const id = `f-${f.id ?? f.name}`;
+  const [hintId, errorId] = [`h-${f.id ?? f.name}`, `e-${f.id ?? f.name}`];
+  const described = [f.hint ? hintId : "", f.error ? errorId : ""].filter(Boolean).join(" ");
   return html`<div class="field">
     <label for="${id}">${f.label}</label>
-    ${f.hint ? html`<p class="hint" id="h-${f.name}">${f.hint}</p>` : ""}
+    ${f.hint ? html`<p class="hint" id="${hintId}">${f.hint}</p>` : ""}
     <input
       id="${id}"
       name="${f.name}"
       type="${f.type ?? "text"}"
       value="${f.value ?? ""}"
       ${f.autocomplete ? html`autocomplete="${f.autocomplete}"` : ""}
+      ${f.inputmode ? html`inputmode="${f.inputmode}"` : ""}
       ${described ? html`aria-describedby="${described}"` : ""}
       ${f.error ? html`aria-invalid="true"` : ""}
-      required
+      ${f.optional ? "" : "required"}
     />
-    ${f.error ? html`<p class="error" id="e-${f.name}">${f.error}</p>` : ""}
+    ${f.error ? html`<p class="error" id="${errorId}">${f.error}</p>` : ""}
   </div>`;
 }
 

@@ -1,0 +1,175 @@
+// The operator pages' routes, for accounts with the admin role only (a 404 to anyone else): every account with its
+// keys, approve, suspend and reinstate an account, an account's or a key's rate and burst, the keys `npm run keys`
+// made, and every account's trail. Each action is recorded on the account it changed, with the operator's address.
+import type { Hono } from "hono";
+import type { Portal, PortalContext, PortalEnv } from "./context.ts";
+import { accountOf, clientAddress, formOf, pageContext, render, requireOperator } from "./context.ts";
+import { LimitsSchema, parseForm } from "./forms.ts";
+import { KeyInputError } from "../keys/keys-file.ts";
+import type { OperatorLimits } from "./operator-keys.ts";
+import {
+  keysOfAccounts,
+  listOperatorKeys,
+  setAccountKeyLimits,
+  setAccountSuspended,
+  setOneKeyLimits,
+} from "./operator-keys.ts";
+import { listPartnerKeys } from "./partner-keys.ts";
+import { findAccount, listAccounts, updateAccount } from "./store/accounts.ts";
+import type { Account } from "./store/accounts.ts";
+import { listAllAudit, listAudit, recordAudit } from "./store/audit.ts";
+import type { AuditEvent } from "./store/audit.ts";
+import { endAllSessions } from "./store/sessions.ts";
+import type { OperatorForms } from "./views/operator-pages.ts";
+import { accountsPage, auditPage, operatorAccountPage, operatorKeysPage } from "./views/operator-pages.ts";
+
+/** Accounts, and events, on one page of a list. */
+const PAGE = 50;
+const DONE: Record<string, string> = {
+  approved: "The account is approved.",
+  suspended: "The account is suspended: the API refuses its keys within 2 seconds.",
+  reinstated: "The account is reinstated: its keys work again within 2 seconds.",
+  limits: "The limits are set: the API applies them within 2 seconds.",
+};
+const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const PARTNER_KEY = /^p\.([a-z0-9]+)\.[a-z0-9]+$/;
+
+const pageOf = (c: PortalContext) => {
+  const n = Number(c.req.query("page") ?? "0");
+  return Number.isSafeInteger(n) && n >= 0 && n < 1e6 ? n : 0;
+};
+const limitsWords = (l: OperatorLimits) =>
+  l === "default" ? "the API's defaults" : `rate ${l.rate}/s${l.burst !== undefined ? ` burst ${l.burst}` : ""}`;
+
+/** Adds the operator pages' routes to `app`. */
+export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): void {
+  const ctx = (c: PortalContext) => pageContext(c, portal);
+  const audit = (c: PortalContext, accountId: string, event: AuditEvent, detail: string) =>
+    recordAudit(portal.db, accountId, {
+      at: portal.clock(),
+      event,
+      detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
+      address: clientAddress(c),
+    });
+  const showAccount = async (c: PortalContext, a: Account, status: 200 | 400 | 404, state: OperatorForms = {}) => {
+    const keys = await listPartnerKeys(portal.db, portal.keysFile, a.id, portal.clock());
+    const trail = await listAudit(portal.db, a.id);
+    return render(c, portal, status, a.email, operatorAccountPage(ctx(c), a, keys, trail, state));
+  };
+  const showOperatorKeys = async (c: PortalContext, status: 200 | 400, state: OperatorForms = {}) =>
+    render(
+      c,
+      portal,
+      status,
+      "Operator keys",
+      operatorKeysPage(ctx(c), await listOperatorKeys(portal.db, portal.keysFile, portal.clock()), state),
+    );
+  /** The account in the path, or null. */
+  const target = async (c: PortalContext) => {
+    const id = c.req.param("id") ?? "";
+    return /^[a-z0-9]{1,40}$/.test(id) ? findAccount(portal.db, id) : null;
+  };
+  const done = (c: PortalContext, path: string, what: keyof typeof DONE) => c.redirect(`${path}?done=${what}`, 303);
+
+  app.use("/admin", requireOperator);
+  app.use("/admin/*", requireOperator);
+  app.get("/admin", (c) => c.redirect("/admin/accounts", 303));
+
+  app.get("/admin/accounts", async (c) => {
+    const n = pageOf(c);
+    const accounts = await listAccounts(portal.db, PAGE + 1, n * PAGE);
+    const shown = accounts.slice(0, PAGE);
+    const keys = await keysOfAccounts(portal.db, portal.keysFile, shown, portal.clock());
+    const list = shown.map((account) => ({ account, keys: keys.get(account.id) ?? [] }));
+    return render(c, portal, 200, "Accounts", accountsPage(list, { n, more: accounts.length > PAGE }));
+  });
+
+  app.get("/admin/accounts/:id", async (c) => {
+    const a = await target(c);
+    if (!a) return c.notFound();
+    return showAccount(c, a, 200, { message: DONE[c.req.query("done") ?? ""] });
+  });
+
+  app.post("/admin/accounts/:id/approve", async (c) => {
+    const a = await target(c);
+    if (!a || a.status !== "pending") return c.notFound();
+    await updateAccount(portal.db, a.id, { status: "active" });
+    await audit(c, a.id, "operator.approved", "");
+    await portal.mailer.send({
+      to: a.email,
+      subject: "Your developer portal account is approved",
+      text: `Your account is approved: sign in at ${portal.publicUrl()}/sign-in to make API keys.\n`,
+    });
+    return done(c, `/admin/accounts/${a.id}`, "approved");
+  });
+
+  app.post("/admin/accounts/:id/suspend", async (c) => {
+    const a = await target(c);
+    if (!a || a.status !== "active") return c.notFound();
+    if (a.id === accountOf(c).id)
+      return showAccount(c, a, 400, { message: "You cannot suspend your own account: ask another operator." });
+    // The keys file first: once it is written the API refuses the keys, whatever happens to the database after.
+    const keys = await setAccountSuspended(portal.keysFile, a.id, true, portal.clock());
+    await updateAccount(portal.db, a.id, { status: "suspended" });
+    await endAllSessions(portal.db, a.id);
+    await audit(c, a.id, "operator.suspended", `${keys} key${keys === 1 ? "" : "s"} refused`);
+    return done(c, `/admin/accounts/${a.id}`, "suspended");
+  });
+
+  app.post("/admin/accounts/:id/reinstate", async (c) => {
+    const a = await target(c);
+    if (!a || a.status !== "suspended") return c.notFound();
+    const keys = await setAccountSuspended(portal.keysFile, a.id, false, portal.clock());
+    await updateAccount(portal.db, a.id, { status: "active" });
+    await audit(c, a.id, "operator.reinstated", `${keys} key${keys === 1 ? "" : "s"} accepted again`);
+    return done(c, `/admin/accounts/${a.id}`, "reinstated");
+  });
+
+  app.post("/admin/accounts/:id/limits", async (c) => {
+    const a = await target(c);
+    if (!a) return c.notFound();
+    const form = parseForm(LimitsSchema, await formOf(c));
+    if (!form.ok) return showAccount(c, a, 400, { form: "account", errors: form.errors });
+    const limits: OperatorLimits = form.data.action === "default" ? "default" : form.data;
+    const keys = await setAccountKeyLimits(portal.keysFile, a.id, limits, portal.clock());
+    await updateAccount(portal.db, a.id, {
+      rate: limits === "default" ? null : limits.rate,
+      burst: limits === "default" ? null : (limits.burst ?? null),
+    });
+    await audit(c, a.id, "operator.account_limits", `${limitsWords(limits)} on ${keys} key${keys === 1 ? "" : "s"}`);
+    return done(c, `/admin/accounts/${a.id}`, "limits");
+  });
+
+  app.post("/admin/keys/:name/limits", async (c) => {
+    const name = c.req.param("name");
+    if (!KEY_NAME.test(name)) return c.notFound();
+    const ownerId = PARTNER_KEY.exec(name)?.[1];
+    const owner = ownerId ? await findAccount(portal.db, ownerId) : null;
+    const form = parseForm(LimitsSchema, await formOf(c));
+    const state = { form: `k-${name}`, errors: form.ok ? {} : form.errors };
+    if (!form.ok) return owner ? showAccount(c, owner, 400, state) : showOperatorKeys(c, 400, state);
+    const limits: OperatorLimits = form.data.action === "default" ? "default" : form.data;
+    try {
+      await setOneKeyLimits(portal.keysFile, name, limits, portal.clock());
+    } catch (err) {
+      if (err instanceof KeyInputError) return c.notFound();
+      throw err;
+    }
+    await audit(c, owner?.id ?? accountOf(c).id, "operator.key_limits", `"${name}": ${limitsWords(limits)}`);
+    return done(c, owner ? `/admin/accounts/${owner.id}` : "/admin/operator-keys", "limits");
+  });
+
+  app.get("/admin/operator-keys", (c) => showOperatorKeys(c, 200, { message: DONE[c.req.query("done") ?? ""] }));
+
+  app.get("/admin/audit", async (c) => {
+    const n = pageOf(c);
+    const entries = await listAllAudit(portal.db, PAGE + 1, n * PAGE);
+    return render(
+      c,
+      portal,
+      200,
+      "Activity of every account",
+      auditPage(entries.slice(0, PAGE), { n, more: entries.length > PAGE }),
+    );
+  });
+}

@@ -1,0 +1,196 @@
+// The operator pages: every account with its keys, one account (approve, suspend, reinstate, limits, its trail), the
+// keys `npm run keys` made, and every account's trail.
+import { html } from "hono/html";
+import type { FieldErrors } from "../forms.ts";
+import type { OperatorKey } from "../operator-keys.ts";
+import type { PartnerKey } from "../partner-keys.ts";
+import type { Account } from "../store/accounts.ts";
+import type { AccountAuditEntry, AuditEntry } from "../store/audit.ts";
+import { auditTable } from "./audit-table.ts";
+import { limitsText } from "./key-pages.ts";
+import { csrfField, field, notice, when } from "./layout.ts";
+import type { Html, PageContext } from "./layout.ts";
+
+/** Which limits form an error belongs to (`account`, or a key's name in the keys file), and a message. */
+export interface OperatorForms {
+  form?: string;
+  errors?: FieldErrors;
+  message?: string;
+}
+
+const STATUS_TEXT = { active: "active", pending: "waiting for approval", suspended: "suspended" } as const;
+
+const nav = html`<p class="actions">
+  <a href="/admin/accounts">Accounts</a> <a href="/admin/operator-keys">Operator keys</a>
+  <a href="/admin/audit">Activity of every account</a>
+</p>`;
+
+/** Previous and next links of a paged list. */
+const pager = (path: string, page: number, more: boolean) =>
+  page > 0 || more
+    ? html`<p class="actions">
+        ${page > 0 ? html`<a href="${path}?page=${page - 1}">Previous page</a>` : ""}
+        ${more ? html`<a href="${path}?page=${page + 1}">Next page</a>` : ""}
+      </p>`
+    : "";
+
+const keyLine = (k: PartnerKey) =>
+  html`<li>
+    ${k.label} <code>${k.first4}…${k.last4}</code> <span class="status-${k.status}">${k.status}</span>, ${limitsText(k)}
+  </li>`;
+
+/** Every account (a page of them), each with its keys. */
+export function accountsPage(
+  accounts: { account: Account; keys: PartnerKey[] }[],
+  page: { n: number; more: boolean },
+  message?: string,
+): Html {
+  return html`${notice(message)} ${nav}
+    <ul class="key">
+      ${accounts.map(
+        ({ account: a, keys }) =>
+          html`<li>
+            <h3><a href="/admin/accounts/${a.id}">${a.email}</a></h3>
+            <dl>
+              <dt>Partner</dt>
+              <dd>${a.partner}</dd>
+              <dt>Status</dt>
+              <dd class="status-${a.status}">${STATUS_TEXT[a.status]}${a.role === "admin" ? ", operator" : ""}</dd>
+              <dt>Signed up</dt>
+              <dd>${when(a.created)}${a.verified === null ? ", email not confirmed" : ""}</dd>
+            </dl>
+            ${
+              keys.length
+                ? html`<ul>
+                    ${keys.map(keyLine)}
+                  </ul>`
+                : html`<p class="hint">No keys.</p>`
+            }
+          </li>`,
+      )}
+    </ul>
+    ${accounts.length ? "" : html`<p>No accounts on this page.</p>`} ${pager("/admin/accounts", page.n, page.more)}`;
+}
+
+/** A form setting a rate and burst (or the API's defaults again), posted to `action`; `id` makes its fields unique. */
+function limitsForm(ctx: PageContext, action: string, id: string, label: string, state: OperatorForms): Html {
+  const errors = state.form === id ? (state.errors ?? {}) : {};
+  return html`<form method="post" action="${action}" novalidate>
+    ${csrfField(ctx)}
+    ${field({ name: "rate", id: `${id}-rate`, label: `Rate for ${label} (requests a second)`, error: errors.rate, inputmode: "decimal", autocomplete: "off" })}
+    ${field({ name: "burst", id: `${id}-burst`, label: `Burst for ${label}`, error: errors.burst, inputmode: "numeric", autocomplete: "off", optional: true, hint: "Requests at once; empty: 4 seconds of the rate." })}
+    <div class="actions">
+      <button type="submit" name="action" value="set">Set the limits</button>
+      <button type="submit" name="action" value="default" class="secondary">Use the API's defaults</button>
+    </div>
+  </form>`;
+}
+
+/** One key with its own limits form (the operator's page of an account, and the operator keys). */
+function keyItem(ctx: PageContext, name: string, title: Html, details: Html, live: boolean, state: OperatorForms) {
+  return html`<li>
+    <h3>${title}</h3>
+    <dl>${details}</dl>
+    ${live ? limitsForm(ctx, `/admin/keys/${name}/limits`, `k-${name}`, `key ${name}`, state) : ""}
+  </li>`;
+}
+
+/** One account: its state, the buttons that change it, its limits, its keys and its trail. */
+export function operatorAccountPage(
+  ctx: PageContext,
+  a: Account,
+  keys: PartnerKey[],
+  audit: AuditEntry[],
+  state: OperatorForms = {},
+): Html {
+  const button = (what: string, text: string, danger = false) =>
+    html`<form method="post" action="/admin/accounts/${a.id}/${what}" class="inline">
+      ${csrfField(ctx)}<button type="submit" ${danger ? html`class="danger"` : ""}>${text}</button>
+    </form>`;
+  return html`${notice(state.message)} ${nav}
+    <div class="key">
+      <dl>
+        <dt>Email</dt>
+        <dd>${a.email}</dd>
+        <dt>Partner</dt>
+        <dd>${a.partner}</dd>
+        <dt>Status</dt>
+        <dd class="status-${a.status}">${STATUS_TEXT[a.status]}${a.role === "admin" ? ", operator" : ""}</dd>
+        <dt>Limits of its keys</dt>
+        <dd>
+          ${limitsText({ ...(a.rate !== null ? { rate: a.rate } : {}), ...(a.burst !== null ? { burst: a.burst } : {}) })}
+        </dd>
+      </dl>
+    </div>
+    <div class="actions">
+      ${a.status === "pending" ? button("approve", "Approve the account") : ""}
+      ${a.status === "active" ? button("suspend", "Suspend the account", true) : ""}
+      ${a.status === "suspended" ? button("reinstate", "Reinstate the account") : ""}
+    </div>
+    <h2>Limits of every key of the account</h2>
+    <p class="hint">Set on each of its keys now, and on the keys it makes later.</p>
+    ${limitsForm(ctx, `/admin/accounts/${a.id}/limits`, "account", "every key", state)}
+    <h2>Its keys</h2>
+    ${
+      keys.length
+        ? html`<ul class="key">
+            ${keys.map((k) =>
+              keyItem(
+                ctx,
+                `p.${a.id}.${k.id}`,
+                html`${k.label}`,
+                html`<dt>Key</dt>
+                  <dd><code>${k.first4}…${k.last4}</code></dd>
+                  <dt>Status</dt>
+                  <dd class="status-${k.status}">${k.status}</dd>
+                  <dt>Limits</dt>
+                  <dd>${limitsText(k)}</dd>`,
+                k.status === "active" || k.status === "suspended",
+                state,
+              ),
+            )}
+          </ul>`
+        : html`<p>No keys.</p>`
+    }
+    <h2>Activity</h2>
+    ${auditTable(audit, `The latest ${audit.length} events on this account, newest first`)}`;
+}
+
+/** The keys no account owns: made with `npm run keys` on the keys file's machine. */
+export function operatorKeysPage(ctx: PageContext, keys: OperatorKey[], state: OperatorForms = {}): Html {
+  return html`${notice(state.message)} ${nav}
+    <p>Keys made with <code>npm run keys</code>, by their name in the keys file.</p>
+    ${
+      keys.length
+        ? html`<ul class="key">
+            ${keys.map((k) =>
+              keyItem(
+                ctx,
+                k.name,
+                html`${k.name}`,
+                html`<dt>Status</dt>
+                  <dd class="status-${k.status}">${k.status}</dd>
+                  <dt>Created</dt>
+                  <dd>${when(k.created)}</dd>
+                  ${
+                    k.graceUntil
+                      ? html`<dt>Old key until</dt>
+                          <dd>${when(k.graceUntil)}</dd>`
+                      : ""
+                  }
+                  <dt>Limits</dt>
+                  <dd>${limitsText(k)}</dd>`,
+                k.status === "active",
+                state,
+              ),
+            )}
+          </ul>`
+        : html`<p>None.</p>`
+    }`;
+}
+
+/** Every account's trail, newest first, a page at a time. */
+export function auditPage(entries: AccountAuditEntry[], page: { n: number; more: boolean }): Html {
+  return html`${nav} ${auditTable(entries, "Events of every account, newest first", true)}
+  ${pager("/admin/audit", page.n, page.more)}`;
+}
