@@ -10,9 +10,9 @@ import {
   DEFAULT_VARIANT_CACHE_MB,
 } from "./serve/defaults.ts";
 
-export const DEFAULT_PORT = 8080;
-export const DEFAULT_HOST = "127.0.0.1";
-export const DEFAULT_DATA_DIR = "data";
+const DEFAULT_PORT = 8080;
+const DEFAULT_HOST = "127.0.0.1";
+const DEFAULT_DATA_DIR = "data";
 const MB = 1024 * 1024;
 
 /**

@@ -38,8 +38,8 @@ export interface FuzzMaterial {
   listPaths: readonly string[];
 }
 
-export const AFFIDS = ["partner1", "p_2", "a.b-c", "X", "affiliate_0123456789", "z".repeat(64)];
-export const CALLBACKS = ["cb", "jQuery123_456", "$.x", "_"];
+const AFFIDS = ["partner1", "p_2", "a.b-c", "X", "affiliate_0123456789", "z".repeat(64)];
+const CALLBACKS = ["cb", "jQuery123_456", "$.x", "_"];
 
 /** Every (variant path, affid, callback) the generator can produce, as targets without the key. */
 export function variantWarmUp(m: FuzzMaterial): string[] {

@@ -25,11 +25,7 @@ export class NoResponseError extends Error {
  * Parses one response at the start of `buf`. Returns it and the bytes it used, or null while incomplete.
  * Interim 1xx responses are skipped. `ended`: the peer closed, so a body without a length ends here.
  */
-export function parseResponse(
-  buf: Buffer,
-  isHead: boolean,
-  ended = false,
-): { response: RawResponse; used: number } | null {
+function parseResponse(buf: Buffer, isHead: boolean, ended = false): { response: RawResponse; used: number } | null {
   let start = 0;
   for (;;) {
     const end = buf.indexOf("\r\n\r\n", start);

@@ -11,7 +11,7 @@ import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
 import { spawnReady } from "./spawn-ready.ts";
 import type { ReadyChild } from "./spawn-ready.ts";
 
-export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const HOST = "127.0.0.1";
 
 /** A port that was free a moment ago on 127.0.0.1. */

@@ -24,19 +24,19 @@ export const SOAK_BUDGET_MB = 512;
 /** The sample catalog's size, as `npm start` serves it. */
 export const SOAK_PRODUCTS = 6000;
 /** RSS slope (MB/s) over the judged window above which RSS counts as rising (with RISE_SLACK_MB). */
-export const RISE_SLOPE_MB_PER_S = 1;
+const RISE_SLOPE_MB_PER_S = 1;
 /**
  * Growth (MB) of the window's second-half peak over its first-half peak (or after the traffic) that counts as
  * rising. Above the GC sawtooth of a server that does not leak: its RSS climbed up to 2 MB/s for 20 s before a
  * collection, so a half-window on such an edge can peak some 25 MB above the other.
  */
-export const RISE_SLACK_MB = 32;
+const RISE_SLACK_MB = 32;
 /**
  * Requests answered before RSS is judged for a rise. In calibration runs (a server that keeps no per-variant
  * work) RSS levelled after about 10,000 requests, whether they took 5 s or 12 s: its remembered request targets
  * (10,000) and its variant caches are full by then.
  */
-export const WARMUP_REQUESTS = 15_000;
+const WARMUP_REQUESTS = 15_000;
 /** Responses still missing this long after the traffic ended are failures, and their connections are closed. */
 const LATE_MS = 10_000;
 
@@ -85,7 +85,7 @@ export interface SoakResult {
 }
 
 /** Least-squares slope of mb over t. */
-export function slope(samples: readonly RssSample[]): number {
+function slope(samples: readonly RssSample[]): number {
   const n = samples.length;
   const mt = samples.reduce((a, s) => a + s.t, 0) / n;
   const mm = samples.reduce((a, s) => a + s.mb, 0) / n;
@@ -99,11 +99,7 @@ export function slope(samples: readonly RssSample[]): number {
 }
 
 /** The samples judged for a rise: the second half's, from the first with `warmupRequests` answered. */
-export function riseWindow(
-  samples: readonly RssSample[],
-  loadSeconds: number,
-  warmupRequests = WARMUP_REQUESTS,
-): RssSample[] {
+function riseWindow(samples: readonly RssSample[], loadSeconds: number, warmupRequests = WARMUP_REQUESTS): RssSample[] {
   return samples.filter((s) => s.t >= loadSeconds / 2 && s.requests >= warmupRequests);
 }
 

@@ -22,7 +22,7 @@ export interface WorstMeasure {
 }
 
 /** CPU time of a process's main thread so far, in ms (Linux: /proc/PID/task/PID/schedstat, nanoseconds). */
-export function mainThreadCpuMs(pid: number): number {
+function mainThreadCpuMs(pid: number): number {
   const [ns] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ");
   return Number(ns) / 1e6;
 }

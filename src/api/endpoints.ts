@@ -23,13 +23,13 @@ export type RouteClass = (typeof ROUTE_CLASSES)[number];
  * How the server answers: a snapshot resource (its time segments), the search index, a document of the snapshot
  * (no key), or the server's own health and metrics (no key).
  */
-export type Answer = "resource" | "search" | "document" | "health" | "metrics";
+type Answer = "resource" | "search" | "document" | "health" | "metrics";
 
 /** Names of the example bodies (src/api/examples.ts) an endpoint's documentation shows. */
-export type ExampleName = Exclude<keyof Examples, PathParameter["example"] | "upcomingSaleKey">;
+type ExampleName = Exclude<keyof Examples, PathParameter["example"] | "upcomingSaleKey">;
 
 /** A path parameter: its pattern (a regular expression source, no anchors), and how the document describes it. */
-export interface PathParameter {
+interface PathParameter {
   pattern: string;
   description: string;
   /** Its JSON Schema in the document. */

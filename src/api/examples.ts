@@ -9,7 +9,7 @@ import { writeSampleCatalog, SAMPLE_SITE_URL } from "../catalog/sample/index.ts"
 import type { Plan } from "../build/plan.ts";
 
 /** The instant the examples show, and the sample they come from. */
-export const EXAMPLE_NOW = Date.parse("2026-11-22T17:00:00Z");
+const EXAMPLE_NOW = Date.parse("2026-11-22T17:00:00Z");
 const SAMPLE = { seed: 1, products: 60, now: new Date(EXAMPLE_NOW) };
 
 /** Example bodies, by what they show. */

@@ -158,6 +158,3 @@ export const SEARCH_PARAMETERS: readonly QueryParameter[] = [
       "How many products to skip: the offset of the page. Past the end gives `products: []` with the real `total_found`.",
   },
 ];
-
-/** Most values a repeatable parameter takes. */
-export const MAX_VALUES = MAX_FILTER_VALUES;

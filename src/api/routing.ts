@@ -50,11 +50,6 @@ export function matchEndpoint(path: string): EndpointMatch | null {
   return null;
 }
 
-/** The route class index of a decoded path ("other" for a path no endpoint has). */
-export function routeOf(path: string): RouteIndex {
-  return matchEndpoint(path)?.route ?? ROUTE_INDEX.other;
-}
-
 /** The endpoint named `id` (its operation ID); throws for a name the table does not have. */
 export function endpointById(id: string): Endpoint {
   const entry = byId.get(id);

@@ -27,16 +27,16 @@ const Url = z
   .meta({ format: "uri" });
 const Id = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
-export const ImageSchema = z
+const ImageSchema = z
   .strictObject({ url: Url, width: z.number().int().min(1), height: z.number().int().min(1) })
   .meta({ id: "Image" });
 
-export const ImageMapSchema = z.record(z.string().regex(/^[0-9]+x[0-9]+$/), z.array(ImageSchema)).meta({
+const ImageMapSchema = z.record(z.string().regex(/^[0-9]+x[0-9]+$/), z.array(ImageSchema)).meta({
   id: "ImageMap",
   description: "Images by size: keys are `<width>x<height>`, values the images of that size.",
 });
 
-export const SaleSchema = z
+const SaleSchema = z
   .strictObject({
     name: z.string(),
     sale: Url.meta({ description: "This sale's detail resource in the API" }),
@@ -56,11 +56,11 @@ export const SaleSchema = z
   })
   .meta({ id: "Sale", description: "A sale, in a list and as sale detail (the same shape)." });
 
-export const SaleListSchema = z
+const SaleListSchema = z
   .strictObject({ sales: z.array(SaleSchema) })
   .meta({ id: "SaleList", description: "Active sales newest first, or upcoming sales soonest first." });
 
-export const SkuSchema = z
+const SkuSchema = z
   .strictObject({
     id: Id,
     inventory_status: z.enum(INVENTORY_STATUSES),
@@ -71,7 +71,7 @@ export const SkuSchema = z
   })
   .meta({ id: "Sku" });
 
-export const ProductSchema = z
+const ProductSchema = z
   .strictObject({
     id: Id,
     name: z.string(),
@@ -91,17 +91,15 @@ export const ProductSchema = z
   })
   .meta({ id: "Product", description: "A product on sale now." });
 
-export const CategoriesSchema = z
+const CategoriesSchema = z
   .strictObject({ categories: z.array(z.string()) })
   .meta({ id: "Categories", description: "Distinct categories of the products on sale now, sorted." });
 
-export const SizesSchema = z
-  .record(z.string(), z.record(z.string(), z.string().regex(/^[A-Za-z]{2,8}:[^:]{1,32}$/)))
-  .meta({
-    id: "Sizes",
-    description: "Size keys of the SKUs on sale now: size group name -> size label -> size key.",
-    examples: [{ "Women's Shoes": { "8": "WoSh:8", "8.5": "WoSh:8.5" } }],
-  });
+const SizesSchema = z.record(z.string(), z.record(z.string(), z.string().regex(/^[A-Za-z]{2,8}:[^:]{1,32}$/))).meta({
+  id: "Sizes",
+  description: "Size keys of the SKUs on sale now: size group name -> size label -> size key.",
+  examples: [{ "Women's Shoes": { "8": "WoSh:8", "8.5": "WoSh:8.5" } }],
+});
 
 export const SearchResultSchema = z
   .strictObject({

@@ -5,7 +5,7 @@ import { Worker } from "node:worker_threads";
 import { FINAL_EMPTY_BLOCK, gzipMember, MIN_COMPRESS_SIZE, SPLICEABLE_HEADER } from "../compress/gzip-members.ts";
 
 /** Brotli's quality 11 costs ~7 ms for a 3 KB product, so the highest qualities are kept for the few large bodies. */
-export function brotliQuality(size: number): number {
+function brotliQuality(size: number): number {
   if (size < 16 * 1024) return 5;
   if (size < 256 * 1024) return 9;
   return 11;
@@ -58,7 +58,7 @@ export interface Compressed {
 }
 
 /** A body to compress, and its page-link offsets (where its gzip is split). */
-export interface ToCompress {
+interface ToCompress {
   bytes: Buffer;
   links: readonly number[];
 }

@@ -18,7 +18,7 @@ import { createPackReader, packIsIntact } from "./previous.ts";
 /** Bodies a worker compresses (or blobs copied from an old pack) per batch. */
 const BATCH_SIZE = 256;
 /** Batches being compressed or waiting to be appended at once: bounds the memory the compressed bytes hold. */
-export const DEFAULT_BATCHES_IN_FLIGHT = 8;
+const DEFAULT_BATCHES_IN_FLIGHT = 8;
 /**
  * Largest pack written: a blob that would take the pack past it starts a new one. A server and the build's
  * verification read each pack whole, and fs.readFile reads at most 2 GiB (a Buffer holds at most 4 GiB): the one

@@ -1,7 +1,7 @@
 // Paths under the data directory (packs, named by their digest) are joined with safeJoin, which refuses any outside it.
 import { isAbsolute, relative, resolve } from "node:path";
 
-export class UnsafePathError extends Error {
+class UnsafePathError extends Error {
   constructor(root: string, path: string) {
     super(`refusing to write outside ${root}: ${path}`);
     this.name = "UnsafePathError";

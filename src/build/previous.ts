@@ -29,7 +29,7 @@ export interface KnownBlob {
 export type KnownBlobs = ReadonlyMap<string, KnownBlob>;
 
 /** The previous build's product lines: line digest -> blob hash ("" when not on sale), and what decided them. */
-export interface PreviousLines {
+interface PreviousLines {
   rules: number;
   render: string | null;
   products: Map<string, string>;

@@ -66,7 +66,7 @@ export async function switchCurrent(dataDir: string, id: string): Promise<void> 
 }
 
 /** Published snapshot IDs, oldest first (IDs start with their build time, so they sort by it). */
-export async function listSnapshots(dataDir: string): Promise<string[]> {
+async function listSnapshots(dataDir: string): Promise<string[]> {
   try {
     return (await readdir(join(dataDir, SNAPSHOTS_DIR))).filter((name) => !name.startsWith(TMP_PREFIX)).sort();
   } catch (err) {

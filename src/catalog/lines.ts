@@ -2,7 +2,7 @@
 import { open } from "node:fs/promises";
 
 /** Bytes read at a time (a line longer than this grows the buffer). */
-export const DEFAULT_CHUNK_BYTES = 1 << 20;
+const DEFAULT_CHUNK_BYTES = 1 << 20;
 
 const LF = 0x0a;
 

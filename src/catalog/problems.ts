@@ -1,6 +1,6 @@
 // The catalog's validation report: every problem found, each as `file:line: field: what is wrong`.
 
-export type Severity = "error" | "warning";
+type Severity = "error" | "warning";
 
 export interface Problem {
   severity: Severity;
@@ -43,13 +43,13 @@ export class ProblemList {
 }
 
 /** `products.ndjson:12: skus[2].sale_price: is above msrp_price 100.00` */
-export function formatProblem(p: Problem): string {
+function formatProblem(p: Problem): string {
   const where = p.line > 0 ? `${p.file}:${p.line}` : p.file;
   return p.field ? `${where}: ${p.field}: ${p.message}` : `${where}: ${p.message}`;
 }
 
 /** The lines a report prints: each listed problem, then how many more were left out. */
-export function formatProblems(problems: readonly Problem[], total: number, noun: string): string[] {
+function formatProblems(problems: readonly Problem[], total: number, noun: string): string[] {
   const lines = problems.map(formatProblem);
   if (total > problems.length) lines.push(`... and ${total - problems.length} more ${noun}`);
   return lines;

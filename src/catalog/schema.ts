@@ -34,9 +34,9 @@ export const CATALOG_FORMAT = 1;
 /** Largest ID we accept: IDs are JSON numbers, so they must stay exact doubles. */
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
-export const SALE_KEY_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const SALE_KEY_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** Money as the contract sends it: a non-negative decimal string with exactly two decimals. */
-export const PRICE_RE = /^(0|[1-9][0-9]{0,8})\.[0-9]{2}$/;
+const PRICE_RE = /^(0|[1-9][0-9]{0,8})\.[0-9]{2}$/;
 /** `<group code>:<label>`: group code short mixed-case ASCII, label printable without `:` or control bytes. */
 export const SIZE_KEY_RE = /^([A-Za-z]{2,8}):([^:\u0000-\u001f\u007f]{1,32})$/;
 /** RFC 3339 with an explicit offset; the build normalises it to UTC seconds. */
@@ -48,17 +48,17 @@ const nonBlank = (max: number) =>
     .max(max)
     .refine((s) => s.trim().length > 0, "must not be blank");
 
-export const IdSchema = z.number().int().positive().max(MAX_ID);
+const IdSchema = z.number().int().positive().max(MAX_ID);
 
-export const PriceSchema = z.string().regex(PRICE_RE, 'must be money: a string with two decimals, like "99.00"');
+const PriceSchema = z.string().regex(PRICE_RE, 'must be money: a string with two decimals, like "99.00"');
 
-export const TimestampSchema = z
+const TimestampSchema = z
   .string()
   .regex(TIMESTAMP_RE, "must be an RFC 3339 timestamp with an offset, like 2026-11-22T17:00:00Z")
   .refine((s) => !Number.isNaN(Date.parse(s)), "is not a real date and time")
   .refine((s) => Date.parse(s) % 1000 === 0, "must be a whole second");
 
-export const ImageSchema = z.strictObject({
+const ImageSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }).max(2048),
   width: z.number().int().positive().max(20000),
   height: z.number().int().positive().max(20000),
@@ -84,7 +84,7 @@ export const SaleSchema = z.strictObject({
 });
 export type Sale = z.infer<typeof SaleSchema>;
 
-export const SkuSchema = z.strictObject({
+const SkuSchema = z.strictObject({
   id: IdSchema,
   inventory_status: z.enum(INVENTORY_STATUSES),
   msrp_price: PriceSchema,

@@ -40,7 +40,7 @@ export function storedPiece(bytes: Buffer): Piece {
 }
 
 /** A piece of bytes compressed once (a constant, or a body without a usable gzip variant). */
-export function compressedPiece(bytes: Buffer): Piece {
+function compressedPiece(bytes: Buffer): Piece {
   const raw = zlib.deflateRawSync(bytes, SYNC_FLUSHED);
   // A copy of its own: the sync call's output is a slice of a larger chunk that would otherwise stay alive.
   const deflate = Buffer.allocUnsafeSlow(raw.length);

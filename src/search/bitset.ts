@@ -26,9 +26,6 @@ export function orInto(target: Uint32Array, other: Uint32Array): void {
   for (let i = 0; i < target.length; i++) target[i]! |= other[i]!;
 }
 
-/** Is doc d in the set? */
-export const hasDoc = (bits: Uint32Array, d: number): boolean => (bits[d >>> 5]! & (1 << (d & 31))) !== 0;
-
 /** First index in docs[lo, hi) whose value is >= target (hi if none): galloping, then binary search. */
 export function seek(docs: Uint32Array, lo: number, hi: number, target: number): number {
   if (lo >= hi || docs[lo]! >= target) return lo;

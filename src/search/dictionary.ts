@@ -23,7 +23,7 @@ function hash(s: string): number {
 }
 
 /** The word and every string made by deleting up to `k` of its code units. */
-export function deletions(word: string, k: number, out = new Set<string>()): Set<string> {
+function deletions(word: string, k: number, out = new Set<string>()): Set<string> {
   out.add(word);
   if (k > 0 && word.length > 1) {
     for (let i = 0; i < word.length; i++) deletions(word.slice(0, i) + word.slice(i + 1), k - 1, out);

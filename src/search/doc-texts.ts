@@ -5,13 +5,13 @@ import { surfaceWords } from "./tokenize.ts";
 import { fuzzable } from "./words.ts";
 
 /** Term frequencies are stored in 16 bits per field. */
-export const MAX_TF = 0xffff;
+const MAX_TF = 0xffff;
 
 /** Bytes of a text's key: the first 128 bits of the sha256 of its name's length, its name and its description. */
 export const TEXT_KEY_BYTES = 16;
 
 /** The key of a document's text (latin1, "binary" to node, {@link TEXT_KEY_BYTES} characters). Equal keys: equal name and description. */
-export function textKey(name: string, description: string): string {
+function textKey(name: string, description: string): string {
   return hash("sha256", `${name.length}:${name}${description}`, "binary").slice(0, TEXT_KEY_BYTES);
 }
 

@@ -7,14 +7,7 @@ import type { DictionaryData } from "./dictionary.ts";
 import type { Bm25Params, PostingTable, SearchIndex, SearchIndexData, TextPostingTable } from "./index-data.ts";
 
 export { SearchIndexError } from "./errors.ts";
-export type {
-  Bm25Params,
-  PostingTable,
-  SearchIndex,
-  SearchIndexData,
-  TextPostingTable,
-  WindowTable,
-} from "./index-data.ts";
+export type { PostingTable, SearchIndex, SearchIndexData, TextPostingTable, WindowTable } from "./index-data.ts";
 
 /**
  * Bumped on any incompatible change of the layout below, and whenever the tokenizer or stemmer changes what
@@ -24,7 +17,7 @@ export type {
 export const SEARCH_INDEX_VERSION = 2;
 
 /** The first four bytes of every index file. */
-export const SEARCH_INDEX_MAGIC = "FSIX";
+const SEARCH_INDEX_MAGIC = "FSIX";
 const HEADER_BYTES = 16;
 
 // Layout, all little-endian:

@@ -39,7 +39,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set([
 ]);
 
 /** Longest term kept, in UTF-16 code units; longer words are cut (the same way on both sides). */
-export const MAX_TERM_LENGTH = 64;
+const MAX_TERM_LENGTH = 64;
 
 /** Letters that case folding and NFKD leave alone but a shopper types in their plain form. */
 const EXTRA_FOLDS: Readonly<Record<string, string>> = {

@@ -8,17 +8,17 @@ export const ONE_TYPO_FROM = 4;
 /** A query word of this many letters or more may match a word two edits away. */
 export const TWO_TYPOS_FROM = 8;
 /** With `prefix`, the last query word matches the words it begins once it has this many letters. */
-export const MIN_PREFIX_LENGTH = 3;
+const MIN_PREFIX_LENGTH = 3;
 /** Words shorter than this (in documents and queries) are only ever matched exactly. */
-export const MIN_FUZZY_LENGTH = 3;
+const MIN_FUZZY_LENGTH = 3;
 
 /**
  * Penalties, summed over the query's words: a product's rank is decided by its total penalty first (lowest
  * first), then by BM25F, then by product ID. An exact match (same term after stemming) costs nothing, a prefix
  * completion 1, and each edit of a typo match 2 (Damerau: a transposition is one edit).
  */
-export const PREFIX_PENALTY = 1;
-export const EDIT_PENALTY = 2;
+const PREFIX_PENALTY = 1;
+const EDIT_PENALTY = 2;
 /**
  * The engine ranks by one number, BM25F - PENALTY_WEIGHT * penalty: a BM25F sum never reaches this weight
  * (each term adds at most idf * (k1 + 1), about 30 at a million products), so penalties decide first.
@@ -43,7 +43,7 @@ export const fuzzable = (word: string): boolean => word.length >= MIN_FUZZY_LENG
 const fuzzyQueryWord = (word: string): boolean => word.length <= MAX_FUZZY_WORD_LENGTH && fuzzable(word);
 
 /** Edits allowed for a typed word of this length, when typos are on. */
-export const typoBudget = (length: number): number => (length >= TWO_TYPOS_FROM ? 2 : length >= ONE_TYPO_FROM ? 1 : 0);
+const typoBudget = (length: number): number => (length >= TWO_TYPOS_FROM ? 2 : length >= ONE_TYPO_FROM ? 1 : 0);
 
 /**
  * The distinct words of a query (a term typed twice counts once, at its last place), each with its budget:
@@ -74,7 +74,7 @@ export function queryWords(q: string, typos: boolean, prefix: boolean): QueryWor
  * Optimal string alignment distance (Damerau-Levenshtein where a transposition of neighbours is one edit, as
  * Typesense and Meilisearch count typos), in UTF-16 code units; anything above `max` is reported as max + 1.
  */
-export function editDistance(a: string, b: string, max: number): number {
+function editDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   const m = b.length;
   let twoBack = new Array<number>(m + 1).fill(0);

@@ -14,7 +14,6 @@ import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
 
-
 export interface AdmissionOptions {
   /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_LIMIT (50/s, burst 200). */
   keyLimit?: Limit;
@@ -97,7 +96,7 @@ export interface Gate {
 }
 
 /** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
-export const ADMITTED_MAX = 10_000;
+const ADMITTED_MAX = 10_000;
 /** Parsed targets kept for requests that were not admitted (see `parsed` in gate). */
 const PARSED_MAX = 1_000;
 const NOT_V1 = notFound("no such resource: the API's paths start with /v1/");

@@ -64,7 +64,7 @@ export interface Handler {
   readonly metrics: Metrics | null;
 }
 
-export interface HandlerStats {
+interface HandlerStats {
   /** Bytes and entries in the affid/JSONP variant cache, gzip templates of lists included (at most `variantCacheBytes`). */
   variantBytes: number;
   variants: number;

@@ -40,7 +40,7 @@ interface State {
 
 const OTHER_ROUTE = ROUTE_INDEX.other;
 
-export type { ErrorLog, Handler, HandlerOptions, HandlerStats, RequestLog } from "./handler-types.ts";
+export type { ErrorLog, Handler, HandlerOptions, RequestLog } from "./handler-types.ts";
 
 /** Loads the snapshot and keys (failing loudly if either is missing or corrupt) and returns the request handler. */
 export async function createHandler(options: HandlerOptions): Promise<Handler> {

@@ -31,7 +31,7 @@ export function jsonpOf(query: Map<string, string[]> | null): Jsonp | null {
 }
 
 /** How many Host field lines a request has (req.headers keeps only the first). */
-export function hostLines(raw: readonly string[]): number {
+function hostLines(raw: readonly string[]): number {
   let n = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;

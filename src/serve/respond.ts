@@ -77,7 +77,7 @@ function cacheControl(ttl: number): string {
 }
 
 /** If-None-Match: `*`, or any listed tag (weak or strong, of any encoding) naming this body. */
-export function etagMatches(header: string, hash: string): boolean {
+function etagMatches(header: string, hash: string): boolean {
   if (header.trim() === "*") return true;
   for (const raw of header.split(",")) {
     const tag = raw

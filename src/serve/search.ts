@@ -13,7 +13,7 @@ import type { SearchParams } from "./search-params.ts";
 const OPEN = Buffer.from('{"products":[');
 const OPEN_PIECE = storedPiece(OPEN);
 /** Search pages at least this large are gzipped for clients that accept gzip. */
-export const GZIP_FROM = 1024;
+const GZIP_FROM = 1024;
 
 /**
  * A search page as a body: its ETag is known at once, its bytes (with the page-link offsets `affid` needs) are

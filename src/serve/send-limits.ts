@@ -69,7 +69,7 @@ export interface SendLimits {
  * Resets a connection (RST): the kernel frees its buffers at once. A TLS socket is reset through the TCP socket it
  * runs on (node's `_parent`: `resetAndDestroy` refuses a TLS socket's own handle).
  */
-export function resetConnection(socket: Socket): void {
+function resetConnection(socket: Socket): void {
   const tcp = socket instanceof TLSSocket ? (socket as TLSSocket & { _parent?: Socket })._parent : socket;
   if (tcp && !tcp.destroyed) tcp.resetAndDestroy();
   socket.destroy();

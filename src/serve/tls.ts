@@ -34,7 +34,7 @@ export const TLS_SERVER_OPTIONS: Readonly<Pick<SecureContextOptions, "minVersion
 });
 
 /** How often the certificate and key files are looked at, ms. */
-export const DEFAULT_TLS_CHECK_INTERVAL = 2_000;
+const DEFAULT_TLS_CHECK_INTERVAL = 2_000;
 
 /** Paths of the PEM files. */
 export interface TlsFiles {

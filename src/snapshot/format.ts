@@ -43,10 +43,10 @@ export function packPath(name: string): string {
 }
 
 /** Pack names: the first 32 hex digits of the sha256 of the pack's bytes. */
-export const PACK_NAME_RE = /^[0-9a-f]{32}$/;
+const PACK_NAME_RE = /^[0-9a-f]{32}$/;
 
 /** Blob hashes: the first 32 hex digits (128 bits) of the sha256 of the identity bytes. */
-export const BLOB_HASH_RE = /^[0-9a-f]{32}$/;
+const BLOB_HASH_RE = /^[0-9a-f]{32}$/;
 
 /** The sha256 of `data` in hex: the digests of the manifest, pack names (their first 32 digits) and blob hashes. */
 export function sha256Hex(data: string | Uint8Array): string {

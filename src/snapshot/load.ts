@@ -38,7 +38,7 @@ export interface LoadedBlob {
 }
 
 /** A resource's body in one state: a blob, or a sale list composed of its sales' blobs (read through `bodies`). */
-export type LoadedBody = BlobRef | { sales: BlobRef[] };
+type LoadedBody = BlobRef | { sales: BlobRef[] };
 
 export interface LoadedSegment {
   from: number | null;
@@ -47,7 +47,7 @@ export interface LoadedSegment {
 }
 
 /** A document served without a key (the OpenAPI document, the reference page): its body and its type. */
-export interface LoadedDocument {
+interface LoadedDocument {
   blob: LoadedBlob;
   type: string;
 }

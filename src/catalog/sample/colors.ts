@@ -10,7 +10,7 @@ export interface SampleColor {
 const c = (name: string, group: ColorGroup): SampleColor => ({ name, group });
 
 /** Apparel, shoes, bags and soft home goods. Black leads by far, as it does in any real catalog. */
-export const COLORS: readonly SampleColor[] = [
+const COLORS: readonly SampleColor[] = [
   c("Black", "black"),
   c("Navy", "blue"),
   c("White", "white"),
@@ -82,7 +82,7 @@ export const COLORS: readonly SampleColor[] = [
 ];
 
 /** Jewellery, watches and hardware. */
-export const METAL_COLORS: readonly SampleColor[] = [
+const METAL_COLORS: readonly SampleColor[] = [
   c("Gold", "yellow"),
   c("Silver", "grey"),
   c("Rose Gold", "pink"),
@@ -93,7 +93,7 @@ export const METAL_COLORS: readonly SampleColor[] = [
 ];
 
 /** Kitchen, tableware and decor. */
-export const HOME_COLORS: readonly SampleColor[] = [
+const HOME_COLORS: readonly SampleColor[] = [
   c("White", "white"),
   c("Black", "black"),
   c("Grey", "grey"),

@@ -2,10 +2,10 @@
 import type { Image } from "../schema.ts";
 
 /** Where sample images live. */
-export const CDN_BASE = "https://cdn.example-retailer.com/images";
+const CDN_BASE = "https://cdn.example-retailer.com/images";
 
 /** Product picture sizes, width x height (3:4, the same picture at each). */
-export const PRODUCT_IMAGE_SIZES: readonly (readonly [number, number])[] = [
+const PRODUCT_IMAGE_SIZES: readonly (readonly [number, number])[] = [
   [91, 121],
   [300, 400],
   [420, 560],
@@ -15,7 +15,7 @@ export const PRODUCT_IMAGE_SIZES: readonly (readonly [number, number])[] = [
  * Sale image sizes, width x height: the sizes clients of the original API read from a sale's `image_urls`
  * (banners, tiles and thumbnails, so not one aspect ratio). The catalog format itself accepts any size.
  */
-export const SALE_IMAGE_SIZES: readonly (readonly [number, number])[] = [
+const SALE_IMAGE_SIZES: readonly (readonly [number, number])[] = [
   [744, 281],
   [636, 400],
   [455, 172],

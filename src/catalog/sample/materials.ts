@@ -35,7 +35,7 @@ const m = (
   text?: string,
 ): SampleMaterial => (text === undefined ? { name, contents, care, feel } : { name, text, contents, care, feel });
 
-export const MATERIALS = {
+const MATERIALS = {
   knit: [
     m("Cotton", ["100% cotton", "98% cotton, 2% elastane"], WASH, ["soft", "breathable"]),
     m("Merino Wool", ["100% merino wool", "100% extra-fine merino wool"], HAND, ["fine-gauge", "warm"]),

@@ -9,8 +9,7 @@ import { MEN_TYPES } from "./types-men.ts";
 import { WOMEN_TYPES } from "./types-women.ts";
 
 /** How the fit notes of a product read: sizing advice for clothes, heel height for shoes, measurements for goods. */
-export type FitKind =
-  "top" | "bottom" | "dress" | "shoe" | "heel" | "boot" | "bag" | "jewelry" | "watch" | "dims" | "none";
+type FitKind = "top" | "bottom" | "dress" | "shoe" | "heel" | "boot" | "bag" | "jewelry" | "watch" | "dims" | "none";
 
 export interface ProductType {
   /** Unique across stores; sale themes refer to types by it: "w-ankle-boot". */

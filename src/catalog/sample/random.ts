@@ -66,7 +66,7 @@ export function createWeighted<T>(entries: readonly (readonly [T, number])[]): P
  * Picks with a Zipf-like skew: the item at rank r (0-based) has weight 1 / (r + 1)^exponent, so the first few
  * items of a list dominate and its tail is rare. Lists are written most common first.
  */
-export function createZipf<T>(items: readonly T[], exponent = 1): Picker<T> {
+function createZipf<T>(items: readonly T[], exponent = 1): Picker<T> {
   return createCumulative(
     items,
     items.map((_, r) => 1 / Math.pow(r + 1, exponent)),
@@ -95,7 +95,7 @@ function createCumulative<T>(items: readonly T[], weights: readonly number[]): P
 }
 
 /** Up to `count` distinct items from a picker (gives up on a value after a few repeats, so it always ends). */
-export function pickDistinct<T>(rng: Random, picker: Picker<T>, count: number): T[] {
+function pickDistinct<T>(rng: Random, picker: Picker<T>, count: number): T[] {
   const out: T[] = [];
   for (let tries = 0; out.length < count && tries < count * 8; tries++) {
     const item = picker(rng);
@@ -129,7 +129,7 @@ export function zipfPickDistinct<T>(rng: Random, items: readonly T[], count: num
 const indexPickers = new Map<string, Picker<number>>();
 
 /** An index in [0, n) with a Zipf skew: for choosing among templates built on the spot. */
-export function zipfIndex(rng: Random, n: number, exponent = 1): number {
+function zipfIndex(rng: Random, n: number, exponent = 1): number {
   const key = `${n}:${exponent}`;
   let picker = indexPickers.get(key);
   if (!picker) {

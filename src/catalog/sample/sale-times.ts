@@ -2,8 +2,8 @@
 import type { Random } from "./random.ts";
 import { createWeighted } from "./random.ts";
 
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 24 * HOUR_MS;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** Daily drop times (UTC hour) and how often sales start at each. */
 const DROP_HOURS: readonly (readonly [number, number])[] = [
@@ -23,7 +23,7 @@ const DURATIONS = createWeighted([
 ]);
 
 /** How far ahead upcoming sales are announced. */
-export const UPCOMING_HORIZON_MS = 3 * DAY_MS;
+const UPCOMING_HORIZON_MS = 3 * DAY_MS;
 /** How far back ended sales go. */
 const ENDED_HORIZON_MS = 14 * DAY_MS;
 /** A long-running sale lasts two weeks. */

@@ -115,7 +115,7 @@ function pickTheme(rng: Random, store: Store): SaleTheme {
  * Splits `total` into integers proportional to `weights` (largest remainder), each at least `min` when there is
  * enough to go round.
  */
-export function apportion(total: number, weights: readonly number[], min: number): number[] {
+function apportion(total: number, weights: readonly number[], min: number): number[] {
   const n = weights.length;
   if (n === 0) return [];
   const floor = total >= min * n ? min : 0;
