@@ -187,23 +187,32 @@ describe("REDIS_URL: limits shared by two servers", () => {
     expect(again.statuses[200]).toBeLessThanOrEqual(12);
   }, 60_000);
 
-  it("failed keys from one address are counted across both servers: 8 to each lock it out of both (10 a server alone)", async () => {
+  it("failed keys from one address are counted across both servers: 8 to each lock it out of both (10 a server alone); valid keys are still served", async () => {
+    const good = await createKey(keysFile, "lockout", new Date()); // made before the servers start: both know it
     const [a, b] = [await startServer(), await startServer()];
-    const good = await createKey(keysFile, "lockout", new Date());
     // 16 wrong keys, alternating: 8 to each server, which alone would allow 10 before locking the address out.
     const wrong = await alternate([a.url, b.url], `/v1/sales/active.json?apikey=${"x".repeat(32)}`, 16);
     expect(wrong.statuses[401]).toBe(16);
-    // Now even the right key is refused from this address, by both servers, without being checked: once each has
-    // Redis's answer to its last failure (asked up to 50 times, which a slow machine may need; alone, neither
-    // server would ever lock the address out after 8 failures).
+    // Now a further wrong key is refused by both servers as locked out, once each has Redis's answer to its last
+    // failure: 50 requests with the valid key (which count nothing, and are served: issue 27, one guesser behind a NAT
+    // or proxy must not lock out everyone else there) give it time, then one wrong key probes; a slow machine gets a
+    // second round. Alone, a server has 8 failures: its 9th and 10th attempts are within its burst of 10, so neither
+    // probe would be refused as locked out without the shared count.
     for (const url of [a.url, b.url]) {
-      let res = await fetch(`${url}/v1/sales/active.json?apikey=${good}`);
-      for (let i = 0; i < 50 && res.status === 200; i++) {
-        await res.arrayBuffer();
-        res = await fetch(`${url}/v1/sales/active.json?apikey=${good}`);
+      let detail = "";
+      let res: Response | null = null;
+      for (let round = 0; round < 2 && !/too many failed API-key/.test(detail); round++) {
+        for (let i = 0; i < 50; i++) {
+          const served = await fetch(`${url}/v1/sales/active.json?apikey=${good}`);
+          await served.arrayBuffer();
+          expect(served.status).toBe(200);
+        }
+        res = await fetch(`${url}/v1/sales/active.json?apikey=${"y".repeat(32)}`);
+        detail = ((await res.json()) as { detail: string }).detail;
       }
-      expect(res.status).toBe(401);
-      expect(((await res.json()) as { detail: string }).detail).toMatch(/too many failed API-key/);
+      expect(res!.status).toBe(401);
+      expect(detail).toMatch(/too many failed API-key/);
+      expect(res!.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
     }
   }, 60_000);
 
