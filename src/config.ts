@@ -8,7 +8,7 @@ import {
   DEFAULT_COMPRESS_SLOTS,
   DEFAULT_MAX_AGE,
   DEFAULT_VARIANT_CACHE_MB,
-} from "./serve/defaults.ts";
+} from "./defaults.ts";
 
 const DEFAULT_PORT = 8080;
 const DEFAULT_HOST = "127.0.0.1";

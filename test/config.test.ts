@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Config } from "../src/config.ts";
 import { parseConfig } from "../src/config.ts";
-import { DEFAULT_MAX_AGE } from "../src/serve/defaults.ts";
+import { DEFAULT_MAX_AGE } from "../src/defaults.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -248,7 +248,7 @@ describe("parseConfig: overrides from flags", () => {
 });
 
 describe("config.ts's imports", () => {
-  it("its default max-age is the one the handler imports from serve/defaults.ts", () => {
+  it("its default max-age is the one the handler imports from defaults.ts", () => {
     expect(DEFAULTS.maxAge).toBe(DEFAULT_MAX_AGE);
   });
 
@@ -280,7 +280,7 @@ describe("config.ts's imports", () => {
     ].sort();
     // At most these (a loader hook's report of the leaves was missed once on Node 24 under load).
     expect(loaded).toContain("src/config.ts");
-    const leaves = ["src/config.ts", "src/serve/defaults.ts", "src/serve/proxies.ts"];
+    const leaves = ["src/config.ts", "src/defaults.ts", "src/serve/proxies.ts"];
     expect(loaded.filter((f) => !leaves.includes(f))).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@ import type { CompressionKind } from "./compressor.ts";
 import { sendDocument } from "./documents.ts";
 import type { Found } from "./response-body.ts";
 import { createVariants } from "./variants.ts";
-import { DEFAULT_BODY_CACHE_BYTES, DEFAULT_MAX_AGE, DEFAULT_VARIANT_CACHE_BYTES } from "./defaults.ts";
+import { DEFAULT_BODY_CACHE_BYTES, DEFAULT_MAX_AGE, DEFAULT_VARIANT_CACHE_BYTES } from "../defaults.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { pathOf, redacted, redactPath } from "./logged-path.ts";

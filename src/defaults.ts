@@ -1,6 +1,6 @@
-// The serve side's default settings, in a module with no imports, so that config.ts (and `npm run keys`) can read
+// The server's default settings, in a module with no imports, so that config.ts (and `npm run keys`) can read
 // them without loading the handler and the search engine behind it. Each default is written here once: config.ts's
-// schema and the modules that take the setting read it from here.
+// schema and the modules that take the setting (the handler, the snapshot's body cache) read it from here.
 
 const MB = 1024 * 1024;
 
