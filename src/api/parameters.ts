@@ -5,9 +5,8 @@ import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../catalog/schema.ts
 import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
 import { FACET_VALUES_LIMIT } from "../search/facets.ts";
 import { FACET_NAMES, SORT_ORDERS } from "../search/types.ts";
-import { AFFID_RE, CALLBACK_RE } from "../serve/request.ts";
 import { MAX_FUZZY_WORD_LENGTH, MAX_QUERY_TEXT_LENGTH, MAX_QUERY_WORDS } from "../search/limits.ts";
-import { MAX_FILTER_VALUES, MAX_START, PRICE_PARAM_RE } from "../serve/search-params.ts";
+import { AFFID_RE, CALLBACK_RE, MAX_FILTER_VALUES, MAX_START, PRICE_PARAM_RE } from "./parameter-rules.ts";
 
 /** One query parameter. */
 export interface QueryParameter {

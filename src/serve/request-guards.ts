@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { ApiError } from "../errors.ts";
 import type { Jsonp } from "../errors.ts";
-import { CALLBACK_RE } from "./request.ts";
+import { CALLBACK_RE } from "../api/parameter-rules.ts";
 
 const ALLOW = "GET, HEAD";
 

@@ -1,4 +1,5 @@
 // Parsing a request target into a decoded path and query parameters, refusing anything malformed.
+import { AFFID_RE, CALLBACK_RE } from "../api/parameter-rules.ts";
 import { ApiError, invalidParameter } from "../errors.ts";
 
 /** Longest request target accepted (path and query), in bytes; longer is a 414. */
@@ -100,9 +101,6 @@ export function single(query: Map<string, string[]>, name: string): string | und
   if (values.length > 1) throw invalidParameter(name, "must be given at most once");
   return values[0];
 }
-
-export const AFFID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-export const CALLBACK_RE = /^[A-Za-z_$][A-Za-z0-9_$.]{0,63}$/;
 
 /** `affid` and `callback`, validated: the two parameters every endpoint takes besides the key. */
 export function parseCommon(query: Map<string, string[]>): { affid: string; callback: string } {

@@ -1,4 +1,5 @@
 // `/v1/products?q=...`: the search parameters of contract §5, each validated with a 400 that names it.
+import { MAX_FILTER_VALUES, MAX_START, PRICE_PARAM_RE } from "../api/parameter-rules.ts";
 import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../catalog/schema.ts";
 import type { ColorGroup, Gender, Store } from "../catalog/schema.ts";
 import { invalidParameter } from "../errors.ts";
@@ -7,14 +8,6 @@ import { MAX_QUERY_TEXT_LENGTH, queryTextProblem } from "../search/limits.ts";
 import { FACET_NAMES, SORT_ORDERS } from "../search/types.ts";
 import type { FacetName, SearchQuery, SortOrder } from "../search/types.ts";
 import { single } from "./request.ts";
-
-/** Largest `start` accepted: past the end is fine (an empty page), past 32-bit integers is a 400. */
-export const MAX_START = 2_147_483_647;
-/** Most values one repeated filter may have. */
-export const MAX_FILTER_VALUES = 32;
-
-/** `min_price`/`max_price`: a non-negative decimal with at most two decimals and nine integer digits. */
-export const PRICE_PARAM_RE = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,2})?$/;
 
 const STORE_ALIASES: Record<string, Store> = { children: "kids" };
 
