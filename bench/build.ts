@@ -11,8 +11,8 @@ import { parseArgs } from "node:util";
 import { writeSampleCatalog } from "../src/catalog/sample/index.ts";
 import { createKey } from "../src/keys/keys-file.ts";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
-import { startDeployedOn } from "./serve/deployed.ts";
-import { runWrk } from "./serve/wrk.ts";
+import { startDeployedOn } from "./lib/servers.ts";
+import { runWrk } from "./lib/wrk.ts";
 
 const { values } = parseArgs({
   options: {

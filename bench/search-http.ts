@@ -23,9 +23,9 @@ import { startServerChild } from "./search-http/child.ts";
 import { renderWrkScript, searchTarget } from "./search-http/urls.ts";
 import { readCatalogDocs } from "./search/corpus.ts";
 import { makeQueries } from "./search/queries.ts";
-import { summarizeProfiles } from "./serve/profile.ts";
-import { parseWrk } from "./serve/wrk.ts";
-import type { WrkResult } from "./serve/wrk.ts";
+import { summarizeProfiles } from "./lib/profile.ts";
+import { parseWrk } from "./lib/wrk.ts";
+import type { WrkResult } from "./lib/wrk.ts";
 
 const run = promisify(execFile);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");

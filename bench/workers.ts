@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
 import { rssMb } from "../scripts/lib/proc.ts";
-import { startDeployedOn } from "./serve/deployed.ts";
-import type { DeployedServer } from "./serve/deployed.ts";
-import { prepareSnapshot } from "./serve/snapshot.ts";
-import { fmtInt, fmtMs, fmtX } from "./serve/table.ts";
-import { runWrk } from "./serve/wrk.ts";
-import type { WrkResult } from "./serve/wrk.ts";
+import { startDeployedOn } from "./lib/servers.ts";
+import type { DeployedServer } from "./lib/servers.ts";
+import { prepareSnapshot } from "./lib/snapshot.ts";
+import { fmtInt, fmtMs, fmtX } from "./lib/report.ts";
+import { runWrk } from "./lib/wrk.ts";
+import type { WrkResult } from "./lib/wrk.ts";
 
 const HOST = "127.0.0.1";
 const REPO = join(import.meta.dirname, "..");

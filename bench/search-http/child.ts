@@ -1,8 +1,8 @@
 // Starting the benchmarked server (bench/search-http/server.ts) pinned to one core, and stopping it.
 import { join } from "node:path";
 import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
-import { spawnServer } from "../serve/children.ts";
-import type { ServerChild } from "../serve/children.ts";
+import { spawnServer } from "../lib/servers.ts";
+import type { ServerChild } from "../lib/servers.ts";
 
 /** How long loading the snapshot and listening may take (100,000 products load in a few seconds). */
 const READY_TIMEOUT_MS = 120_000;

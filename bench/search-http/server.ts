@@ -4,7 +4,7 @@
 // not start-up) until SIGTERM, when the profile is written.
 import { createHandler } from "../../src/serve/handler.ts";
 import { startServer } from "../../src/serve/server.ts";
-import { startCpuProfile } from "../serve/profile.ts";
+import { startCpuProfile } from "../lib/profile.ts";
 
 const [dataDir, keysFile, nowArg, profileFile] = process.argv.slice(2);
 if (!dataDir || !keysFile || !nowArg || !Number.isFinite(Number(nowArg))) {

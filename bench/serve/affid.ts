@@ -1,121 +1,37 @@
-// The serve benchmark's affid cases: a resource asked for with a new affid on every request (a wrk Lua script), checked
-// before anything is measured, and compared with the same resource without affid from the same handler.
-import { CheckError, decodeBody, expect, waitForBrotli } from "./check.ts";
-import type { RawResponse } from "./check.ts";
+// The affid cases (issue 14): our handler asked for a resource with a new affid on every request (a wrk Lua script)
+// against the same resource without affid from the same handler, interleaved; every answer checked before measuring.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { CheckError, decodeBody, expect, waitForBrotli } from "../lib/check.ts";
+import { errorsVerdict, fmtCpuUs, fmtInt, fmtX, note, renderTable } from "../lib/report.ts";
+import { rowRuns, starvedWarnings, verdict } from "../lib/report.ts";
+import type { Table } from "../lib/report.ts";
+import { pairedRatio, SETTLE_MAX_SEC } from "../lib/rounds.ts";
+import type { Run } from "../lib/rounds.ts";
+import { HOST } from "./context.ts";
+import type { Family } from "./context.ts";
 
-/** The two ways the handler is asked for a resource in an affid case. */
-export type AffidMode = "affid" | "plain";
-
-/** What the client offers: what a browser or CDN sends, and no Accept-Encoding at all. */
-const ENCODINGS = [
-  { name: "br, gzip", acceptEncoding: "br, gzip" },
-  { name: "identity", acceptEncoding: null },
-] as const;
-
-/** The resources, by label stem; the path is filled in from the snapshot. */
-const RESOURCES = ["sale list", "product"] as const;
-type Resource = (typeof RESOURCES)[number];
-
-/** Every affid case's label, in the order they are measured (for --cases and the run-time estimate). */
-export const AFFID_LABELS: readonly string[] = ENCODINGS.flatMap((e) => RESOURCES.map((r) => affidLabel(r, e.name)));
-
-function affidLabel(resource: Resource, encoding: string): string {
-  return `${resource} + new affid (${encoding})`;
-}
-
-export interface AffidCase {
-  label: string;
-  /** The resource path, without query. */
-  path: string;
-  headers: Record<string, string>;
-  /** The Accept-Encoding sent, or null for none. */
-  acceptEncoding: string | null;
-  /** The handler's answer to the same request without affid, and its body decoded. */
-  plain: RawResponse;
-  plainIdentity: Buffer;
-  /** Problems that do not make the measurement meaningless (an uncompressed answer to a client that offered br and gzip). */
-  problems: string[];
-  /** What the checks saw, for the report. */
-  checkNote: string;
-}
-
-/** A request target's query for `key`, with `affid` when given. */
-const target = (path: string, key: string, affid?: string) => `${path}?apikey=${key}${affid ? `&affid=${affid}` : ""}`;
-
+/** Target from issue 14: with a new affid on every request, at least half the requests/s of the same resource without. */
+const AFFID_TARGET = 0.5;
 /** Requests checked per case before measuring, each with its own new affid. */
 const CHECKS_PER_CASE = 3;
+/** What the client offers (what a browser or CDN sends, and no Accept-Encoding at all), for each resource. */
+const CASES = (["br, gzip", "identity"] as const).flatMap((encoding) =>
+  (["list", "product"] as const).map((resource) => ({
+    label: `${resource === "list" ? "sale list" : "product"} + new affid (${encoding})`,
+    resource,
+    headers: Object.fromEntries(encoding === "identity" ? [] : [["Accept-Encoding", encoding]]),
+  })),
+);
+
+/** A request target for `key`, with `&affid=<affid>` when given. */
+const target = (path: string, key: string, affid = "") => `${path}?apikey=${key}${affid && `&affid=${affid}`}`;
 
 /**
- * Builds the affid cases `wanted` selects, each checked through `get` (a GET on the handler): the plain answer is a 200
- * in the encoding the client asked for; each answer with a new affid is a 200 whose body, decoded per its
- * Content-Encoding, is valid JSON equal to the plain body except for `&affid=<value>` inserted into every page link.
+ * `body` (decoded) is valid JSON and equals `plain` byte for byte once every `&affid=<affid>` is taken out, and each page
+ * link (the retailer's links carry utm_medium=, API links do not) carries it exactly once. Returns the page links.
  */
-export async function prepareAffidCases(
-  paths: Record<Resource, string>,
-  key: string,
-  get: (target: string, headers: Record<string, string>) => Promise<RawResponse>,
-  wanted: (label: string) => boolean,
-): Promise<AffidCase[]> {
-  const cases: AffidCase[] = [];
-  const stamp = Date.now().toString(36);
-  for (const enc of ENCODINGS) {
-    for (const resource of RESOURCES) {
-      const label = affidLabel(resource, enc.name);
-      if (!wanted(label)) continue;
-      const path = paths[resource];
-      const headers: Record<string, string> = enc.acceptEncoding ? { "Accept-Encoding": enc.acceptEncoding } : {};
-      // A composed sale list is compressed in the background at start-up: wait for its brotli body.
-      const plain = enc.acceptEncoding
-        ? await waitForBrotli(() => get(target(path, key), headers), `${label}: plain`)
-        : await get(target(path, key), headers);
-      expect(plain.status === 200, `${label}: plain: status ${plain.status}, expected 200`);
-      const plainIdentity = decodeBody(plain, `${label}: plain`).identity;
-      const seen: string[] = [];
-      const uncompressed: number[] = [];
-      for (let i = 0; i < CHECKS_PER_CASE; i++) {
-        const affid = `chk${i}-${stamp}`;
-        const who = `${label}: affid=${affid}`;
-        const res = await get(target(path, key, affid), headers);
-        expect(
-          res.status === 200,
-          `${who}: status ${res.status}, expected 200: ${res.body.subarray(0, 300).toString()}`,
-        );
-        const { encoding, identity } = decodeBody(res, who);
-        seen.push(encoding);
-        if (!enc.acceptEncoding)
-          expect(encoding === "identity", `${who}: Content-Encoding ${encoding} without Accept-Encoding`);
-        else if (encoding === "identity") uncompressed.push(identity.length);
-        const links = expectAffidBody(identity, plainIdentity, affid, who);
-        if (i === 0) seen.unshift(`${links} page links`);
-      }
-      const problems = uncompressed.length
-        ? [
-            `${uncompressed.length} of ${CHECKS_PER_CASE} new affids came uncompressed (${uncompressed[0]} bytes) to Accept-Encoding: ${enc.acceptEncoding}`,
-          ]
-        : [];
-      cases.push({
-        label,
-        path,
-        headers,
-        acceptEncoding: enc.acceptEncoding,
-        plain,
-        plainIdentity,
-        problems,
-        checkNote: `${seen[0]}; ${CHECKS_PER_CASE} new affids came ${seen.slice(1).join(", ")}`,
-      });
-    }
-  }
-  return cases;
-}
-
-/** Page links carry the retailer's tracking parameters (contract section 4); API links do not. */
-const isPageLink = (s: string) => s.includes("utm_medium=");
-
-/**
- * `body` (decoded) is valid JSON and equals `plain` byte for byte once every `&affid=<affid>` is taken out; each page
- * link carries it exactly once and nothing else changed. Returns the number of page links.
- */
-export function expectAffidBody(body: Buffer, plain: Buffer, affid: string, who: string): number {
+function expectAffidBody(body: Buffer, plain: Buffer, affid: string, who: string): number {
   const insert = `&affid=${affid}`;
   const text = body.toString();
   let json: unknown;
@@ -125,75 +41,158 @@ export function expectAffidBody(body: Buffer, plain: Buffer, affid: string, who:
     throw new CheckError(`${who}: body is not valid JSON: ${(err as Error).message}`);
   }
   const inserted = text.split(insert).length - 1;
-  expect(
-    text.split(insert).join("") === plain.toString(),
-    `${who}: body with the ${inserted} "${insert}" taken out differs from the plain body (${body.length} vs ${plain.length} bytes)`,
-  );
-  let links = 0;
-  const walk = (a: unknown, p: unknown, at: string): void => {
-    if (typeof p === "string") {
-      expect(typeof a === "string", `${who}: ${at} is not a string`);
-      if (isPageLink(p)) {
-        links++;
-        expect(
-          (a as string).split(insert).length === 2 && (a as string).replace(insert, "") === p,
-          `${who}: page link ${at} is ${JSON.stringify(a)}, expected ${JSON.stringify(p)} with ${insert} once`,
-        );
-      } else expect(a === p, `${who}: ${at} changed: ${JSON.stringify(a)}, plain ${JSON.stringify(p)}`);
-    } else if (p !== null && typeof p === "object") {
-      expect(
-        a !== null && typeof a === "object" && Array.isArray(a) === Array.isArray(p),
-        `${who}: ${at} is not the same kind of value`,
-      );
-      const keys = Object.keys(p);
-      expect(keys.length === Object.keys(a as object).length, `${who}: ${at} has other fields than the plain body's`);
-      for (const k of keys) walk((a as Record<string, unknown>)[k], (p as Record<string, unknown>)[k], `${at}.${k}`);
-    } else expect(a === p, `${who}: ${at} changed`);
-  };
-  walk(json, JSON.parse(plain.toString()), "$");
-  expect(links > 0, `${who}: the plain body has no page links (no utm_medium=): nothing for affid to change`);
-  expect(inserted === links, `${who}: "${insert}" appears ${inserted} times, the body has ${links} page links`);
-  return links;
+  const rest = `${who}: body with the ${inserted} "${insert}" taken out differs from the plain body`;
+  expect(text.split(insert).join("") === plain.toString(), `${rest} (${body.length} vs ${plain.length} bytes)`);
+  const strings = (v: unknown): string[] =>
+    typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v).flatMap(strings) : [];
+  const links = strings(json).filter((s) => s.includes("utm_medium="));
+  const bad = links.find((s) => s.split(insert).length !== 2);
+  expect(links.length > 0, `${who}: the plain body has no page links (no utm_medium=): nothing for affid to change`);
+  expect(bad === undefined, `${who}: page link ${JSON.stringify(bad)} does not carry ${insert} exactly once`);
+  expect(inserted === links.length, `${who}: "${insert}" appears ${inserted} times in ${links.length} page links`);
+  return links.length;
 }
 
 /**
- * A wrk script that asks for `path?apikey=key` with `&affid=<prefix><n>` (n counting from 1) when `affidPrefix` is
- * given (a new target every request; the prefix must be new for every wrk run, or a run would repeat the last one's),
- * else the same target every time (prepared once). Either way it tallies the Content-Encoding of the responses and
- * prints `ENCODINGS br=N gzip=N identity=N other=N` at the end (see parseEncodings), so that both modes pay for the
- * same script.
+ * A wrk script asking for `path?apikey=key`, with `&affid=<prefix><n>` (n from 1: a new target every request) when
+ * `prefix` is given, else the same target every time (prepared once); either way it tallies the responses'
+ * Content-Encoding and prints `ENCODINGS br=N gzip=N identity=N other=N` at the end, so both modes pay for a script.
  */
-export function renderAffidScript(path: string, key: string, affidPrefix: string | null): string {
-  const base = JSON.stringify(target(path, key) + (affidPrefix ? `&affid=${affidPrefix}` : ""));
-  return `-- generated by bench/serve/affid.ts
-local base = ${base}
-local n = 0
-local prepared = nil
+const renderAffidScript = (path: string, key: string, prefix: string | null) => `-- generated by bench/serve/affid.ts
+local base, n, prepared = ${JSON.stringify(target(path, key, prefix ?? ""))}, 0, nil
 n_br, n_gzip, n_identity, n_other = 0, 0, 0, 0
 request = function()
-${affidPrefix ? "  n = n + 1\n  return wrk.format(nil, base .. n)" : "  if not prepared then prepared = wrk.format(nil, base) end\n  return prepared"}
+${prefix ? "  n = n + 1\n  return wrk.format(nil, base .. n)" : "  prepared = prepared or wrk.format(nil, base)\n  return prepared"}
 end
 response = function(status, headers, body)
-  local ce = headers["Content-Encoding"] or headers["content-encoding"]
-  if ce == nil then n_identity = n_identity + 1
-  elseif ce == "br" then n_br = n_br + 1
-  elseif ce == "gzip" then n_gzip = n_gzip + 1
-  else n_other = n_other + 1 end
+  local ce = headers["Content-Encoding"] or headers["content-encoding"] or "identity"
+  if ce == "br" or ce == "gzip" or ce == "identity" then _G["n_" .. ce] = _G["n_" .. ce] + 1 else n_other = n_other + 1 end
 end
 local threads = {}
 setup = function(thread) table.insert(threads, thread) end
 done = function(summary, latency, requests)
   local t = { br = 0, gzip = 0, identity = 0, other = 0 }
-  for _, th in ipairs(threads) do
-    for k, v in pairs(t) do t[k] = v + (th:get("n_" .. k) or 0) end
-  end
+  for _, th in ipairs(threads) do for k, v in pairs(t) do t[k] = v + (th:get("n_" .. k) or 0) end end
   io.write(string.format("ENCODINGS br=%d gzip=%d identity=%d other=%d\\n", t.br, t.gzip, t.identity, t.other))
 end
 `;
+
+/** The responses of a run by Content-Encoding (br, gzip, identity, other), as the script tallied them. */
+function encodings(run: Run): number[] | null {
+  const m = /^ENCODINGS br=(\d+) gzip=(\d+) identity=(\d+) other=(\d+)$/m.exec(run.r.raw);
+  return m ? m.slice(1, 5).map(Number) : null;
 }
 
-/** The tally renderAffidScript's script prints, or null when wrk's output has none. */
-export function parseEncodings(raw: string): Record<"br" | "gzip" | "identity" | "other", number> | null {
-  const m = /^ENCODINGS br=(\d+) gzip=(\d+) identity=(\d+) other=(\d+)$/m.exec(raw);
-  return m ? { br: Number(m[1]), gzip: Number(m[2]), identity: Number(m[3]), other: Number(m[4]) } : null;
+/** The same as shares, e.g. "br 77% gzip 23%". */
+function encodingMix(run: Run): string {
+  const n = encodings(run);
+  const total = n?.reduce((a, x) => a + x, 0);
+  if (!n || !total) return n ? "-" : "?";
+  return ["br", "gzip", "id", "other"]
+    .flatMap((k, i) => (n[i] ? [`${k} ${Math.round((100 * n[i]) / total)}%`] : []))
+    .join(" ");
 }
+
+export const affidFamily: Family = {
+  labels: CASES.map((c) => c.label),
+  // Per case and round a warm-up and a run of each mode, and the waits for the handler to go idle counted in full.
+  seconds: (o, n) => o.startupWarmup + 3 + n * o.rounds * (2 * (o.warmup + o.duration) + 2 * SETTLE_MAX_SEC),
+  async run(b, wanted) {
+    const { key } = b.snap;
+    const handler = await b.startHandler("handler-affid", target(b.snap.product.path, key));
+    const base = `http://${HOST}:${handler.port}`;
+    const stamp = Date.now().toString(36);
+    const results = [];
+    let script = 0;
+    for (const [i, c] of CASES.filter((x) => wanted(x.label)).entries()) {
+      const path = b.snap[c.resource].path;
+      const offered = c.headers["Accept-Encoding"] !== undefined;
+      const get = (t: string) => b.get(base + t, c.headers);
+      // A composed sale list is compressed in the background at start-up: wait for its brotli body.
+      const plainRes = await (offered ? waitForBrotli(() => get(target(path, key)), c.label) : get(target(path, key)));
+      expect(plainRes.status === 200, `${c.label}: plain: status ${plainRes.status}, expected 200`);
+      const plain = decodeBody(plainRes, `${c.label}: plain`).identity;
+      const seen: string[] = [];
+      for (let k = 0; k < CHECKS_PER_CASE; k++) {
+        const who = `${c.label}: affid=chk${k}-${stamp}`;
+        const res = await get(target(path, key, `chk${k}-${stamp}`));
+        expect(res.status === 200, `${who}: status ${res.status}: ${res.body.subarray(0, 300).toString()}`);
+        const { encoding, identity } = decodeBody(res, who);
+        expect(offered || encoding === "identity", `${who}: Content-Encoding ${encoding} without Accept-Encoding`);
+        const links = expectAffidBody(identity, plain, `chk${k}-${stamp}`, who);
+        seen.push(k ? encoding : `${encoding} (${links} page links)`);
+      }
+      b.log(`checked ${c.label}: ${CHECKS_PER_CASE} new affids came ${seen.join(", ")}`);
+      // A new prefix for every wrk run: every affid in the whole benchmark is new to the server.
+      const stream = (mode: "affid" | "plain") => ({
+        name: mode,
+        url: `${base}/`,
+        pid: handler.pid,
+        headers: c.headers,
+        settle: true,
+        script: async () => {
+          const file = join(b.workDir, `affid-${++script}.lua`);
+          await writeFile(file, renderAffidScript(path, key, mode === "affid" ? `r${script}-${stamp}-` : null));
+          return file;
+        },
+      });
+      const runs = await b.measure([stream("affid"), stream("plain")], { offset: i, label: c.label });
+      const again = decodeBody(await get(target(path, key)), `${c.label}: plain, after the run`).identity;
+      const uncompressed = offered ? seen.filter((e) => e.startsWith("identity")).length : 0;
+      results.push({
+        c,
+        plain,
+        uncompressed,
+        a: runs.get("affid")!,
+        p: runs.get("plain")!,
+        changed: !again.equals(plain),
+      });
+    }
+    await b.stop(handler);
+
+    const extra = (run: Run) => [`${run.tailSec?.toFixed(1) ?? "?"}${run.settled ? "" : "+"}`, encodingMix(run)];
+    const ratios = (a: Run, p: Run) =>
+      [pairedRatio(a, p, (x) => x.r.requestsPerSec), pairedRatio(a, p, (x) => x.cpu)] as const;
+    const t: Table = {
+      columns: ["case", "mode", "tail s", "sent as", "affid/plain req/s", "affid/plain CPU us/req"],
+      groups: results.map(({ c, plain, a, p }) => ({
+        label: c.label,
+        bytes: plain.length,
+        rows: [
+          { name: "affid", run: a, extra: extra(a), ratios: ratios(a, p) },
+          { name: "plain", run: p, extra: extra(p) },
+        ],
+      })),
+      notes: [
+        "  affid: our handler, GET <path>?apikey=K&affid=<new on every request> (a wrk Lua script); plain: the same path",
+        "    without affid, through the same kind of script; both with the Accept-Encoding in the case's name; body: the",
+        "    plain body, decoded. Median round; the ratios taken within each round, their median over the rounds.",
+        "  CPU us/req: the handler's user+system time from the run's start until it was idle again, over the requests",
+        "    answered: work left when wrk stopped (queued requests, background compression) is counted.",
+        `  tail s: seconds the handler stayed busy after wrk stopped ("+": still busy after ${SETTLE_MAX_SEC} s, the next`,
+        "    run was disturbed). sent as: the Content-Encoding of the responses during the run (br, gzip, id = none).",
+        ...results.filter((x) => x.changed).map((x) => `  ${x.c.label}: WARNING: the handler's body changed (rerun)`),
+      ],
+    };
+    const verdicts = results.map(({ c, a, p }) => {
+      const [r, cpu] = ratios(a, p);
+      const costs = cpu !== null ? `; CPU us/req ${fmtCpuUs(a.cpu)} vs ${fmtCpuUs(p.cpu)}, ${fmtX(cpu)}` : "";
+      const text = `${c.label}: affid/plain req/s >= ${AFFID_TARGET}x: ${fmtX(r)} (${fmtInt(a.r.requestsPerSec)} vs ${fmtInt(p.r.requestsPerSec)} req/s${costs})`;
+      return verdict(r !== null && r >= AFFID_TARGET, text);
+    });
+    const problems = results.filter((x) => x.uncompressed).map((x) => `${x.c.label}: ${x.uncompressed} uncompressed`);
+    const problemText = `affid responses to Accept-Encoding: br, gzip are br or gzip (${CHECKS_PER_CASE} checked before measuring each case): ${problems.join("; ")}`;
+    if (problems.length) verdicts.push(verdict(false, problemText));
+    const plainSent = results.filter((x) => x.c.headers["Accept-Encoding"] && (encodings(x.a)?.[2] ?? 0) > 0);
+    const plainText = `affid responses sent uncompressed during measurement to a client that offered br and gzip (less work for the handler, several times the bytes on the wire): ${plainSent.map((x) => `${x.c.label}: ${encodingMix(x.a)}`).join(", ")}`;
+    const unsettled = rowRuns(t).flatMap(([name, run]) => run.byRound!.filter((x) => !x.settled).map(() => name));
+    const unsettledText = `the handler was still busy ${SETTLE_MAX_SEC} s after ${unsettled.length} run(s) (${unsettled.join(", ")}): the run after it shared the core with that leftover work`;
+    verdicts.push(
+      ...note("WARN", plainText, plainSent.length > 0),
+      ...note("WARN", unsettledText, unsettled.length > 0),
+      errorsVerdict(t, "during the affid measurements"),
+      ...starvedWarnings(t, "affid measurement(s)"),
+    );
+    return { text: renderTable(t), verdicts };
+  },
+};

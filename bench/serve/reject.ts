@@ -1,195 +1,199 @@
-// The serve benchmark's rejection cases (issue 10): requests answered with a 401, 429 or 404, each checked before it
-// is measured, and measured against a 200 (the product detail, identity) from the same server in the same run.
-import { expect } from "./check.ts";
-import type { RawResponse } from "./check.ts";
+// The rejection cases (issue 10): requests answered with a 401, 429 or 404, each checked first, measured against a 200
+// (the product detail, identity) from the same server in the same rounds, on a handler, on a handler whose limit of
+// failed authentications never bites, and on the server as deployed (whose request log is checked after).
+import { createKey, generateKey } from "../../src/keys/keys-file.ts";
+import { expect } from "../lib/check.ts";
+import type { RawResponse } from "../lib/check.ts";
+import { fmtCpuUs, fmtInt, fmtX, renderTable, starvedWarnings, verdict } from "../lib/report.ts";
+import type { Row, Table, Verdict } from "../lib/report.ts";
+import { pairedRatio } from "../lib/rounds.ts";
+import type { Run } from "../lib/rounds.ts";
+import { HOST, logVerdicts } from "./context.ts";
+import type { Deployed, Family } from "./context.ts";
 
-/** The rejections measured. */
-export type RejectKind = "missing" | "locked" | "open" | "rate" | "notFound";
-
-/** The servers they are measured on: the in-process handler, as deployed, and a handler whose failure limit never bites. */
-export type RejectServer = "handler" | "deployed" | "open";
+type Kind = "missing" | "locked" | "open" | "rate" | "notFound";
+const KINDS: Record<Kind, { what: string; status: number; code: string }> = {
+  missing: { what: "401 missing key", status: 401, code: "api_key_missing" },
+  locked: { what: "401 invalid key, address locked out", status: 401, code: "api_key_invalid" },
+  open: { what: "401 invalid key, not locked out", status: 401, code: "api_key_invalid" },
+  rate: { what: "429 rate limited", status: 429, code: "rate_limited" },
+  notFound: { what: "404 no such product", status: 404, code: "not_found" },
+};
+/** The servers, and their rejections in the order measured: the invalid key last, so its lockout overlaps no other. */
+const SERVERS = [
+  { server: "handler", name: "handler", kinds: ["missing", "rate", "notFound", "locked"] },
+  { server: "open", name: "handler, failure limit raised", kinds: ["open"] },
+  { server: "deployed", name: "as deployed", kinds: ["missing", "rate", "notFound", "locked"] },
+] as const;
+const label = (name: string, kind: Kind) => `reject ${KINDS[kind].what} [${name}]`;
 
 /** A product ID no snapshot has. */
-export const MISSING_PRODUCT_PATH = "/v1/products/999999999/detail.json";
+const MISSING_PRODUCT_PATH = "/v1/products/999999999/detail.json";
 /** The 429 key's limit: one request a second, no burst to speak of. */
-export const SLOW_KEY_LIMIT = { rate: 1, burst: 1 } as const;
-/** The limit of the "open" server's failed authentications per address: never reached by a benchmark. */
-export const OPEN_AUTH_FAILURE_LIMIT = { rate: 1e9, burst: 1e9 } as const;
+const SLOW_KEY_LIMIT = { rate: 1, burst: 1 } as const;
 /**
- * Wait after a run of invalid keys before the next run: the address's failure bucket (DEFAULT_AUTH_FAILURE_LIMIT,
- * 1/s) is below one token when the run ends and has one again within a second; until then every request with a key
- * from this address, valid or not, is a 401 "too many failed attempts".
+ * Wait after a run of invalid keys: the address's failure bucket (1/s) is below one token when the run ends and has
+ * one again within a second; until then every request with a key from this address that is not valid is a 401.
  */
-export const LOCKOUT_WAIT_MS = 1_500;
-
-const KINDS: Record<RejectKind, { what: string; short: string; status: number; code: string }> = {
-  missing: { what: "401 missing key", short: "401 missing", status: 401, code: "api_key_missing" },
-  locked: { what: "401 invalid key, address locked out", short: "401 locked", status: 401, code: "api_key_invalid" },
-  open: { what: "401 invalid key, not locked out", short: "401 open", status: 401, code: "api_key_invalid" },
-  rate: { what: "429 rate limited", short: "429", status: 429, code: "rate_limited" },
-  notFound: { what: "404 no such product", short: "404", status: 404, code: "not_found" },
-};
-
-export const REJECT_SERVER_NAMES: Record<RejectServer, string> = {
-  handler: "handler",
-  deployed: "as deployed",
-  open: "handler, failure limit raised",
-};
-
-const GROUP_KINDS: Record<RejectServer, readonly RejectKind[]> = {
-  handler: ["missing", "locked", "rate", "notFound"],
-  deployed: ["missing", "locked", "rate", "notFound"],
-  open: ["open"],
-};
-
-export const rejectLabel = (server: RejectServer, kind: RejectKind) =>
-  `reject ${KINDS[kind].what} [${REJECT_SERVER_NAMES[server]}]`;
-
-/** Every rejection case's label, per server (for --cases and the run-time estimate). */
-export const REJECT_LABELS: Record<RejectServer, readonly string[]> = {
-  handler: GROUP_KINDS.handler.map((k) => rejectLabel("handler", k)),
-  deployed: GROUP_KINDS.deployed.map((k) => rejectLabel("deployed", k)),
-  open: GROUP_KINDS.open.map((k) => rejectLabel("open", k)),
-};
-
-export interface RejectCase {
-  kind: RejectKind;
-  label: string;
-  /** Its name in progress lines. */
-  short: string;
-  /** The request target. */
-  target: string;
-  status: number;
-  /** The problem body's size, from the check. */
-  bytes: number;
-  /** What the check saw, for the report. */
-  checkNote: string;
-  /** 2xx answers a measured run may get (the 429 key's one a second); any more is a FAIL. */
-  okPerSecond: number;
-}
-
-/** One server's rejection cases and the 200 they are measured against. */
-export interface RejectGroup {
-  server: RejectServer;
-  /** The 200: the product detail with a valid key, identity. */
-  baseline: { target: string; bytes: number };
-  cases: RejectCase[];
-}
-
-export interface RejectTargets {
-  productPath: string;
-  /** The benchmark's key (never limited), a key limited to SLOW_KEY_LIMIT, and a well-formed key that is not valid. */
-  key: string;
-  slowKey: string;
-  badKey: string;
-  /** The product's identity body, as the handler sent it. */
-  productBody: Buffer;
-}
-
-const problemOf = (res: RawResponse): { code?: string; detail?: string } => {
-  try {
-    return JSON.parse(res.body.toString()) as { code?: string; detail?: string };
-  } catch {
-    return {};
-  }
-};
+const LOCKOUT_WAIT_MS = 1_500;
+const lockoutWait = () => new Promise<void>((resolve) => setTimeout(resolve, LOCKOUT_WAIT_MS));
 
 /**
- * Builds and checks the rejection cases `wanted` selects on one server (null when none is): each answers with its
- * status and problem code; the invalid key gets "too many failed attempts" once the address's limit is used up on
- * the handler and as deployed, and never on the "open" server; the 429 key is refused after its burst.
+ * Checks one rejection before it is measured: its status and problem code; an invalid key gets "too many failed
+ * attempts" once the address's limit is used up (never on the "open" server); the 429 key is refused after its burst,
+ * with a Retry-After. Returns the problem body's size and what the check saw.
  */
-export async function prepareRejectGroup(
-  server: RejectServer,
-  t: RejectTargets,
-  get: (target: string) => Promise<RawResponse>,
-  wanted: (label: string) => boolean,
-): Promise<RejectGroup | null> {
-  const kinds = GROUP_KINDS[server].filter((k) => wanted(rejectLabel(server, k)));
-  if (kinds.length === 0) return null;
-  const who = REJECT_SERVER_NAMES[server];
-  const baseline = `${t.productPath}?apikey=${t.key}`;
-  const ok = await get(baseline);
-  expect(
-    ok.status === 200 && ok.body.equals(t.productBody),
-    `${who}: the 200 the rejections are measured against: status ${ok.status}, ${ok.body.length} bytes (expected 200 and the product's ${t.productBody.length})`,
-  );
-  const cases: RejectCase[] = [];
-  // The invalid key last, so that the address's lockout (invalid keys only) overlaps no other case.
-  for (const kind of [...kinds].sort((a, b) => Number(a === "locked") - Number(b === "locked"))) {
-    const { status, code } = KINDS[kind];
-    const label = rejectLabel(server, kind);
-    const target =
-      kind === "missing"
-        ? t.productPath
-        : kind === "notFound"
-          ? `${MISSING_PRODUCT_PATH}?apikey=${t.key}`
-          : `${t.productPath}?apikey=${kind === "rate" ? t.slowKey : t.badKey}`;
-    const check = (res: RawResponse, n: string) => {
-      const p = problemOf(res);
-      expect(
-        res.status === status && p.code === code,
-        `${label}: ${n} answer is ${res.status} ${p.code ?? res.body.subarray(0, 200).toString()}, expected ${status} ${code}`,
-      );
-      return p;
-    };
-    let last: RawResponse | null = null;
-    let checkNote: string;
-    if (kind === "locked" || kind === "open") {
-      // The limit is 10 failures at once (DEFAULT_AUTH_FAILURE_LIMIT); the 11th attempt finds the address locked out.
-      const attempts = 15;
-      let lockedAt = 0;
-      for (let i = 1; i <= attempts; i++) {
-        last = await get(target);
-        const p = check(last, `attempt ${i}'s`);
-        if (!lockedAt && /too many failed/.test(p.detail ?? "")) lockedAt = i;
-      }
-      if (kind === "locked")
-        expect(
-          lockedAt > 0,
-          `${label}: no "too many failed attempts" in ${attempts} attempts (is the failure limit on?)`,
-        );
-      else expect(lockedAt === 0, `${label}: locked out at attempt ${lockedAt} though the limit was raised`);
-      checkNote =
-        kind === "locked"
-          ? `locked out from attempt ${lockedAt}: "${problemOf(last!).detail}"`
-          : `${attempts} attempts, none locked out: "${problemOf(last!).detail}"`;
-    } else if (kind === "rate") {
-      // The key's one token goes on the first request (or went a moment ago): a 429 within three.
-      let i = 0;
-      do last = await get(target);
-      while (last.status === 200 && ++i < 3);
-      const p = check(last, "the key's request after its burst");
-      expect(last.header("retry-after") !== undefined, `${label}: no Retry-After`);
-      checkNote = `"${p.detail}", Retry-After ${last.header("retry-after")}`;
-    } else {
-      last = await get(target);
-      checkNote = `"${check(last, "the").detail}"`;
+async function check(kind: Kind, who: string, get: () => Promise<RawResponse>) {
+  const { status, code } = KINDS[kind];
+  const attempt = async (n: number) => {
+    const res = await get();
+    let p: { code?: string; detail?: string } = {};
+    try {
+      p = JSON.parse(res.body.toString()) as typeof p;
+    } catch {
+      // not a problem body: the check below says what it was
     }
-    cases.push({
-      kind,
-      label,
-      short: KINDS[kind].short,
-      target,
-      status,
-      bytes: last!.body.length,
-      checkNote,
-      okPerSecond: kind === "rate" ? SLOW_KEY_LIMIT.rate : 0,
-    });
+    expect(
+      res.status === status && p.code === code,
+      `${who}: answer ${n} is ${res.status} ${p.code}, expected ${status} ${code}`,
+    );
+    return { res, detail: p.detail ?? "" };
+  };
+  // The 429 key's one token goes on its first request: a 429 within three.
+  if (kind === "rate") for (let i = 0; i < 2; i++) if ((await get()).status !== 200) break;
+  let last = await attempt(1);
+  if (kind === "rate") {
+    expect(last.res.header("retry-after") !== undefined, `${who}: no Retry-After`);
+    return { bytes: last.res.body.length, checked: `"${last.detail}", Retry-After ${last.res.header("retry-after")}` };
   }
-  if (kinds.includes("locked")) await new Promise((r) => setTimeout(r, LOCKOUT_WAIT_MS));
-  return { server, baseline: { target: baseline, bytes: ok.body.length }, cases };
+  if (kind !== "locked" && kind !== "open") return { bytes: last.res.body.length, checked: `"${last.detail}"` };
+  // The limit is 10 failures at once (DEFAULT_AUTH_FAILURE_LIMIT); the 11th attempt finds the address locked out.
+  let lockedAt = 0;
+  for (let i = 2; i <= 15; i++) {
+    last = await attempt(i);
+    if (!lockedAt && /too many failed/.test(last.detail)) lockedAt = i;
+  }
+  if (kind === "open") expect(lockedAt === 0, `${who}: locked out at attempt ${lockedAt} though the limit was raised`);
+  else expect(lockedAt > 0, `${who}: no "too many failed attempts" in 15 attempts (is the failure limit on?)`);
+  if (kind === "locked") await lockoutWait();
+  const checked = lockedAt ? `locked out from attempt ${lockedAt}` : "15 attempts, none locked out";
+  return { bytes: last.res.body.length, checked: `${checked}: "${last.detail}"` };
 }
 
-/** Seconds a group takes: every stream (the 200 and each case) once per round, plus the waits after locked-out runs. */
-export function rejectRunSeconds(
-  streams: number,
-  lockedStreams: number,
-  rounds: number,
-  warmup: number,
-  duration: number,
-): number {
-  return (
-    streams * rounds * (warmup + duration) + lockedStreams * rounds * (warmup > 0 ? 2 : 1) * (LOCKOUT_WAIT_MS / 1000)
-  );
+export const rejectFamily: Family = {
+  labels: SERVERS.flatMap((s) => s.kinds.map((k) => label(s.name, k))),
+  seconds: (o, n) => 3 * (o.startupWarmup + 3) + (n + 3) * o.reject.rounds * (o.reject.warmup + o.reject.duration + 1),
+  async run(b, wanted) {
+    const { product, key, keysFile } = b.snap;
+    // Every server loads the keys file at start-up: the 429 key is made before any starts.
+    const slowKey = await createKey(keysFile, "bench-slow", new Date(), { ...SLOW_KEY_LIMIT });
+    const targets: Record<Kind | "ok", string> = {
+      ok: `${product.path}?apikey=${key}`,
+      missing: product.path,
+      notFound: `${MISSING_PRODUCT_PATH}?apikey=${key}`,
+      rate: `${product.path}?apikey=${slowKey}`,
+      locked: `${product.path}?apikey=${generateKey()}`,
+      open: `${product.path}?apikey=${generateKey()}`,
+    };
+    const groups: Table["groups"][number][] = [];
+    const checks: string[] = [];
+    const deployed: Deployed[] = [];
+    const { duration, warmup, rounds } = b.o.reject;
+    for (const s of SERVERS) {
+      const kinds = s.kinds.filter((k) => wanted(label(s.name, k)));
+      if (!kinds.length) continue;
+      b.log(`starting the server for the rejection cases [${s.name}] ...`);
+      const limit = s.server === "open" ? { rate: 1e9, burst: 1e9 } : undefined;
+      const d = s.server === "deployed" ? await b.startDeployed("deployed-reject", targets.ok) : null;
+      const child = d ?? (await b.startHandler(`handler-reject-${s.server}`, targets.ok, limit));
+      if (d) deployed.push(d);
+      const url = (k: Kind | "ok") => `http://${HOST}:${child.port}${targets[k]}`;
+      const ok = await b.get(url("ok"));
+      const okText = `${s.name}: the 200 the rejections are measured against: status ${ok.status}, ${ok.body.length} bytes`;
+      expect(ok.status === 200 && ok.body.equals(product.identity), `${okText}, expected 200 and the product's`);
+      const cases = [];
+      for (const kind of kinds) {
+        cases.push({ kind, ...(await check(kind, label(s.name, kind), () => b.get(url(kind)))) });
+        checks.push(`  ${label(s.name, kind)}: checked: ${cases.at(-1)!.checked}`);
+      }
+      const after = (k: Kind) => (k === "locked" ? { after: lockoutWait } : {});
+      const streams = (["ok", ...kinds] as const).map((k) => ({
+        name: k,
+        url: url(k),
+        pid: child.pid,
+        headers: {},
+        ...(k !== "ok" && after(k)),
+      }));
+      const runs = await b.measure(streams, { duration, warmup, rounds, label: `reject [${s.name}]` });
+      await b.stop(child);
+      const base = runs.get("ok")!;
+      const row = (name: string, run: Run, bytes: number) => ({ name, run, bytes, extra: [non2xx(run)] });
+      groups.push({
+        label: s.name,
+        rows: [
+          row("200 product detail, identity", base, ok.body.length),
+          ...cases.map((c) => ({
+            ...row(KINDS[c.kind].what, runs.get(c.kind)!, c.bytes),
+            ratios: vs200(runs.get(c.kind)!, base),
+          })),
+        ],
+      });
+    }
+    const t: Table = {
+      columns: ["server", "case", "non-2xx", "x/200 req/s", "x/200 CPU us/req"],
+      groups,
+      notes: [
+        "  Each server's 200 (GET <product>?apikey=<valid key>, no Accept-Encoding) and its rejections, interleaved in the same",
+        "  rounds; median round by req/s. x/200: the ratio to the 200 run of the same round, the median over the rounds.",
+        "  body: the response body (problem+json for the rejections). non-2xx: share of wrk's completed requests.",
+        "  401 missing key: <product> without apikey. 401 invalid key: a well-formed key that is not valid; after 10 failures an",
+        '    address is locked out (1 a second after that): every attempt with a key that is not valid is a 401 "too many failed',
+        '    attempts" (valid keys are still served). "not locked out": a handler whose authFailureLimit is 1e9/s.',
+        `  429: a key limited to ${SLOW_KEY_LIMIT.rate}/s, burst ${SLOW_KEY_LIMIT.burst}. 404: ${MISSING_PRODUCT_PATH} with the valid key. After a`,
+        `    locked-out run the benchmark waits ${LOCKOUT_WAIT_MS / 1000} s (the address's failure bucket refills). Each server is started for its cases.`,
+        ...checks,
+      ],
+    };
+    const logs = await logVerdicts(deployed, b.o.connections);
+    const how = `rejection cases: wrk -t1 -c${b.o.connections} -d${duration}s after a ${warmup} s warm-up, each server's 200 and its rejections in ${rounds} interleaved rounds, median round`;
+    return { text: `${how}\n\n${renderTable(t)}`, verdicts: [...rejectVerdicts(t, duration), ...logs] };
+  },
+};
+
+const non2xx = (run: Run) => `${run.r.requests ? Math.round((100 * run.r.non2xx) / run.r.requests) : 0}%`;
+/** A rejection's req/s and CPU us/req over its 200's, each taken within a round, the median over the rounds. */
+const vs200 = (run: Run, base: Run) =>
+  [pairedRatio(run, base, (x) => x.r.requestsPerSec), pairedRatio(run, base, (x) => x.cpu)] as const;
+
+/** One line per rejection (CPU us/req <= the 200's from the same server and rounds), then the statuses seen. */
+function rejectVerdicts(t: Table, seconds: number): Verdict[] {
+  const out: Verdict[] = [];
+  const problems: string[] = [];
+  for (const { label: server, rows } of t.groups) {
+    const [{ run: base }, ...rejections] = rows as [Row, ...Row[]];
+    if (base.r.non2xx + base.r.socketErrors > 0)
+      problems.push(`${server} 200: ${base.r.non2xx} non-2xx, ${base.r.socketErrors} socket errors`);
+    for (const { name, run, ratios } of rejections) {
+      const who = `reject ${name} [${server}]`;
+      // Every answer non-2xx, but the 429 key's allowance: its burst, then its rate.
+      const allowed = name.startsWith("429")
+        ? Math.ceil(SLOW_KEY_LIMIT.rate * (seconds + 1)) + SLOW_KEY_LIMIT.burst
+        : 0;
+      const ok = run.r.requests - run.r.non2xx;
+      if (ok > allowed)
+        problems.push(`${who}: ${fmtInt(ok)} 2xx of ${fmtInt(run.r.requests)} (at most ${allowed} expected)`);
+      if (run.r.socketErrors) problems.push(`${who}: socket errors ${run.r.socketErrorDetail}`);
+      const [rps, cpu] = ratios!;
+      const text = `${who}: CPU us/req <= the 200 product's (same server, same rounds): ${fmtCpuUs(run.cpu)} vs ${fmtCpuUs(base.cpu)} (${fmtX(cpu)}, the median of the rounds' ratios); req/s ${fmtInt(run.r.requestsPerSec)} vs ${fmtInt(base.r.requestsPerSec)} (${fmtX(rps)})`;
+      out.push(
+        verdict(
+          cpu !== null && cpu <= 1,
+          cpu === null ? `${who}: CPU us/req <= the 200 product's: no CPU figures (/proc not readable)` : text,
+        ),
+      );
+    }
+  }
+  const text = `rejection runs got their statuses: the 200s all 2xx, the rejections all non-2xx (the 429 key: at most its burst plus ${SLOW_KEY_LIMIT.rate} 2xx a second), no socket errors${problems.length ? ` (${problems.join("; ")})` : ""}`;
+  if (t.groups.length) out.push(verdict(problems.length === 0, text));
+  return [...out, ...starvedWarnings(t, "rejection measurement(s)")];
 }

@@ -1,4 +1,4 @@
-// Running wrk (pinned to its own core) and parsing its --latency report.
+// Running wrk once (pinned to a core with taskset when given one) and parsing its --latency report.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 
@@ -13,7 +13,7 @@ export interface WrkOptions {
   headers: Record<string, string>;
   /** wrk's threads (-t). Default 1. */
   threads?: number;
-  /** A Lua script for wrk (`-s`), e.g. one that makes every request target distinct; none by default. */
+  /** A Lua script for wrk (`-s`), e.g. one that makes every request target distinct. Default none. */
   script?: string;
 }
 
@@ -32,14 +32,17 @@ export interface WrkResult {
   raw: string;
 }
 
-const UNITS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
-const SIZE_UNITS: Record<string, number> = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };
-
-function toMs(value: string, unit: string): number {
-  const scale = UNITS[unit];
-  if (scale === undefined) throw new Error(`wrk: unknown latency unit ${unit}`);
-  return Number(value) * scale;
-}
+/** Latency units to milliseconds, transfer units to bytes. */
+const SCALE: Record<string, number> = {
+  us: 0.001,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  B: 1,
+  KB: 1024,
+  MB: 1024 ** 2,
+  GB: 1024 ** 3,
+};
 
 /** Parses wrk 4's text report (run with --latency). */
 export function parseWrk(raw: string): WrkResult {
@@ -48,19 +51,16 @@ export function parseWrk(raw: string): WrkResult {
     if (!m) throw new Error(`wrk: no ${what} in its output:\n${raw}`);
     return m;
   };
-  const rps = need(/^Requests\/sec:\s+([\d.]+)/m, "Requests/sec");
-  const p50 = need(/^\s+50%\s+([\d.]+)(us|ms|s|m)\b/m, "50% latency");
-  const p99 = need(/^\s+99%\s+([\d.]+)(us|ms|s|m)\b/m, "99% latency");
-  const total = need(/^\s+(\d+) requests in/m, "request count");
+  const scaled = (m: RegExpExecArray) => Number(m[1]) * SCALE[m[2]!]!;
   const transfer = /^Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/m.exec(raw);
   const non2xx = /^\s+Non-2xx or 3xx responses:\s+(\d+)/m.exec(raw);
   const sock = /^\s+Socket errors: (connect (\d+), read (\d+), write (\d+), timeout (\d+))/m.exec(raw);
   return {
-    requestsPerSec: Number(rps[1]),
-    p50: toMs(p50[1]!, p50[2]!),
-    p99: toMs(p99[1]!, p99[2]!),
-    requests: Number(total[1]),
-    transferPerSec: transfer ? Number(transfer[1]) * SIZE_UNITS[transfer[2]!]! : 0,
+    requestsPerSec: Number(need(/^Requests\/sec:\s+([\d.]+)/m, "Requests/sec")[1]),
+    p50: scaled(need(/^\s+50%\s+([\d.]+)(us|ms|s|m)\b/m, "50% latency")),
+    p99: scaled(need(/^\s+99%\s+([\d.]+)(us|ms|s|m)\b/m, "99% latency")),
+    requests: Number(need(/^\s+(\d+) requests in/m, "request count")[1]),
+    transferPerSec: transfer ? scaled(transfer) : 0,
     non2xx: non2xx ? Number(non2xx[1]) : 0,
     socketErrors: sock ? sock.slice(2, 6).reduce((sum, n) => sum + Number(n), 0) : 0,
     socketErrorDetail: sock ? sock[1]! : "",
