@@ -5,6 +5,7 @@ import { openDatabase } from "../portal/db/database.ts";
 import { migrate } from "../portal/db/migrations.ts";
 import { portalDatabaseUrl, runPortal } from "../portal/run-portal.ts";
 import { findAccountByEmail, updateAccount } from "../portal/store/accounts.ts";
+import { startKeySyncFromEnv } from "./key-sync.ts";
 
 const log = (line: string) => console.error(line);
 
@@ -34,9 +35,13 @@ async function main(args: string[]): Promise<void> {
     return makeAdmin(portalDatabaseUrl(config, api.dataDir), args[1]);
   }
   if (args.length) throw new Error(`unknown arguments: ${args.join(" ")} (usage: npm run portal [-- admin <email>])`);
+  // The portal writes the keys file: its machine is the source, which KEYS_SYNC=publish gives to other machines.
+  if (process.env.KEYS_SYNC === "follow")
+    throw new Error("KEYS_SYNC=follow: the portal writes the keys, so run it where they are published from (publish)");
+  const keySync = await startKeySyncFromEnv(process.env, api.redisUrl, api.keysFile, "portal");
   const portal = await runPortal(config, api, log);
   console.log(`portal: serving the developer portal on ${portal.url}`);
-  const stop = () => void portal.close().then(() => process.exit(0));
+  const stop = () => void Promise.all([portal.close(), keySync?.close()]).then(() => process.exit(0));
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
 }

@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog } from "../serve/handler.ts";
+import { addKeySyncMetrics, startKeySyncFromEnv } from "./key-sync.ts";
 import { createLogBuffer, fdSink } from "./log-buffer.ts";
 import { createReloader } from "../serve/reloader.ts";
 import { startServer } from "../serve/server.ts";
@@ -49,6 +50,15 @@ export async function runServer(config: Config): Promise<RunningServer> {
     onError: (err) =>
       logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),
   });
+  // KEYS_SYNC: keys from (or to) other machines through Redis, written to the keys file the reloader applies.
+  const keySync = await startKeySyncFromEnv(
+    process.env,
+    config.redisUrl,
+    config.keysFile,
+    "serve",
+    () => void reloader.check(),
+  );
+  if (keySync) addKeySyncMetrics(handler.metrics, keySync);
   const tls = config.tls ? await loadTlsPair(config.tls) : null;
   const running = await startServer(handler, config.host, config.port, tls ? { tls } : {});
   const certificate = (c: CertificateInfo) =>
@@ -76,7 +86,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     reloader.stop();
     tlsWatcher?.stop();
     // Every request answered has its log line written before the process exits.
-    const exit = () => void Promise.all([logs?.close(), limits?.close()]).then(() => process.exit(0));
+    const exit = () => void Promise.all([logs?.close(), limits?.close(), keySync?.close()]).then(() => process.exit(0));
     void running.close().then(exit);
     setTimeout(exit, 10_000).unref();
   };

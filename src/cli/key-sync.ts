@@ -1,0 +1,105 @@
+// KEYS_SYNC for the CLI's processes (npm run serve, npm start, npm run portal): reads the setting, starts the key
+// transport (src/keys/key-sync.ts, imported only when it is set, as ioredis is), and says what it does on stderr.
+import cluster from "node:cluster";
+import { describeError } from "../errors.ts";
+import type { KeySync, KeySyncRole, KeySyncStatus } from "../keys/key-sync.ts";
+import type { Metrics } from "../serve/metrics.ts";
+
+/** One JSON line on stderr, as the server's errors are. */
+const warn = (event: string, message: string, err: unknown) =>
+  process.stderr.write(
+    JSON.stringify({
+      time: new Date().toISOString(),
+      level: "warn",
+      event,
+      error: { name: describeError(err).name, message: `${message} (${describeError(err).message})` },
+    }) + "\n",
+  );
+
+/** host:port/db of a Redis URL: never its user name or password. */
+const where = (url: string) => {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`;
+};
+
+const since = (s: KeySyncStatus) =>
+  s.syncedAt ? `change ${s.change}, in step at ${new Date(s.syncedAt).toISOString()}` : "none from Redis yet";
+
+/**
+ * Starts KEYS_SYNC's transport for `keysFile` if the environment asks for it: null otherwise. `who` names the
+ * process in its lines (`serve`, `portal`); `onApplied` is the server's reload. Throws only for a bad setting.
+ */
+export async function startKeySyncFromEnv(
+  env: Record<string, string | undefined>,
+  redisUrl: string | undefined,
+  keysFile: string,
+  who: string,
+  onApplied?: () => void,
+): Promise<KeySync | null> {
+  if (!env.KEYS_SYNC) return null;
+  const role = parseKeySyncRole(env.KEYS_SYNC, redisUrl)!;
+  const { startKeySync } = await import("../keys/key-sync.ts");
+  const at = where(redisUrl!);
+  return startKeySync({
+    redisUrl: redisUrl!,
+    keysFile,
+    role,
+    ...(onApplied ? { onApplied } : {}),
+    onSynced: (s) =>
+      console.error(
+        role === "publish"
+          ? `${who}: keys published through Redis at ${at} (change ${s.change})`
+          : `${who}: keys followed from Redis at ${at} (change ${s.change})`,
+      ),
+    onUnavailable: (err, s) =>
+      role === "publish"
+        ? warn("keys_publish_failed", `${keysFile} cannot be published through Redis at ${at}: trying again`, err)
+        : warn(
+            "keys_source_unavailable",
+            `keys cannot be had from Redis at ${at}: serving the keys ${keysFile} holds (${since(s)}) until it answers`,
+            err,
+          ),
+  });
+}
+
+/** Adds the transport's gauges to the server's /metrics (labelled by worker, as the others are). */
+export function addKeySyncMetrics(metrics: Metrics | null, sync: KeySync): void {
+  if (!metrics) return;
+  const labels: Record<string, string> = cluster.worker ? { worker: String(cluster.worker.id) } : {};
+  const render = metrics.render.bind(metrics);
+  // The handler's registry is its own (src/serve/metrics.ts): these series are appended to its exposition.
+  metrics.render = async () => {
+    const exposition = await render();
+    return { ...exposition, body: exposition.body + renderKeySyncMetrics(sync.status(), labels) };
+  };
+}
+
+/** Reads KEYS_SYNC (`publish`, `follow`, or unset: none) against REDIS_URL, which it needs. */
+function parseKeySyncRole(value: string | undefined, redisUrl: string | undefined): KeySyncRole | null {
+  if (value === undefined || value === "") return null;
+  if (value !== "publish" && value !== "follow") throw new Error(`KEYS_SYNC must be publish or follow, not "${value}"`);
+  if (!redisUrl) throw new Error(`KEYS_SYNC=${value} needs REDIS_URL: the keys go through Redis`);
+  return value;
+}
+
+/** The status as Prometheus text (appended to the server's /metrics), with `labels` on every series. */
+function renderKeySyncMetrics(status: KeySyncStatus, labels: Record<string, string> = {}): string {
+  const l = Object.entries({ role: status.role, ...labels })
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(",");
+  const gauge = (name: string, help: string, value: number) =>
+    `# HELP flash_sale_${name} ${help}\n# TYPE flash_sale_${name} gauge\nflash_sale_${name}{${l}} ${value}\n`;
+  return (
+    gauge(
+      "keys_synced",
+      "1 while the keys are in step with Redis (KEYS_SYNC); 0 while it cannot be reached and the last keys are served.",
+      status.synced ? 1 : 0,
+    ) +
+    gauge("keys_change", "The change number of the keys last published or applied through Redis.", status.change) +
+    gauge(
+      "keys_synced_timestamp_seconds",
+      "When the keys were last known to be in step with Redis, epoch seconds; 0 before that.",
+      status.syncedAt / 1000,
+    )
+  );
+}
