@@ -14,8 +14,10 @@
 // connection is let go a little later, never sooner.
 //
 // Invariants: a connection written `largeBytes` or more since its bytes were last known acknowledged is tracked until
-// they are, or until neither it nor its orphan exists; an address with `maxPerAddress` tracked is refused after one
-// fresh look at the kernel's account; a connection whose tracked bytes are not acknowledged within `timeout` is reset
+// they are, or until neither it nor its orphan exists; it is stalled once its acknowledged bytes have not moved for
+// `stall` (a reader's move within milliseconds, so a CDN's or a proxy's many connections never count); an address
+// with `maxPerAddress` stalled is refused after one fresh look at the kernel's account, and one with more (a burst
+// served before it stalled) has the excess reset; a connection whose tracked bytes are not acknowledged within `timeout` is reset
 // (RST: the kernel frees its buffers at once), an orphan tracked until the kernel drops it.
 import { readFile } from "node:fs/promises";
 import type { Socket } from "node:net";
@@ -23,8 +25,13 @@ import { endianness } from "node:os";
 import { TLSSocket } from "node:tls";
 
 export interface SendLimitsOptions {
-  /** Connections of one client address that may hold unacknowledged bytes at once. */
+  /** Connections of one client address that may hold unacknowledged bytes, stalled, at once. */
   maxPerAddress: number;
+  /**
+   * Time a tracked connection's acknowledged bytes must stand still before it counts as stalled, ms: a client that
+   * reads (however many connections it has, as a CDN or a proxy does) acknowledges within milliseconds.
+   */
+  stall: number;
   /** Time a connection's tracked bytes may stay unacknowledged, ms. */
   timeout: number;
   /** Bytes written to a connection, unacknowledged, from which it is tracked. */
@@ -48,10 +55,13 @@ interface Tracked {
   onClose: () => void;
   /** Close the connection once its bytes are acknowledged (it went idle meanwhile). */
   closeOnRelease: boolean;
+  /** Its bytes known acknowledged (bytesWritten then) at the last look, and since when they have not moved (ms). */
+  acknowledged: number;
+  since: number;
 }
 
 export interface SendLimits {
-  /** Whether `address` has `maxPerAddress` connections tracked (as last seen: see `look`). */
+  /** Whether `address` has `maxPerAddress` stalled connections (as last seen: see `look`). */
   full(address: string): boolean;
   /** Looks at the kernel's account (at most once every 100 ms), letting go what has been acknowledged. */
   look(): Promise<void>;
@@ -157,6 +167,8 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
         t.socket = null;
       },
       closeOnRelease: false,
+      acknowledged: acknowledgedTo.get(socket) ?? 0,
+      since: Date.now(),
     };
     socket.once("close", t.onClose);
     bySocket.set(socket, t);
@@ -202,9 +214,46 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
         }
         const acknowledged = handed[i]! - (unacknowledged ?? 0);
         if (acknowledged >= t.upTo) release(t, acknowledged);
+        else if (acknowledged > t.acknowledged) {
+          t.acknowledged = acknowledged; // it reads: not stalled
+          t.since = Date.now();
+        }
       });
       lastLook = Date.now();
-    })().finally(() => (looking = null)));
+      resetExcess(lastLook);
+    })().finally(() => {
+      looking = null;
+      schedule();
+    }));
+
+  const stalled = (t: Tracked, now: number) => now - t.since >= options.stall;
+
+  /**
+   * An address past its cap of stalled connections (they were served before they stalled: a burst of requests from a
+   * client that then reads nothing) keeps its oldest `maxPerAddress`; the others are reset, their buffers freed now.
+   */
+  const resetExcess = (now: number) => {
+    for (const set of [...byAddress.values()]) {
+      const idle = [...set].filter((t) => t.socket && stalled(t, now));
+      for (const t of idle.slice(options.maxPerAddress)) {
+        resetConnection(t.socket!);
+        release(t, Infinity);
+      }
+    }
+  };
+
+  /** While connections are tracked, a look every half stall, so that readers are let go and stalls are seen. */
+  let timer: NodeJS.Timeout | null = null;
+  const schedule = () => {
+    if (timer || size === 0) return;
+    timer = setTimeout(
+      () => {
+        timer = null;
+        void look();
+      },
+      Math.max(MIN_LOOK_INTERVAL_MS, options.stall / 2),
+    ).unref();
+  };
 
   /** A connection's bytes not acknowledged in time: reset it (its buffers freed); an orphan stays until it goes. */
   const expire = async (t: Tracked) => {
@@ -217,7 +266,14 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
   };
 
   return {
-    full: (address) => byAddress.size !== 0 && (byAddress.get(address)?.size ?? 0) >= options.maxPerAddress,
+    full(address) {
+      const set = byAddress.size === 0 ? undefined : byAddress.get(address);
+      if (!set || set.size < options.maxPerAddress) return false;
+      const now = Date.now();
+      let n = 0;
+      for (const t of set) if (stalled(t, now) && ++n >= options.maxPerAddress) return true;
+      return false;
+    },
     look,
     written(socket, address) {
       const upTo = socket.bytesWritten;
@@ -225,6 +281,7 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
       if (upTo - (acknowledgedTo.get(socket) ?? 0) < options.largeBytes || bySocket.has(socket)) return;
       track(socket, address, upTo);
       if (size > LOOK_AT_SIZE) void look();
+      else schedule();
     },
     closeIdle(socket) {
       const t = bySocket.get(socket);

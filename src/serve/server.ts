@@ -45,6 +45,11 @@ export interface ServerOptions {
   /** Unacknowledged bytes from which a connection counts against `maxSendingPerAddress`. Default 262 144 (256 KiB). */
   sendTrackBytes?: number;
   /**
+   * Time such a connection's acknowledged bytes must stand still before it counts against `maxSendingPerAddress`, ms:
+   * a client that reads, with however many connections (a CDN, a proxy, wrk's 64), never counts. Default 1 000.
+   */
+  sendStall?: number;
+  /**
    * Certificate and key (PEM): the server speaks HTTPS (HTTP/1.1 only) with TLS_SERVER_OPTIONS (TLS 1.2 or 1.3,
    * forward-secret AEAD suites only) and every response carries `Strict-Transport-Security`. Renewals go to
    * `server.setSecureContext` (see tls.ts). Default none: plain HTTP.
@@ -65,6 +70,7 @@ export const SERVER_DEFAULTS: Required<Omit<ServerOptions, "tls">> = {
   maxSendingPerAddress: 16,
   sendTimeout: 60_000,
   sendTrackBytes: 256 * 1024,
+  sendStall: 1_000,
 };
 
 /**
@@ -179,6 +185,7 @@ export async function startServer(
     maxPerAddress: o.maxSendingPerAddress,
     timeout: o.sendTimeout,
     largeBytes: o.sendTrackBytes,
+    stall: o.sendStall,
   });
   /** The handler, then a look at what the connection holds unacknowledged. */
   const serve = (req: IncomingMessage, res: ServerResponse, address: string) => {

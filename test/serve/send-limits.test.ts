@@ -116,14 +116,55 @@ async function serve(options: ServerOptions, host = "127.0.0.1"): Promise<Runnin
 const holding = async (port: number) => (await serverSockets(port)).filter((s) => s.txQueue > 100_000);
 
 describe("clients that do not read", () => {
-  it("defaults: 16 connections per address, 60 s, from 256 KiB", () => {
-    expect([SERVER_DEFAULTS.maxSendingPerAddress, SERVER_DEFAULTS.sendTimeout, SERVER_DEFAULTS.sendTrackBytes]).toEqual(
-      [16, 60_000, 262_144],
-    );
+  it("defaults: 16 stalled connections per address, 60 s, from 256 KiB, stalled after 1 s", () => {
+    expect([
+      SERVER_DEFAULTS.maxSendingPerAddress,
+      SERVER_DEFAULTS.sendTimeout,
+      SERVER_DEFAULTS.sendTrackBytes,
+      SERVER_DEFAULTS.sendStall,
+    ]).toEqual([16, 60_000, 262_144, 1_000]);
   });
 
+  it("a client that reads, with many connections at once from one address (a CDN, a proxy), is never refused", async () => {
+    const { port } = await serve({ maxSendingPerAddress: 2 });
+    for (let round = 0; round < 3; round++) {
+      const all = await Promise.all(Array.from({ length: 16 }, () => fetchFrom(port, "/docs", "127.0.0.5")));
+      expect(all.map((r) => [r.status, r.bytes])).toEqual(all.map(() => [200, docsBytes]));
+    }
+  }, 60_000);
+
+  it("a burst of non-readers is served, then, once stalled, cut to the cap (the rest reset) and refused", async () => {
+    const { port } = await serve({ maxSendingPerAddress: 2, sendStall: 300 });
+    const burst = Array.from({ length: 8 }, () => nonReader(port, "/docs", { from: "127.0.0.6" }));
+    readers.push(...burst);
+    await waitFor(
+      () => burst.every((r) => r.status !== 0),
+      5_000,
+      () => tally(burst),
+    );
+    expect(tally(burst)).toEqual({ 200: 8 }); // none had stalled yet
+    // Stalled: all but the oldest two are reset, their kernel buffers freed (the clients, reading nothing, do not
+    // notice yet).
+    let held = -1;
+    await waitFor(
+      async () => (held = (await holding(port)).length) <= 2,
+      5_000,
+      () => ({ held }),
+    );
+    const next = nonReader(port, "/docs", { from: "127.0.0.6" });
+    readers.push(next);
+    await waitFor(
+      () => next.status !== 0,
+      5_000,
+      () => next,
+    );
+    expect(next.status).toBe(503);
+    // Another address is not affected.
+    expect(await fetchFrom(port, "/docs", "127.0.0.7")).toEqual({ status: 200, bytes: docsBytes });
+  }, 30_000);
+
   it("one address gets at most maxSendingPerAddress large bodies unread, the rest a 503; a reading client gets 200s meanwhile", async () => {
-    const { port } = await serve({ maxSendingPerAddress: 4 });
+    const { port } = await serve({ maxSendingPerAddress: 4, sendStall: 0 });
     const stuck = Array.from({ length: 50 }, () => nonReader(port, "/docs"));
     readers.push(...stuck);
     await waitFor(
@@ -171,7 +212,7 @@ describe("clients that do not read", () => {
   }, 60_000);
 
   it("counts a body the server has closed on but the kernel still holds (Connection: close): the address stays at its cap", async () => {
-    const { port } = await serve({ maxSendingPerAddress: 2 });
+    const { port } = await serve({ maxSendingPerAddress: 2, sendStall: 0 });
     const closing = Array.from({ length: 2 }, () => nonReader(port, "/docs", { connection: "close" }));
     readers.push(...closing);
     await waitFor(
@@ -212,7 +253,7 @@ describe("clients that do not read", () => {
   }, 30_000);
 
   it("a client that reads gets every large body, however many, from one address", async () => {
-    const { port } = await serve({ maxSendingPerAddress: 2 });
+    const { port } = await serve({ maxSendingPerAddress: 2, sendStall: 0 });
     for (let i = 0; i < 12; i++) {
       const res = await fetchFrom(port, "/docs", "127.0.0.3");
       expect([i, res.status, res.bytes]).toEqual([i, 200, docsBytes]);
@@ -220,7 +261,7 @@ describe("clients that do not read", () => {
   }, 30_000);
 
   it("resets a connection whose bytes are not acknowledged within sendTimeout: its kernel buffers are freed", async () => {
-    const { port } = await serve({ maxSendingPerAddress: 4, sendTimeout: 300 });
+    const { port } = await serve({ maxSendingPerAddress: 4, sendTimeout: 300, sendStall: 0 });
     const started = Date.now();
     const stuck = Array.from({ length: 4 }, () => nonReader(port, "/docs"));
     readers.push(...stuck);
@@ -294,7 +335,7 @@ describe("clients that do not read", () => {
       ["::1", "::1"],
       ["::ffff:127.0.0.1", "127.0.0.1"],
     ]) {
-      const { port } = await serve({ maxSendingPerAddress: 2 }, host);
+      const { port } = await serve({ maxSendingPerAddress: 2, sendStall: 0 }, host);
       const stuck = Array.from({ length: 3 }, () => nonReader(port, "/docs", { host: client, from: client }));
       readers.push(...stuck);
       await waitFor(
@@ -315,7 +356,7 @@ describe("clients that do not read", () => {
       ...["-keyout", key, "-out", cert],
     ]);
     const tls = { cert: await readFile(cert), key: await readFile(key) };
-    const { port } = await serve({ tls, maxSendingPerAddress: 2, sendTimeout: 300 });
+    const { port } = await serve({ tls, maxSendingPerAddress: 2, sendTimeout: 300, sendStall: 0 });
     const stuck = Array.from({ length: 3 }, () => nonReader(port, "/docs", { tls: true }));
     readers.push(...stuck);
     await waitFor(
