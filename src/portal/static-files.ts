@@ -41,7 +41,8 @@ fieldset{border:1px solid #d1d5db;border-radius:.375rem;margin:0 0 1rem;padding:
 fieldset label{display:flex;gap:.5rem;align-items:center;font-weight:400;min-height:44px}
 table{width:100%;border-collapse:collapse;font-size:.95rem}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top;overflow-wrap:break-word}
-.status-revoked{color:#b3261e;font-weight:600}.status-active{color:#146c2e;font-weight:600}
+.status-revoked,.status-suspended{color:#b3261e;font-weight:600}.status-active{color:#146c2e;font-weight:600}
+.status-pending{color:#8a5300;font-weight:600}
 `;
 
 /** The copy buttons: shown only when this runs (without script, the key is in a read-only field to select). */

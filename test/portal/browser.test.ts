@@ -1,8 +1,11 @@
 // The portal in a real browser (Debian's Chromium, driven by playwright-core) at a phone's size: a partner signs up,
-// follows the verification link from the SMTP server, creates a key, calls the real API with it, revokes it (401),
-// and signs out. Every page is checked with axe-core (no serious or critical violations), must fit the screen's
-// width, asks no other host for anything and breaks no CSP rule; a screenshot of each is kept.
-import { mkdir } from "node:fs/promises";
+// follows the verification link from the SMTP server, creates a key and calls two real API servers with it (A reads
+// the portal's keys file; B, as on another machine, gets it through a real Redis with KEYS_SYNC's transport), rotates
+// it (the old key works during the grace, 401 after, by the API's injected clocks), is suspended and reinstated by an
+// operator in a second browser (401 then 200 at both), revokes the key (401 at both within 2 s), and signs out.
+// Every page is checked with axe-core (no serious or critical violations), must fit the screen's width, asks no other
+// host for anything and breaks no CSP rule; a screenshot of each is kept.
+import { mkdir, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,8 +14,16 @@ import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
-import { startTestApi, withKey } from "../helpers/fixture.ts";
+import { startKeySync } from "../../src/keys/key-sync.ts";
+import type { KeySync } from "../../src/keys/key-sync.ts";
+import { hashPassword } from "../../src/portal/passwords.ts";
+import { createAccount, updateAccount } from "../../src/portal/store/accounts.ts";
+import { createReloader } from "../../src/serve/reloader.ts";
+import type { Reloader } from "../../src/serve/reloader.ts";
+import { freePort, startTestApi } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { startRedis, stopProcess } from "../keys/processes.ts";
+import type { Watched } from "../keys/processes.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { linkIn, startSmtpServer } from "./smtp-server.ts";
@@ -30,12 +41,40 @@ interface AxeViolation {
   nodes: { target: string[] }[];
 }
 
+/** How soon both API servers must apply a change made in the portal, ms. */
+const WITHIN_MS = 2_000;
+
 describe("the portal in Chromium", () => {
   let smtp: SmtpServer;
+  let redis: Watched;
+  /** A reads the portal's keys file; B follows it through Redis, as a server on another machine. */
   let api: TestApi;
+  let apiB: TestApi;
   let portal: TestPortal;
   let browser: Browser;
+  const syncs: KeySync[] = [];
+  const reloaders: Reloader[] = [];
   const problems: string[] = [];
+
+  /** The statuses A and B answer `key` with now. */
+  const statuses = async (key: string) =>
+    Promise.all(
+      [api, apiB].map(async (a) => {
+        const res = await a.get(`/v1/sales/active.json?apikey=${key}`);
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+  /** Waits until both servers answer `key` with `status`, failing after WITHIN_MS. */
+  async function bothAnswer(key: string, status: number): Promise<void> {
+    const deadline = performance.now() + WITHIN_MS;
+    for (;;) {
+      const got = await statuses(key);
+      if (got.every((s) => s === status)) return;
+      if (performance.now() > deadline) throw new Error(`after ${WITHIN_MS} ms A and B answer ${got.join(", ")}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
 
   /** Checks the page as it is now (axe, width, CSP) and keeps a screenshot named `name`. */
   async function check(page: Page, name: string): Promise<void> {
@@ -53,20 +92,75 @@ describe("the portal in Chromium", () => {
   }
 
   beforeAll(async () => {
+    await rm(SHOTS, { recursive: true, force: true }); // only this run's pages
     await mkdir(SHOTS, { recursive: true });
-    smtp = await startSmtpServer();
-    api = await startTestApi();
+    const redisPort = await freePort();
+    [smtp, redis, api, apiB] = await Promise.all([
+      startSmtpServer(),
+      startRedis(redisPort),
+      startTestApi(),
+      startTestApi(),
+    ]);
     portal = await startTestPortal(smtp, { keysFile: api.keysFile, apiUrl: api.url });
+    portal.clock.now = api.clock.now * 1000; // one time for the portal and both servers
+    apiB.clock.now = api.clock.now;
+    for (const a of [api, apiB]) reloaders.push(createReloader(a.handler, a.dataDir, a.keysFile, { watchKeys: true }));
+    const redisUrl = `redis://127.0.0.1:${redisPort}`;
+    syncs.push(startKeySync({ redisUrl, keysFile: api.keysFile, role: "publish" }));
+    syncs.push(
+      startKeySync({ redisUrl, keysFile: apiB.keysFile, role: "follow", onApplied: () => void reloaders[1]!.check() }),
+    );
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   });
   afterAll(async () => {
     await browser?.close();
+    for (const r of reloaders) r.stop();
+    await Promise.all(syncs.map((sync) => sync.close()));
     await portal?.close();
-    await api?.close();
+    await Promise.all([api?.close(), apiB?.close()]);
+    await stopProcess(redis, "SIGKILL");
     await smtp?.stop();
   });
 
-  it("signs up, verifies, makes a key that the API takes, revokes it (401), signs out", async () => {
+  /** An operator signs in in a new browser context, suspends `email`'s account and reinstates it, checking `key`. */
+  async function operatorSuspendsAndReinstates(email: string, key: string): Promise<void> {
+    const made = await createAccount(
+      portal.db,
+      { email: "operator@example.test", partner: "Operations", password: await hashPassword("an operator password") },
+      portal.clock.now,
+    );
+    await updateAccount(portal.db, made!.id, { role: "admin", verified: portal.clock.now });
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
+    });
+    await page.goto(`${portal.url}/sign-in`);
+    await page.getByLabel("Email").fill("operator@example.test");
+    await page.getByLabel("Password").fill("an operator password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("link", { name: "Operator" }).click();
+    await page.getByRole("heading", { name: "Accounts" }).waitFor();
+    await check(page, "10-operator-accounts");
+    await page.getByRole("link", { name: email }).click();
+    await page.getByRole("heading", { name: email }).waitFor();
+    await check(page, "11-operator-account");
+    await page.getByRole("button", { name: "Suspend the account" }).click();
+    await page.getByText("The account is suspended").waitFor();
+    await check(page, "12-operator-suspended");
+    await bothAnswer(key, 401);
+    await page.getByRole("button", { name: "Reinstate the account" }).click();
+    await page.getByText("The account is reinstated").waitFor();
+    await bothAnswer(key, 200);
+    await page.getByRole("link", { name: "Operator keys" }).click();
+    await check(page, "13a-operator-keys");
+    await page.getByRole("link", { name: "Activity of every account" }).click();
+    await page.getByText("operator.suspended").first().waitFor();
+    await check(page, "13b-operator-activity");
+    await context.close();
+  }
+
+  it("signs up, verifies, makes a key that two API servers take, rotates it (grace), is suspended and reinstated, revokes it (401 at both), signs out", async () => {
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
     const page = await context.newPage();
     const elsewhere: string[] = [];
@@ -104,28 +198,54 @@ describe("the portal in Chromium", () => {
     expect(key).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(await page.getByRole("button", { name: "Copy the key" }).isVisible()).toBe(true); // the script ran
     await check(page, "06-key-created");
-    await api.handler.reload();
-    expect((await api.get(withKey({ ...api, key }, "/v1/sales/active.json"))).status).toBe(200);
+    await bothAnswer(key, 200);
 
+    // Rotation with a grace of 1 hour: both keys work at A and B until it ends by the servers' clocks, then the new one.
     await page.getByRole("link", { name: "Back to your keys" }).click();
     await check(page, "07-keys-one");
     await page.getByRole("link", { name: "Rotate my shop" }).click();
     await check(page, "08-rotate");
-    await page.getByRole("link", { name: "Cancel" }).click();
+    await page.getByLabel("1 hour").check();
+    await page.getByRole("button", { name: "Rotate the key" }).click();
+    await page.getByText("the old one works for 1 hour").waitFor();
+    const rotated = await page.locator("#new-key").inputValue();
+    expect(rotated).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(rotated).not.toBe(key);
+    await check(page, "09-key-rotated");
+    await bothAnswer(rotated, 200);
+    expect(await statuses(key)).toEqual([200, 200]);
+    api.clock.now += 3599;
+    apiB.clock.now += 3599;
+    expect(await statuses(key)).toEqual([200, 200]);
+    api.clock.now += 2;
+    apiB.clock.now += 2;
+    expect(await statuses(key)).toEqual([401, 401]);
+    expect(await statuses(rotated)).toEqual([200, 200]);
+
+    // An operator, in a browser of their own, suspends the account (401 at A and B) and reinstates it (200 again).
+    await operatorSuspendsAndReinstates("browser@example.test", rotated);
+
+    // The partner's session ended with the suspension: signed in again, they revoke the key (401 at both).
+    await page.goto(`${portal.url}/keys`);
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.getByLabel("Email").fill("browser@example.test");
+    await page.getByLabel("Password").fill("a browser password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    await check(page, "14-keys-rotated");
     await page.getByRole("link", { name: "Revoke my shop" }).click();
-    await check(page, "09-revoke-confirm");
+    await check(page, "15-revoke-confirm");
     await page.getByRole("button", { name: "Revoke the key" }).click();
     await page.getByText("The key was revoked.").waitFor();
-    await check(page, "10-keys-revoked");
-    await api.handler.reload();
-    expect((await api.get(withKey({ ...api, key }, "/v1/sales/active.json"))).status).toBe(401);
+    await check(page, "16-keys-revoked");
+    await bothAnswer(rotated, 401);
 
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByRole("heading", { name: "Activity" }).waitFor();
-    await check(page, "11-account");
+    await check(page, "17-account");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await check(page, "12-sign-in");
+    await check(page, "18-sign-in");
     await page.goto(`${portal.url}/keys`);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
 

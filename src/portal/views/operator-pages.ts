@@ -87,11 +87,11 @@ function limitsForm(ctx: PageContext, action: string, id: string, label: string,
 }
 
 /** One key with its own limits form (the operator's page of an account, and the operator keys). */
-function keyItem(ctx: PageContext, name: string, title: Html, details: Html, live: boolean, state: OperatorForms) {
+function keyItem(ctx: PageContext, name: string, label: string, details: Html, live: boolean, state: OperatorForms) {
   return html`<li>
-    <h3>${title}</h3>
+    <h3>${label}</h3>
     <dl>${details}</dl>
-    ${live ? limitsForm(ctx, `/admin/keys/${name}/limits`, `k-${name}`, `key ${name}`, state) : ""}
+    ${live ? limitsForm(ctx, `/admin/keys/${name}/limits`, `k-${name}`, `"${label}"`, state) : ""}
   </li>`;
 }
 
@@ -138,7 +138,7 @@ export function operatorAccountPage(
               keyItem(
                 ctx,
                 `p.${a.id}.${k.id}`,
-                html`${k.label}`,
+                k.label,
                 html`<dt>Key</dt>
                   <dd><code>${k.first4}…${k.last4}</code></dd>
                   <dt>Status</dt>
@@ -167,7 +167,7 @@ export function operatorKeysPage(ctx: PageContext, keys: OperatorKey[], state: O
               keyItem(
                 ctx,
                 k.name,
-                html`${k.name}`,
+                k.name,
                 html`<dt>Status</dt>
                   <dd class="status-${k.status}">${k.status}</dd>
                   <dt>Created</dt>
