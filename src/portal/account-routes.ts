@@ -5,6 +5,7 @@ import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { accountOf, clientAddress, fieldOf, formOf, pageContext, render, requireAccount } from "./context.ts";
 import { DeleteAccountSchema, EmailChangeSchema, PasswordChangeSchema, parseForm } from "./forms.ts";
 import type { FieldErrors } from "./forms.ts";
+import { mailWait, sendCounted, tooManyMails } from "./mail-limits.ts";
 import { revokeAllPartnerKeys } from "./partner-keys.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { clearSessionCookie, writeSessionCookie } from "./session-cookies.ts";
@@ -21,7 +22,7 @@ const WRONG_PASSWORD = "The current password is wrong";
 
 /** Adds the account page's routes to `app`. */
 export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): void {
-  const show = async (c: PortalContext, status: 200 | 400 | 401, state: AccountForms = {}) =>
+  const show = async (c: PortalContext, status: 200 | 400 | 401 | 429, state: AccountForms = {}) =>
     render(
       c,
       portal,
@@ -63,14 +64,26 @@ export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): voi
     if (!data) return page;
     const email = normalizeEmail(data.email);
     const account = accountOf(c);
-    if (!(await findAccountByEmail(portal.db, email))) {
-      const token = await issueToken(portal.db, account.id, "email", email, portal.clock());
-      await portal.mailer.send({
-        to: email,
-        subject: "Confirm your new email address for the developer portal",
-        text: `Open this link to make this your account's address (it works once, for 24 hours):\n\n${portal.publicUrl()}/email/confirm?token=${token}\n`,
-      });
+    const asker = { address: clientAddress(c), to: email, account: account.id };
+    const wait = await mailWait(portal, asker);
+    if (wait) {
+      c.header("Retry-After", String(wait));
+      return show(c, 429, { form: "email", errors: { email: tooManyMails(wait) } });
     }
+    // Counted whether or not another account has the address: the limit says nothing about which ones do.
+    const taken = await findAccountByEmail(portal.db, email);
+    const token = taken ? null : await issueToken(portal.db, account.id, "email", email, portal.clock());
+    await sendCounted(
+      portal,
+      asker,
+      token
+        ? {
+            to: email,
+            subject: "Confirm your new email address for the developer portal",
+            text: `Open this link to make this your account's address (it works once, for 24 hours):\n\n${portal.publicUrl()}/email/confirm?token=${token}\n`,
+          }
+        : null,
+    );
     await audit(c, "email.change_requested", email);
     return show(c, 200, { message: `We sent a link to ${email}: your address changes when you open it.` });
   });

@@ -11,6 +11,7 @@ import { registerAuthRoutes } from "./auth-routes.ts";
 import type { Portal, PortalEnv, PortalOptions } from "./context.ts";
 import { render } from "./context.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
+import { DEFAULT_MAIL_LIMITS } from "./mail-limits.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
@@ -43,6 +44,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     keyLimit: DEFAULT_KEY_LIMIT,
     approval: "auto",
     throttle: DEFAULT_THROTTLE,
+    mailLimits: DEFAULT_MAIL_LIMITS,
     sessionLimits: DEFAULT_SESSION_LIMITS,
     log: () => {},
     ...options,

@@ -2,8 +2,9 @@
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { clientAddress, fieldOf, formOf, pageContext, render } from "./context.ts";
+import { clientAddress, fieldOf, formOf, pageContext, render, renderTooMany } from "./context.ts";
 import { ResetRequestSchema, ResetSchema, SignInSchema, SignUpSchema, parseForm } from "./forms.ts";
+import { mailWait, sendCounted, tooManyMails } from "./mail-limits.ts";
 import { dummyHash, hashPassword, verifyPassword } from "./passwords.ts";
 import { clearSessionCookie, writeSessionCookie } from "./session-cookies.ts";
 import { createAccount, findAccount, findAccountByEmail, normalizeEmail, updateAccount } from "./store/accounts.ts";
@@ -21,18 +22,23 @@ import {
   signInForm,
   signUpForm,
 } from "./views/auth-pages.ts";
+import { notice } from "./views/layout.ts";
 
 const strings = (body: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(body).filter((e): e is [string, string] => typeof e[1] === "string"));
 
-/** Mails `account` a verification link. */
-async function sendVerification(portal: Portal, account: Account): Promise<void> {
+/** Mails `account` a verification link (counted against the mail limits of `address`, the client's). */
+async function sendVerification(portal: Portal, account: Account, address: string): Promise<void> {
   const token = await issueToken(portal.db, account.id, "verify", account.email, portal.clock());
-  await portal.mailer.send({
-    to: account.email,
-    subject: "Confirm your email address for the developer portal",
-    text: `Open this link to confirm your address (it works once, for 24 hours):\n\n${portal.publicUrl()}/verify?token=${token}\n`,
-  });
+  await sendCounted(
+    portal,
+    { address, to: account.email },
+    {
+      to: account.email,
+      subject: "Confirm your email address for the developer portal",
+      text: `Open this link to confirm your address (it works once, for 24 hours):\n\n${portal.publicUrl()}/verify?token=${token}\n`,
+    },
+  );
 }
 
 /** Why an account that is not active cannot sign in. */
@@ -60,6 +66,16 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     const body = strings(await formOf(c));
     const form = parseForm(SignUpSchema, body);
     if (!form.ok) return render(c, portal, 400, "Sign up", signUpForm(ctx(c), body, form.errors));
+    const asker = { address: clientAddress(c), to: form.data.email };
+    const wait = await mailWait(portal, asker);
+    if (wait)
+      return renderTooMany(
+        c,
+        portal,
+        wait,
+        "Sign up",
+        html`${notice(tooManyMails(wait), "alert")}${signUpForm(ctx(c), body)}`,
+      );
     const now = portal.clock();
     const password = await hashPassword(form.data.password);
     const status = portal.approval === "manual" ? "pending" : "active";
@@ -71,10 +87,10 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
         detail: "",
         address: clientAddress(c),
       });
-      await sendVerification(portal, account);
+      await sendVerification(portal, account, asker.address);
     } else {
       // The address has an account: tell its owner, not whoever typed it (the page says the same either way).
-      await portal.mailer.send({
+      await sendCounted(portal, asker, {
         to: normalizeEmail(form.data.email),
         subject: "Someone tried to sign up with your address",
         text: `You already have an account. Sign in at ${portal.publicUrl()}/sign-in, or reset your password at ${portal.publicUrl()}/reset.\n`,
@@ -158,7 +174,16 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     }
     await clearFailures(portal.db, keys.account);
     if (account.verified === null) {
-      await sendVerification(portal, account);
+      const wait = await mailWait(portal, { address, to: account.email });
+      if (wait)
+        return renderTooMany(
+          c,
+          portal,
+          wait,
+          "Confirm your email first",
+          html`<p role="alert">Your address is not confirmed yet. ${tooManyMails(wait)}</p>`,
+        );
+      await sendVerification(portal, account, address);
       return render(
         c,
         portal,
@@ -200,15 +225,30 @@ export function registerAuthRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     const body = strings(await formOf(c));
     const form = parseForm(ResetRequestSchema, body);
     if (!form.ok) return render(c, portal, 400, "Reset your password", resetRequestForm(ctx(c), body, form.errors));
+    const asker = { address: clientAddress(c), to: form.data.email };
+    const wait = await mailWait(portal, asker);
+    if (wait)
+      return renderTooMany(
+        c,
+        portal,
+        wait,
+        "Reset your password",
+        html`${notice(tooManyMails(wait), "alert")}${resetRequestForm(ctx(c), body)}`,
+      );
     const account = await findAccountByEmail(portal.db, form.data.email);
-    if (account) {
-      const token = await issueToken(portal.db, account.id, "reset", account.email, portal.clock());
-      await portal.mailer.send({
-        to: account.email,
-        subject: "Reset your developer portal password",
-        text: `Open this link to choose a new password (it works once, for 1 hour):\n\n${portal.publicUrl()}/reset/confirm?token=${token}\n\nIf you did not ask for this, ignore this mail.\n`,
-      });
-    }
+    const token = account && (await issueToken(portal.db, account.id, "reset", account.email, portal.clock()));
+    // Counted whether or not the address has an account: the limit says nothing about which ones do.
+    await sendCounted(
+      portal,
+      asker,
+      account && token
+        ? {
+            to: account.email,
+            subject: "Reset your developer portal password",
+            text: `Open this link to choose a new password (it works once, for 1 hour):\n\n${portal.publicUrl()}/reset/confirm?token=${token}\n\nIf you did not ask for this, ignore this mail.\n`,
+          }
+        : null,
+    );
     return render(
       c,
       portal,

@@ -27,6 +27,8 @@ export interface PortalOptions {
   approval?: "auto" | "manual";
   /** Sign-in limits. Default DEFAULT_THROTTLE. */
   throttle?: { account: ThrottleRule; address: ThrottleRule };
+  /** Limits on the mail requests send (verification, reset, a new email). Default DEFAULT_MAIL_LIMITS. */
+  mailLimits?: { recipient: ThrottleRule; address: ThrottleRule };
   /** Session expiry. Default DEFAULT_SESSION_LIMITS. */
   sessionLimits?: SessionLimits;
   /** Where error lines go (the CLI: stderr). Default: nowhere. Never given a password, session ID, key or token. */
@@ -76,6 +78,12 @@ export async function render(
   body: Html,
 ) {
   return c.html(await page(pageContext(c, portal), title, body), status);
+}
+
+/** Answers a page with 429 and `Retry-After: wait`. */
+export async function renderTooMany(c: PortalContext, portal: Portal, wait: number, title: string, body: Html) {
+  c.header("Retry-After", String(wait));
+  return render(c, portal, 429, title, body);
 }
 
 /** The signed-in account; routes behind requireAccount only. */
