@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKey, loadKeysFile } from "../../src/keys/keys-file.ts";
+import { createKey, loadKeysFile, setKeyLimits } from "../../src/keys/keys-file.ts";
 import { startTestApi, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
@@ -113,5 +113,32 @@ describe("portal keys reach the API", () => {
     const keys = made.map((m) => (typeof m === "string" ? m : shownKey(m)!));
     expect(keys.every((k) => /^[A-Za-z0-9]{32}$/.test(k))).toBe(true);
     for (const key of keys) expect(await status(key)).toBe(200);
+  });
+
+  it("shows each key's limits as the API enforces them: the API's default, or its own", async () => {
+    const partner = new PortalClient(portal.url);
+    await signUpAndVerify(partner, smtp, { email: "limits@example.test" });
+    await partner.get("/keys");
+    const key = shownKey(await partner.post("/keys", { name: "measured" }))!;
+    const name = (await loadKeysFile(api.keysFile)).keys.at(-1)!.name; // the key just made, p.<account>.<key>
+    expect(name).toMatch(new RegExp(`^p\\.[a-z0-9]+\\.${keyId(await partner.get("/keys"), "measured")}$`));
+    const shown = async () =>
+      /<h3>measured<\/h3>[\s\S]*?<dt>Limits<\/dt>\s*<dd>([^<]*)<\/dd>/.exec((await partner.get("/keys")).text)?.[1];
+    const enforced = async () => {
+      await api.handler.reload();
+      return (await api.get(`/v1/sales/active.json?apikey=${key}`)).headers.get("ratelimit-limit");
+    };
+    expect(await shown()).toBe("50 requests a second, in bursts of up to 200 (the API&#39;s default)");
+    expect(await enforced()).toBe("200");
+    await setKeyLimits(api.keysFile, name, { rate: 5, burst: 20 });
+    expect(await shown()).toBe("5 requests a second, in bursts of up to 20");
+    expect(await enforced()).toBe("20");
+    await setKeyLimits(api.keysFile, name, "default");
+    await setKeyLimits(api.keysFile, name, { rate: 2 });
+    expect(await shown()).toBe("2 requests a second, in bursts of up to 8");
+    expect(await enforced()).toBe("8");
+    expect((await partner.get("/account")).text).toContain(
+      "Each key may make 50 requests a second, in bursts of up to 200",
+    );
   });
 });

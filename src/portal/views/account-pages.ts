@@ -1,5 +1,6 @@
 // The account page: change password, change email, delete the account, and the account's audit trail.
 import { html } from "hono/html";
+import { DEFAULT_KEY_LIMIT } from "../../serve/rate-limit.ts";
 import type { FieldErrors } from "../forms.ts";
 import type { AuditEntry } from "../store/audit.ts";
 import { auditTable } from "./audit-table.ts";
@@ -24,7 +25,12 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
   return html`${notice(state.message)}
     <p>
       Signed in as <strong>${ctx.account?.email}</strong> for <strong>${ctx.account?.partner}</strong>. The
-      <a href="${ctx.apiUrl}/docs">API reference</a> describes every request, and the limits a key has.
+      <a href="${ctx.apiUrl}/docs">API reference</a> describes every request.
+    </p>
+    <p>
+      Each key may make ${DEFAULT_KEY_LIMIT.rate} requests a second, in bursts of up to ${DEFAULT_KEY_LIMIT.burst},
+      unless the operator gave it other limits: the <a href="/keys">API keys</a> page shows each key's. A request past
+      them is answered 429 with <code>Retry-After</code>.
     </p>
     <h2>Change your password</h2>
     <form method="post" action="/account/password" novalidate>

@@ -1,14 +1,20 @@
 // The API key dashboard: the list, the creation form, the page that shows a new key once, rotate and revoke.
 import { html } from "hono/html";
+import { DEFAULT_KEY_LIMIT } from "../../serve/rate-limit.ts";
 import type { FieldErrors } from "../forms.ts";
 import type { PartnerKey } from "../partner-keys.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
-/** A key's limits, in words. */
+/**
+ * The limits the API enforces for a key, in words: its own rate and burst (a burst left out is 4 seconds of the rate,
+ * as src/serve/admission.ts makes it), or the API's defaults (DEFAULT_KEY_LIMIT).
+ */
 export function limitsText(key: { rate?: number; burst?: number }): string {
-  if (key.rate === undefined) return "the API's default rate and burst";
-  return `${key.rate} requests a second${key.burst !== undefined ? `, bursts of ${key.burst}` : ""}`;
+  if (key.rate === undefined)
+    return `${DEFAULT_KEY_LIMIT.rate} requests a second, in bursts of up to ${DEFAULT_KEY_LIMIT.burst} (the API's default)`;
+  const burst = key.burst ?? Math.max(1, Math.ceil(key.rate * 4));
+  return `${key.rate} request${key.rate === 1 ? "" : "s"} a second, in bursts of up to ${burst}`;
 }
 
 function keyItem(key: PartnerKey): Html {
@@ -46,7 +52,7 @@ function keyItem(key: PartnerKey): Html {
           : ""
       }
       <dt>Last used</dt>
-      <dd>not recorded yet</dd>
+      <dd>not recorded yet (usage figures come to the portal later)</dd>
       <dt>Limits</dt>
       <dd>${limitsText(key)}</dd>
     </dl>
