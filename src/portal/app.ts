@@ -7,12 +7,14 @@ import { secureHeaders } from "hono/secure-headers";
 import { timingSafeEqual } from "node:crypto";
 import { html } from "hono/html";
 import { registerAccountRoutes } from "./account-routes.ts";
-import { registerAuthRoutes } from "./auth-routes.ts";
 import type { Portal, PortalEnv, PortalOptions } from "./context.ts";
 import { render } from "./context.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
 import { DEFAULT_MAIL_LIMITS } from "./mail-limits.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
+import { registerResetRoutes } from "./reset-routes.ts";
+import { registerSignInRoutes } from "./signin-routes.ts";
+import { registerSignUpRoutes } from "./signup-routes.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
 import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
@@ -96,7 +98,9 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   });
 
   app.get("/", (c) => c.redirect(c.get("account") ? "/keys" : "/sign-in", 303));
-  registerAuthRoutes(app, portal);
+  registerSignUpRoutes(app, portal);
+  registerSignInRoutes(app, portal);
+  registerResetRoutes(app, portal);
   registerKeyRoutes(app, portal);
   registerAccountRoutes(app, portal);
   registerOperatorRoutes(app, portal);

@@ -1,0 +1,88 @@
+// Resetting a forgotten password by a mailed link (which ends every session of the account).
+import type { Hono } from "hono";
+import { html } from "hono/html";
+import { textFields } from "./account-access.ts";
+import type { Portal, PortalContext, PortalEnv } from "./context.ts";
+import { clientAddress, formOf, pageContext, render, renderTooMany } from "./context.ts";
+import { ResetRequestSchema, ResetSchema, parseForm } from "./forms.ts";
+import { mailWait, sendCounted, tooManyMails } from "./mail-limits.ts";
+import { hashPassword } from "./passwords.ts";
+import { findAccount, findAccountByEmail, normalizeEmail, updateAccount } from "./store/accounts.ts";
+import { recordAudit } from "./store/audit.ts";
+import { endAllSessions } from "./store/sessions.ts";
+import { clearFailures } from "./store/throttle.ts";
+import { consumeToken, issueToken, peekToken } from "./store/tokens.ts";
+import { checkMail, deadLink, resetForm, resetRequestForm } from "./views/auth-pages.ts";
+import { notice } from "./views/layout.ts";
+
+/** Adds the routes of resetting a password to `app`. */
+export function registerResetRoutes(app: Hono<PortalEnv>, portal: Portal): void {
+  const ctx = (c: PortalContext) => pageContext(c, portal);
+
+  app.get("/reset", (c) => render(c, portal, 200, "Reset your password", resetRequestForm(ctx(c))));
+  app.post("/reset", async (c) => {
+    const body = textFields(await formOf(c));
+    const form = parseForm(ResetRequestSchema, body);
+    if (!form.ok) return render(c, portal, 400, "Reset your password", resetRequestForm(ctx(c), body, form.errors));
+    const asker = { address: clientAddress(c), to: form.data.email };
+    const wait = await mailWait(portal, asker);
+    if (wait)
+      return renderTooMany(
+        c,
+        portal,
+        wait,
+        "Reset your password",
+        html`${notice(tooManyMails(wait), "alert")}${resetRequestForm(ctx(c), body)}`,
+      );
+    const account = await findAccountByEmail(portal.db, form.data.email);
+    const token = account && (await issueToken(portal.db, account.id, "reset", account.email, portal.clock()));
+    // Counted whether or not the address has an account: the limit says nothing about which ones do.
+    await sendCounted(
+      portal,
+      asker,
+      account && token
+        ? {
+            to: account.email,
+            subject: "Reset your developer portal password",
+            text: `Open this link to choose a new password (it works once, for 1 hour):\n\n${portal.publicUrl()}/reset/confirm?token=${token}\n\nIf you did not ask for this, ignore this mail.\n`,
+          }
+        : null,
+    );
+    return render(
+      c,
+      portal,
+      200,
+      "Check your mail",
+      checkMail(`If ${normalizeEmail(form.data.email)} has an account, we sent it a link.`),
+    );
+  });
+  app.get("/reset/confirm", async (c) => {
+    const token = c.req.query("token") ?? "";
+    if (!(await peekToken(portal.db, token, "reset", portal.clock())))
+      return render(c, portal, 404, "Link expired", deadLink);
+    return render(c, portal, 200, "Choose a new password", resetForm(ctx(c), token));
+  });
+  app.post("/reset/confirm", async (c) => {
+    const body = textFields(await formOf(c));
+    const form = parseForm(ResetSchema, body);
+    if (!form.ok)
+      return render(c, portal, 400, "Choose a new password", resetForm(ctx(c), body.token ?? "", form.errors));
+    const now = portal.clock();
+    const used = await consumeToken(portal.db, form.data.token, "reset", now);
+    const account = used && (await findAccount(portal.db, used.accountId));
+    if (!used || !account || account.email !== used.email) return render(c, portal, 404, "Link expired", deadLink);
+    await updateAccount(portal.db, account.id, {
+      password: await hashPassword(form.data.password),
+      verified: account.verified ?? now,
+    });
+    await endAllSessions(portal.db, account.id);
+    await clearFailures(portal.db, `account:${account.email}`);
+    await recordAudit(portal.db, account.id, {
+      at: now,
+      event: "password.reset",
+      detail: "",
+      address: clientAddress(c),
+    });
+    return c.redirect("/sign-in?reset=1", 303);
+  });
+}

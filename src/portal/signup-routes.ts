@@ -1,0 +1,100 @@
+// Signing up, and confirming the email address by the mailed link (which signs the account in, once approved).
+import type { Hono } from "hono";
+import { html } from "hono/html";
+import { notYet, sendVerification, startSession, textFields } from "./account-access.ts";
+import type { Portal, PortalContext, PortalEnv } from "./context.ts";
+import { clientAddress, fieldOf, formOf, pageContext, render, renderTooMany } from "./context.ts";
+import { SignUpSchema, parseForm } from "./forms.ts";
+import { mailWait, sendCounted, tooManyMails } from "./mail-limits.ts";
+import { hashPassword } from "./passwords.ts";
+import { createAccount, findAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
+import { recordAudit } from "./store/audit.ts";
+import { consumeToken, peekToken } from "./store/tokens.ts";
+import { checkMail, confirmLink, deadLink, signUpForm } from "./views/auth-pages.ts";
+import { notice } from "./views/layout.ts";
+
+/** Adds the routes of signing up and verifying an email address to `app`. */
+export function registerSignUpRoutes(app: Hono<PortalEnv>, portal: Portal): void {
+  const ctx = (c: PortalContext) => pageContext(c, portal);
+
+  app.get("/sign-up", (c) => render(c, portal, 200, "Sign up", signUpForm(ctx(c))));
+  app.post("/sign-up", async (c) => {
+    const body = textFields(await formOf(c));
+    const form = parseForm(SignUpSchema, body);
+    if (!form.ok) return render(c, portal, 400, "Sign up", signUpForm(ctx(c), body, form.errors));
+    const asker = { address: clientAddress(c), to: form.data.email };
+    const wait = await mailWait(portal, asker);
+    if (wait)
+      return renderTooMany(
+        c,
+        portal,
+        wait,
+        "Sign up",
+        html`${notice(tooManyMails(wait), "alert")}${signUpForm(ctx(c), body)}`,
+      );
+    const now = portal.clock();
+    const password = await hashPassword(form.data.password);
+    const status = portal.approval === "manual" ? "pending" : "active";
+    const account = await createAccount(portal.db, { ...form.data, password, status }, now);
+    if (account) {
+      await recordAudit(portal.db, account.id, {
+        at: now,
+        event: "account.created",
+        detail: "",
+        address: clientAddress(c),
+      });
+      await sendVerification(portal, account, asker.address);
+    } else {
+      // The address has an account: tell its owner, not whoever typed it (the page says the same either way).
+      await sendCounted(portal, asker, {
+        to: normalizeEmail(form.data.email),
+        subject: "Someone tried to sign up with your address",
+        text: `You already have an account. Sign in at ${portal.publicUrl()}/sign-in, or reset your password at ${portal.publicUrl()}/reset.\n`,
+      });
+    }
+    return render(
+      c,
+      portal,
+      200,
+      "Check your mail",
+      checkMail(`We sent a link to ${normalizeEmail(form.data.email)}.`),
+    );
+  });
+
+  app.get("/verify", async (c) => {
+    const token = c.req.query("token") ?? "";
+    if (!(await peekToken(portal.db, token, "verify", portal.clock())))
+      return render(c, portal, 404, "Link expired", deadLink);
+    return render(
+      c,
+      portal,
+      200,
+      "Confirm your email",
+      confirmLink(
+        ctx(c),
+        "/verify",
+        token,
+        "One step left: confirm that this is your address.",
+        "Confirm my email address",
+      ),
+    );
+  });
+  app.post("/verify", async (c) => {
+    const token = await fieldOf(c, "token");
+    const used = await consumeToken(portal.db, token, "verify", portal.clock());
+    const account = used && (await findAccount(portal.db, used.accountId));
+    if (!used || !account || account.email !== used.email) return render(c, portal, 404, "Link expired", deadLink);
+    if (account.verified === null) await updateAccount(portal.db, account.id, { verified: portal.clock() });
+    if (account.status !== "active") {
+      await recordAudit(portal.db, account.id, {
+        at: portal.clock(),
+        event: "account.verified",
+        detail: "",
+        address: clientAddress(c),
+      });
+      return render(c, portal, 200, "Email confirmed", notYet(account));
+    }
+    await startSession(c, portal, account, "account.verified");
+    return c.redirect("/keys?verified=1", 303);
+  });
+}
