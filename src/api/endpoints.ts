@@ -12,6 +12,8 @@ export const ROUTE_CLASSES = [
   "categories",
   "sizes",
   "search",
+  "events",
+  "calendar",
   "docs",
   "health",
   "metrics",
@@ -20,10 +22,11 @@ export const ROUTE_CLASSES = [
 export type RouteClass = (typeof ROUTE_CLASSES)[number];
 
 /**
- * How the server answers: a snapshot resource (its time segments), the search index, a document of the snapshot
- * (no key), or the server's own health and metrics (no key).
+ * How the server answers: a snapshot resource (its time segments), the search index, the event stream (a long-lived
+ * response outside the caching path, src/serve/events/), a calendar rendered from the sale lists in force
+ * (src/serve/calendar.ts), a document of the snapshot (no key), or the server's own health and metrics (no key).
  */
-type Answer = "resource" | "search" | "document" | "health" | "metrics";
+type Answer = "resource" | "search" | "stream" | "calendar" | "document" | "health" | "metrics";
 
 /** Names of the example bodies (src/api/examples.ts) an endpoint's documentation shows. */
 type ExampleName = Exclude<keyof Examples, PathParameter["example"] | "upcomingSaleKey">;
@@ -237,6 +240,12 @@ export const ENDPOINTS: readonly Endpoint[] = [
       response: "A page of products.",
       examples: { sample: { summary: "One product found", value: "searchResult" } },
     },
+  },
+  {
+    id: "streamEvents",
+    path: "/v1/events",
+    route: "events",
+    answer: "stream",
   },
   {
     id: "getOpenApiDocument",

@@ -7,6 +7,7 @@ import type { LoadedSegment } from "../snapshot/load.ts";
 import type { KeyRing } from "./keys.ts";
 import { matchEndpoint, ROUTE_INDEX } from "../api/routing.ts";
 import type { RouteIndex } from "../api/routing.ts";
+import type { Endpoint } from "../api/endpoints.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter } from "./rate-limit.ts";
 import { createClientAddress } from "./client-address.ts";
@@ -51,7 +52,9 @@ export interface Admitted {
   credential: Credential;
   affid: string;
   callback: string;
-  /** The path's states, for a resource; null for a search. */
+  /** How the endpoint answers: "resource", "search", or the stream and calendar the handler answers itself. */
+  answer: Endpoint["answer"];
+  /** The path's states, for a resource; null otherwise. */
   states: readonly LoadedSegment[] | null;
   /** The search's parameters (checked), for a search; null otherwise. */
   search: SearchParams | null;
@@ -218,16 +221,16 @@ export function createAdmission(options: AdmissionOptions) {
     const admitTarget = (
       path: string,
       route: RouteIndex,
-      isSearch: boolean,
+      answer: Endpoint["answer"],
       query: Map<string, string[]>,
       credential: Credential,
     ): Admitted => {
       const { affid, callback } = parseCommon(query);
       if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
-      const search = isSearch ? parseSearchParams(query) : null;
+      const search = answer === "search" ? parseSearchParams(query) : null;
       let states: readonly LoadedSegment[] | null = null;
       let missing: ApiError | null = null;
-      if (!search) {
+      if (answer === "resource") {
         try {
           states = paths.statesOf(path);
         } catch (err) {
@@ -235,7 +238,7 @@ export function createAdmission(options: AdmissionOptions) {
           missing = err;
         }
       }
-      return { path, route, query, credential, affid, callback, states, search, missing };
+      return { path, route, query, credential, affid, callback, answer, states, search, missing };
     };
 
     return {
@@ -263,7 +266,8 @@ export function createAdmission(options: AdmissionOptions) {
         const limited = takeToken(credential, nowMs, headers);
         if (limited) return limited;
         if (known) return known.missing ?? known;
-        const admitted = admitTarget(path, info.route, match?.endpoint.answer === "search", query, credential);
+        // A /v1/ path no endpoint has is a resource: its 404 comes from the snapshot's paths (statesOf).
+        const admitted = admitTarget(path, info.route, match?.endpoint.answer ?? "resource", query, credential);
         if (url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);

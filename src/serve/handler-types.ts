@@ -4,6 +4,7 @@ import type { Config } from "../config.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission.ts";
 import type { Metrics } from "./metrics.ts";
+import type { EventStreamOptions } from "./events/hub.ts";
 
 export interface RequestLog {
   time: string;
@@ -44,6 +45,8 @@ export interface HandlerOptions
     > {
   /** The clock, epoch ms. Default Date.now. Tests inject one. */
   clock?: () => number;
+  /** The event stream's timers, caps and bounds (src/serve/events/hub.ts documents each, with its default). */
+  events?: EventStreamOptions;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
   /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */
@@ -58,6 +61,8 @@ export interface Handler {
   reload(): Promise<{ snapshotChanged: boolean }>;
   /** The size of every structure that grows with traffic (each has a fixed bound). */
   stats(): HandlerStats;
+  /** Ends every event stream (clients reconnect elsewhere); the server's graceful close calls it first. */
+  endStreams(): void;
   /** Resolves once no gzip template is being made in the background (tests wait on it instead of sleeping). */
   idle(): Promise<void>;
   /** The metrics, when `metricsToken` turned them on (the server adds its connections with `watch`). */
@@ -76,4 +81,6 @@ interface HandlerStats {
   bodyBytes: number;
   bodies: number;
   bodyReads: number;
+  /** Event streams open, dropped for not reading, and announced/updated events kept for resuming. */
+  events: { streams: number; dropped: number; swapEvents: number };
 }

@@ -26,6 +26,7 @@ import { ROUTE_INDEX } from "../api/routing.ts";
 import type { Metrics } from "./metrics.ts";
 import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
 import { searchBody } from "./search.ts";
+import { createEventHub } from "./events/hub.ts";
 
 /** How long a reload waits before closing the packs only the snapshot it replaced used (no request reads them then). */
 const PACK_CLOSE_DELAY_MS = 30_000;
@@ -75,6 +76,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     if (!(options.waitForSnapshot && err instanceof SnapshotError)) throw err;
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
+  const events = createEventHub(clock, options.events);
+  events.swap(state.snapshot);
   const metrics = options.metricsToken
     ? createMetrics({
         snapshot: () =>
@@ -209,6 +212,11 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         later = sendMetrics(req, res, info);
         return;
       }
+      if (a.answer === "stream") {
+        // A long-lived response: none of the caching, ETag or compression below applies.
+        result = events.open(req, res, a, headers);
+        return;
+      }
       const found = find(s, a, Math.floor(nowMs / 1000));
       const { changesAt } = found;
       const ttl =
@@ -244,7 +252,9 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     bodyBytes: bodies.bytes,
     bodies: bodies.size,
     bodyReads: bodies.reads,
+    events: events.stats(),
   });
+  handler.endStreams = () => events.close();
   handler.idle = () => variants.templates.idle();
   (handler as { metrics: Metrics | null }).metrics = metrics;
   handler.reload = async () => {
@@ -271,6 +281,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     const snapshotChanged = snapshot.id !== old?.id;
     // New keys (a key may be revoked) or a new snapshot: a new gate, so nothing admitted under the old state is kept.
     state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, gate: gate(keys, state.resources) };
+    if (snapshotChanged) events.swap(snapshot);
     // Requests read bodies synchronously, so none reads the replaced snapshot's packs once this turn is over; the
     // wait covers the sale list composed ahead of time (resources.ts) and leaves room to spare.
     if (old && old !== state.snapshot) {

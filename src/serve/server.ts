@@ -262,6 +262,8 @@ export async function startServer(
     close: () =>
       new Promise<void>((resolveClose) => {
         server.close(() => resolveClose());
+        // Event streams never finish by themselves: ended here, so that their clients reconnect elsewhere.
+        handler.endStreams();
         server.closeIdleConnections();
       }),
   };

@@ -1,0 +1,315 @@
+// GET /v1/events: Server-Sent Events of sales beginning, ending, announced and updated, fanned out from one timer.
+//
+// Design (the invariants every change must keep):
+// - One timer per process, armed for the next begins/ends instant of the snapshot served (schedule.ts), never one
+//   per stream. When it fires it reads the clock, sends every event placed in (through, now] and re-arms: a timer
+//   that fires early sends nothing and waits again; one that fires late sends what it passed, in order.
+// - An event's frame is made once per batch and affid, then written to every stream that wants it.
+// - A stream's ID sequence is the order (pos, rank, id) of schedule.ts; Last-Event-ID resumes after the event it
+//   names: begins/ends are recomputed from the snapshot (24 h back), announced/updated come from this process's
+//   memory of its recent swaps (bounded), so those resume on the server that sent them only.
+// - Bounded: streams per key and per server are capped (429, 503); a stream whose unsent bytes in this process pass
+//   `maxUnsentBytes` is dropped; close() ends every stream (the server's graceful close calls it).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { STORES } from "../../catalog/schema.ts";
+import { ApiError, invalidParameter } from "../../errors.ts";
+import type { LoadedSnapshot } from "../../snapshot/load.ts";
+import type { Admitted } from "../admission.ts";
+import { compareEvents, createSchedule, EVENT_TYPES, firstAfter, swapEvents } from "./schedule.ts";
+import type { EventType, SaleEvent, Schedule } from "./schedule.ts";
+
+/** Timers, injectable so that tests move the event timer with their clock. */
+export interface Scheduler {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface EventStreamOptions {
+  /** The timers the hub uses. Default: node's, unref'd (they never keep the process alive). */
+  scheduler?: Scheduler;
+  /** Interval between comment lines on every stream, ms. Default 15 000 (proxies close streams idle for long). */
+  heartbeatMs?: number;
+  /** The `retry:` sent on connect: how long a client waits before reconnecting, ms. Default 2 000. */
+  retryMs?: number;
+  /** Streams open at once on this server; more are a 503. Default 10 000. */
+  maxStreams?: number;
+  /** Streams open at once per key; more are a 429. Default 16. */
+  maxStreamsPerKey?: number;
+  /** Bytes a stream may hold unsent in this process (past the kernel's buffers) before it is dropped. Default 65 536. */
+  maxUnsentBytes?: number;
+  /** How far back Last-Event-ID resumes, seconds. Default 86 400 (24 hours). */
+  replaySeconds?: number;
+  /** Announced/updated events kept for resuming (the oldest are forgotten first). Default 10 000. */
+  maxSwapEvents?: number;
+}
+
+export const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler">> = {
+  heartbeatMs: 15_000,
+  retryMs: 2_000,
+  maxStreams: 10_000,
+  maxStreamsPerKey: 16,
+  maxUnsentBytes: 65_536,
+  replaySeconds: 86_400,
+  maxSwapEvents: 10_000,
+};
+
+const NODE_TIMERS: Scheduler = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+/** Longest single wait (node's timers take at most 2^31-1 ms); a longer one is waited in parts. */
+const MAX_WAIT_MS = 3_600_000;
+
+interface Stream {
+  res: ServerResponse;
+  key: string;
+  stores: ReadonlySet<string> | null;
+  types: ReadonlySet<EventType> | null;
+  affid: string;
+}
+
+/** A sale body as sent: its bytes and the offsets of its page links' closing quotes (where `&affid=` goes). */
+interface SaleBytes {
+  identity: Buffer;
+  links: readonly number[];
+}
+
+const HEADERS = [
+  "Content-Type",
+  "text/event-stream",
+  "Cache-Control",
+  "no-store",
+  "Access-Control-Allow-Origin",
+  "*",
+  // nginx: do not buffer this response (deploy/ passes it through as it is).
+  "X-Accel-Buffering",
+  "no",
+];
+const HEARTBEAT = Buffer.from(": keep-alive\n\n");
+
+/** Creates the event hub of a handler: `open` answers GET /v1/events, `swap` follows the snapshot served. */
+export function createEventHub(clock: () => number, options: EventStreamOptions = {}) {
+  const o = { ...EVENT_DEFAULTS, ...options };
+  const timers = options.scheduler ?? NODE_TIMERS;
+  const streams = new Set<Stream>();
+  const perKey = new Map<string, number>();
+  let schedule: Schedule | null = null;
+  /** Events placed at or before this second have been sent (or were due before any stream could want them). */
+  let through = Math.floor(clock() / 1000);
+  let timer: unknown = null;
+  let heartbeat: unknown = null;
+  let closed = false;
+  /** Recent swaps' events, in the order sent, with their bodies copied (their snapshot's packs may be closed). */
+  const swapLog: { event: SaleEvent; bytes: SaleBytes }[] = [];
+  let dropped = 0;
+
+  const bytesOf = (event: SaleEvent): SaleBytes => swapBytes.get(event) ?? schedule!.snapshot.bodies.get(event.body);
+  const swapBytes = new WeakMap<SaleEvent, SaleBytes>();
+
+  /** The frames of `events` for one affid, made once per batch. */
+  const framer = (events: readonly SaleEvent[]) => {
+    const sent = new Date(clock()).toISOString();
+    const made = new Map<string, Buffer[]>();
+    return (affid: string): Buffer[] => {
+      let frames = made.get(affid);
+      if (!frames) made.set(affid, (frames = events.map((e) => frame(e, bytesOf(e), affid, sent))));
+      return frames;
+    };
+  };
+
+  /** Writes `events` to every stream that wants them; drops a stream that has stopped reading. */
+  const fanOut = (events: readonly SaleEvent[]) => {
+    if (events.length === 0 || streams.size === 0) return;
+    const frames = framer(events);
+    for (const s of streams) write(s, events, frames(s.affid));
+  };
+
+  const write = (s: Stream, events: readonly SaleEvent[], frames: readonly Buffer[]) => {
+    const chosen: Buffer[] = [];
+    for (let i = 0; i < events.length; i++) if (wants(s, events[i]!)) chosen.push(frames[i]!);
+    if (chosen.length === 0) return;
+    if (stalled(s)) return;
+    s.res.write(chosen.length === 1 ? chosen[0]! : Buffer.concat(chosen));
+  };
+
+  /**
+   * Drops a stream whose earlier writes still hold more than `maxUnsentBytes` in this process (the kernel's buffers
+   * being full): a client that does not read. Looked at before each write, so that one large batch (a thousand
+   * sales beginning at once) does not drop a client that reads it.
+   */
+  const stalled = (s: Stream): boolean => {
+    if (s.res.writableLength <= o.maxUnsentBytes) return false;
+    dropped++;
+    s.res.destroy();
+    return true;
+  };
+
+  /** Sends the begins/ends events due by now, then waits for the next instant. */
+  const fire = () => {
+    timer = null;
+    const now = Math.floor(clock() / 1000);
+    if (now < through) through = now; // the clock was set back (tests): what comes after it is due again
+    if (schedule && now > through) {
+      const { events } = schedule;
+      const due = events.slice(firstAfter(events, through), firstAfter(events, now));
+      through = now;
+      fanOut(due);
+    }
+    arm();
+  };
+
+  const arm = () => {
+    if (timer !== null) timers.clearTimeout(timer);
+    timer = null;
+    if (!schedule || closed) return;
+    const next = schedule.events[firstAfter(schedule.events, through)];
+    if (!next) return;
+    timer = timers.setTimeout(fire, Math.min(MAX_WAIT_MS, Math.max(0, next.pos * 1000 - clock())));
+  };
+
+  const beat = () => {
+    heartbeat = null;
+    if (streams.size === 0 || closed) return;
+    for (const s of streams) if (!stalled(s)) s.res.write(HEARTBEAT);
+    heartbeat = timers.setTimeout(beat, o.heartbeatMs);
+  };
+
+  /** The events a stream resuming after `lastId` missed: after it in stream order, at most `replaySeconds` back. */
+  const missed = (lastId: string, now: number): SaleEvent[] => {
+    const m = /^(\d{1,12})\.\d\.[A-Za-z0-9_-]{16}$/.exec(lastId);
+    if (!m || !schedule) return [];
+    const since = now - o.replaySeconds;
+    const { events } = schedule;
+    const all = events.slice(firstAfter(events, since), firstAfter(events, now));
+    for (const { event } of swapLog) if (event.pos > since && event.pos <= now) all.push(event);
+    all.sort(compareEvents);
+    const at = all.findIndex((e) => e.id === lastId);
+    if (at >= 0) return all.slice(at + 1);
+    // Not held here (another snapshot history, or a swap this server did not see): from the second it names.
+    const second = Math.max(Number(m[1]), since);
+    return all.filter((e) => e.pos > second);
+  };
+
+  return {
+    /** Answers an admitted GET or HEAD /v1/events: the stream's headers, and on GET the stream. */
+    open(req: IncomingMessage, res: ServerResponse, a: Admitted, headers: readonly string[]): [number, number] {
+      const stores = values(a.query, "store", STORES, (v) => (v === "children" ? "kids" : v));
+      const types = values(a.query, "types", EVENT_TYPES);
+      if (closed) throw new ApiError(503, "service_unavailable", "the server is closing", { "Retry-After": "1" });
+      if (streams.size >= o.maxStreams)
+        throw new ApiError(503, "service_unavailable", `this server holds its ${o.maxStreams} streams`, {
+          "Retry-After": "5",
+        });
+      const count = perKey.get(a.credential.name) ?? 0;
+      if (count >= o.maxStreamsPerKey)
+        throw new ApiError(429, "rate_limited", `a key may hold ${o.maxStreamsPerKey} event streams at once`, {
+          "Retry-After": "5",
+        });
+      res.writeHead(200, [...HEADERS, ...headers]);
+      if (req.method === "HEAD") {
+        res.end();
+        return [200, 0];
+      }
+      req.socket.setNoDelay(true);
+      req.socket.setTimeout(0);
+      const stream: Stream = { res, key: a.credential.name, stores, types, affid: a.affid };
+      streams.add(stream);
+      perKey.set(stream.key, count + 1);
+      res.once("close", () => {
+        streams.delete(stream);
+        const left = (perKey.get(stream.key) ?? 1) - 1;
+        if (left > 0) perKey.set(stream.key, left);
+        else perKey.delete(stream.key);
+      });
+      const now = Math.floor(clock() / 1000);
+      if (now < through) fire();
+      const head = Buffer.from(`retry: ${o.retryMs}\n: ${schedule?.snapshot.id ?? "no snapshot"}\n\n`);
+      const lastId = req.headers["last-event-id"];
+      const replay = typeof lastId === "string" ? missed(lastId.trim(), Math.min(now, through)) : [];
+      res.write(head);
+      if (replay.length > 0) write(stream, replay, framer(replay)(stream.affid));
+      if (heartbeat === null) heartbeat = timers.setTimeout(beat, o.heartbeatMs);
+      return [200, head.length];
+    },
+
+    /** Follows a swap to `snapshot`: sends what fell due under the old one, then what the swap changed. */
+    swap(snapshot: LoadedSnapshot | null): void {
+      if (!snapshot || snapshot === schedule?.snapshot) return;
+      if (timer !== null) fire(); // what the old snapshot owed, before its bodies are let go
+      const next = createSchedule(snapshot);
+      const now = Math.floor(clock() / 1000);
+      const changes = schedule ? swapEvents(schedule, next, now) : [];
+      schedule = next;
+      for (const event of changes) {
+        const { identity, links } = snapshot.bodies.get(event.body);
+        const bytes = { identity, links };
+        swapBytes.set(event, bytes);
+        swapLog.push({ event, bytes });
+      }
+      const since = now - o.replaySeconds;
+      let drop = 0;
+      while (drop < swapLog.length && (swapLog.length - drop > o.maxSwapEvents || swapLog[drop]!.event.pos <= since))
+        drop++;
+      if (drop > 0) swapLog.splice(0, drop);
+      fanOut(changes);
+      arm();
+    },
+
+    /** Ends every stream (clients reconnect elsewhere) and stops the timers; new streams get a 503. */
+    close(): void {
+      closed = true;
+      if (timer !== null) timers.clearTimeout(timer);
+      if (heartbeat !== null) timers.clearTimeout(heartbeat);
+      timer = heartbeat = null;
+      for (const s of streams) s.res.end();
+    },
+
+    stats: () => ({ streams: streams.size, dropped, swapEvents: swapLog.length }),
+  };
+}
+
+export type EventHub = ReturnType<typeof createEventHub>;
+
+function wants(s: Stream, e: SaleEvent): boolean {
+  return (s.stores === null || s.stores.has(e.store)) && (s.types === null || s.types.has(e.type));
+}
+
+/** A repeatable parameter (also comma-separated) checked against `allowed`; null when absent. */
+function values<T extends string>(
+  query: Map<string, string[]>,
+  name: string,
+  allowed: readonly T[],
+  alias: (v: string) => string = (v) => v,
+): ReadonlySet<T> | null {
+  const given = query.get(name);
+  if (!given) return null;
+  const out = new Set<T>();
+  for (const v of given.flatMap((g) => g.split(","))) {
+    const value = alias(v);
+    if (!(allowed as readonly string[]).includes(value))
+      throw invalidParameter(name, `must be one of ${allowed.join(", ")} (repeatable)`);
+    out.add(value as T);
+  }
+  return out;
+}
+
+/** One event as the stream sends it. */
+function frame(e: SaleEvent, sale: SaleBytes, affid: string, sent: string): Buffer {
+  const head = `id: ${e.id}\nevent: ${e.type}\ndata: {"sale":`;
+  const tail = `,"at":"${new Date(e.at * 1000).toISOString().replace(".000Z", "Z")}","sent":"${sent}"}\n\n`;
+  return Buffer.concat([Buffer.from(head), withAffid(sale, affid), Buffer.from(tail)]);
+}
+
+/** The sale's JSON with `&affid=` in each page link. */
+function withAffid({ identity, links }: SaleBytes, affid: string): Buffer {
+  if (!affid || links.length === 0) return identity;
+  const insert = Buffer.from(`&affid=${encodeURIComponent(affid)}`);
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const at of links) {
+    parts.push(identity.subarray(from, at), insert);
+    from = at;
+  }
+  parts.push(identity.subarray(from));
+  return Buffer.concat(parts);
+}
