@@ -125,9 +125,11 @@ export function startKeySync(options: KeySyncOptions): KeySync {
   };
 
   /** The publisher's step: the file as it is now, published unless Redis holds it already. */
+  let checked = ""; // the digest of the last text found valid: checked once, not at every comparison
   const publish = async () => {
     const file = await readLocal(true);
-    parseKeysText(file.text!, options.keysFile); // never publish a file the followers would refuse
+    if (checked !== file.digest) parseKeysText(file.text!, options.keysFile); // never publish what followers refuse
+    checked = file.digest;
     const [change, digest] = await client.hmget(KEYS_DOC, "change", "digest");
     if (digest === file.digest && change) return ok(Number(change));
     ok(await client.publishKeys(KEYS_DOC, KEYS_CHANNEL, file.digest, file.text!));

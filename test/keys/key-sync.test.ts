@@ -34,7 +34,13 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
   let b: Server;
   const servers: Watched[] = [];
 
-  const startServer = async (keysFile: string, role: "publish" | "follow", port = redisPort, db = 0) => {
+  const startServer = async (
+    keysFile: string,
+    role: "publish" | "follow",
+    port = redisPort,
+    db = 0,
+    more: Record<string, string> = {},
+  ) => {
     const server = watchOutput(
       spawnServe(
         {
@@ -44,6 +50,7 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
           REDIS_URL: `redis://127.0.0.1:${port}${db ? `/${db}` : ""}`,
           KEYS_SYNC: role,
           METRICS_TOKEN,
+          ...more,
         },
         ["ignore", "ignore", "pipe"],
       ),
@@ -184,6 +191,20 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
     await portal.waitFor(/portal: keys published through Redis at redis:\/\/127\.0\.0\.1:\d+\/1 \(change 1\)/);
     const d = await startServer(join(root, "c", "d-keys.json"), "follow", redisPort, 1);
     await until(d, key, 200, performance.now());
+  });
+
+  it("under WORKERS=2 each worker follows: a new key and a revocation reach both", async () => {
+    const w = await startServer(join(root, "c", "w-keys.json"), "follow", redisPort, 0, { WORKERS: "2" });
+    await w.waitFor(/serve: keys followed from Redis/, 2); // one line a worker
+    const key = await createKey(source, "for-workers", new Date(), LIMITS);
+    await until(w, key, 200, performance.now());
+    const answers = async () => Promise.all([1, 2, 3, 4].map(() => status(w, key)));
+    expect(await answers()).toEqual([200, 200, 200, 200]); // round robin: both workers
+    await revokeKey(source, "for-workers");
+    await until(w, key, 401, performance.now());
+    const deadline = performance.now() + WITHIN_MS;
+    while ((await answers()).some((s) => s !== 401) && performance.now() < deadline);
+    expect(await answers()).toEqual([401, 401, 401, 401]);
   });
 
   it("a follower whose Redis is not there starts anyway, serving the keys file it has", async () => {
