@@ -146,6 +146,20 @@ export const ENDPOINTS: readonly Endpoint[] = [
     doc: upcomingList("Upcoming sales of one store"),
   },
   {
+    id: "getUpcomingCalendar",
+    path: "/v1/sales/upcoming.ics",
+    route: "calendar",
+    answer: "calendar",
+  },
+  {
+    id: "getStoreUpcomingCalendar",
+    path: "/v1/sales/{store}/upcoming.ics",
+    route: "calendar",
+    answer: "calendar",
+    params: { store: STORE },
+    missing: inStore("no such resource"),
+  },
+  {
     id: "getSale",
     path: "/v1/sales/{store}/{sale_key}/detail.json",
     route: "sale_detail",

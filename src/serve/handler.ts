@@ -27,6 +27,7 @@ import type { Metrics } from "./metrics.ts";
 import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
 import { searchBody } from "./search.ts";
 import { createEventHub } from "./events/hub.ts";
+import { calendarLists, createCalendars } from "./calendar.ts";
 
 /** How long a reload waits before closing the packs only the snapshot it replaced used (no request reads them then). */
 const PACK_CLOSE_DELAY_MS = 30_000;
@@ -77,6 +78,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
   const events = createEventHub(clock, options.events);
+  const calendars = createCalendars();
   events.swap(state.snapshot);
   const metrics = options.metricsToken
     ? createMetrics({
@@ -123,6 +125,33 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         return answerError(req, res, err, info, []);
       },
     );
+  };
+
+  /** GET /v1/sales/[<store>/]upcoming.ics: the feed of the active and upcoming lists in force, cached like them. */
+  const sendCalendar = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: State,
+    a: Admitted,
+    nowMs: number,
+    headers: string[],
+  ): [number, number] => {
+    const now = Math.floor(nowMs / 1000);
+    const paths = calendarLists(a.path);
+    const [active, upcoming] = [paths.active, paths.upcoming].map((p) =>
+      s.resources!.at(p, s.resources!.statesOf(p), now),
+    );
+    if (active instanceof Missing || upcoming instanceof Missing || !active || !upcoming) throw notFound();
+    const changes = [active.changesAt, upcoming.changesAt].filter((c) => c !== null);
+    const ttl =
+      changes.length === 0
+        ? maxAge
+        : Math.max(0, Math.min(maxAge, Math.floor((Math.min(...changes) * 1000 - nowMs) / 1000)));
+    const rep = calendars.represent(
+      { active: active.body, upcoming: upcoming.body },
+      { store: paths.store, affid: a.affid, builtAt: s.snapshot!.manifest.built_at, refreshSeconds: maxAge },
+    );
+    return sendRepresentation(req, res, rep, { ttl, headers });
   };
 
   let isoMs = -1;
@@ -215,6 +244,10 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       if (a.answer === "stream") {
         // A long-lived response: none of the caching, ETag or compression below applies.
         result = events.open(req, res, a, headers);
+        return;
+      }
+      if (a.answer === "calendar") {
+        result = sendCalendar(req, res, s, a, nowMs, headers);
         return;
       }
       const found = find(s, a, Math.floor(nowMs / 1000));
