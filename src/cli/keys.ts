@@ -57,6 +57,7 @@ function limitsText(k: KeyRecord): string {
 /** One line per key: name, limits, dates, status. Never the key or its hash. */
 function statusText(k: KeyRecord, nowMs: number): string {
   if (k.revoked) return `revoked ${k.revoked}`;
+  if (k.suspended) return `suspended ${k.suspended} (its account, by the portal's operator)`;
   const grace = graceUntil(k, nowMs);
   return grace
     ? `active, rotated ${k.rotated}, old key valid until ${grace} (grace period)`

@@ -3,7 +3,7 @@ import { execFile, spawn } from "node:child_process";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hashKey, loadKeysFile } from "../../src/keys/keys-file.ts";
+import { hashKey, loadKeysFile, updateKeysFile } from "../../src/keys/keys-file.ts";
 import { createKeyRing } from "../../src/serve/keys.ts";
 import { tempDir } from "../helpers/fixture.ts";
 
@@ -83,6 +83,17 @@ describe("keys CLI", { timeout: SLOW }, () => {
     // Revoking ends the grace period of the replaced key too.
     const revokedRing = createKeyRing((await loadKeysFile(file)).keys);
     expect(() => revokedRing.authenticate(query(key), 0)).toThrow(/not a valid key/);
+  });
+
+  it("lists a key whose account the portal's operator suspended as suspended, not active", async () => {
+    const file = join(await tempDir(), "keys.json");
+    expect((await keys(file, "create", "p.1.1")).status).toBe(0);
+    await updateKeysFile(file, new Date(), (f) => {
+      f.keys[0]!.suspended = "2026-11-26T01:00:00.000Z";
+    });
+    expect((await keys(file, "list")).stdout).toMatch(
+      /^p\.1\.1\t.*\tsuspended 2026-11-26T01:00:00\.000Z \(its account, by the portal's operator\)\n/,
+    );
   });
 
   it("answers every bad input with one line on stderr and exit code 2, leaving the file as it was", async () => {
