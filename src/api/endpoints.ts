@@ -43,7 +43,7 @@ interface PathParameter {
 
 /** What the OpenAPI document says of an endpoint. */
 export interface EndpointDoc {
-  tag: "Sales" | "Products" | "Search" | "Reference";
+  tag: "Sales" | "Products" | "Search" | "Events" | "Reference";
   summary: string;
   description: string;
   /** The 200 response's description, and its examples (name -> summary and example). */
@@ -51,6 +51,10 @@ export interface EndpointDoc {
   examples?: Record<string, { summary: string; value: ExampleName }>;
   /** For a keyless document: its media type and JSON Schema in the document. */
   document?: { type: string; schema: Record<string, unknown> };
+  /** For a keyed endpoint whose 200 is not JSON (the event stream, the calendar): its media type and schema. */
+  media?: { type: string; schema: Record<string, unknown> };
+  /** Query parameters of its own, as the document has them (besides the key, `affid` and `callback`). */
+  query?: Record<string, unknown>[];
 }
 
 /** One endpoint. */
@@ -107,6 +111,22 @@ const upcomingList = (summary: string): EndpointDoc => ({
   examples: { sample: { summary: "Two sales of the sample catalog", value: "upcomingSales" } },
 });
 
+const calendar = (summary: string): EndpointDoc => ({
+  tag: "Sales",
+  summary,
+  description:
+    "An iCalendar feed (RFC 5545, with RFC 7986's `NAME` and `REFRESH-INTERVAL`) to subscribe to in a calendar app: one `VEVENT` per active or upcoming sale, with a `UID` that stays the same across snapshots (`<store>-<sale_key>@<API host>`), `DTSTART`/`DTEND` in UTC, the sale's name, description and page link (with `affid`). Cached like the lists (`ETag`, `max-age` never past the next change).",
+  response: "The calendar.",
+  media: {
+    type: "text/calendar",
+    schema: {
+      type: "string",
+      example:
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//flash-sale-api//sales calendar 1//EN\r\nNAME:Flash sales\r\nBEGIN:VEVENT\r\nUID:women-boots@api.example.com\r\nDTSTART:20261122T170000Z\r\nDTEND:20261124T170000Z\r\nSUMMARY:Boots\r\nURL:https://www.example-retailer.com/sale/boots?utm_medium=api\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+    },
+  },
+});
+
 /** Every endpoint, in the order the document lists them. */
 export const ENDPOINTS: readonly Endpoint[] = [
   {
@@ -150,6 +170,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: "/v1/sales/upcoming.ics",
     route: "calendar",
     answer: "calendar",
+    doc: calendar("Calendar of active and upcoming sales, every store"),
   },
   {
     id: "getStoreUpcomingCalendar",
@@ -158,6 +179,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     answer: "calendar",
     params: { store: STORE },
     missing: inStore("no such resource"),
+    doc: calendar("Calendar of active and upcoming sales of one store"),
   },
   {
     id: "getSale",
@@ -260,6 +282,63 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: "/v1/events",
     route: "events",
     answer: "stream",
+    doc: {
+      tag: "Events",
+      summary: "Sale events, pushed as they happen",
+      description: [
+        "A `text/event-stream` (Server-Sent Events, as the WHATWG HTML standard defines them: a browser's `EventSource` reads it) that stays open. Event types:",
+        "",
+        "| `event` | when | `sale` |",
+        "|---|---|---|",
+        "| `sale.begins` | at the sale's `begins`, to the second | as the active list shows it (with its products) |",
+        "| `sale.ends` | at the sale's `ends` | as the active list last showed it |",
+        "| `sale.announced` | a new snapshot adds an upcoming (or active) sale | as the lists show it then |",
+        "| `sale.updated` | a new snapshot changes a sale that is upcoming or active | as the lists show it then |",
+        "",
+        '`data` is JSON: `{"sale": <the sale, with `affid` in its page link when given>, "at": "<the scheduled instant, RFC 3339>", "sent": "<when it was sent, RFC 3339 with milliseconds>"}` (`at` of announced/updated: when the snapshot was built).',
+        "Each `id` is derived from the event itself, the same on every server; reconnect with `Last-Event-ID` (EventSource does) to get the events missed since, in order: `sale.begins`/`sale.ends` up to 24 hours back on any server, `sale.announced`/`sale.updated` from the server that sent them.",
+        "The stream starts with `retry:` and a comment line, and sends a comment at least every 15 s. Beyond the streams a key may hold at once: 429; beyond the server's: 503. A client that stops reading is disconnected. When a server shuts down it ends its streams: reconnect (EventSource does).",
+      ].join("\n"),
+      response: "The event stream.",
+      media: {
+        type: "text/event-stream",
+        schema: {
+          type: "string",
+          description:
+            'Events `id: <id>`, `event: <type>`, `data: {"sale": Sale, "at": date-time, "sent": date-time}`, each ended by a blank line; comment lines start with `:`.',
+          example:
+            'retry: 2000\n: 20261122T1655Z-1a2b\n\nid: 1795366800.1.q3VJk1Xr0cO3yQ2m\nevent: sale.begins\ndata: {"sale":{"name":"Boots","sale_key":"boots","store":"women","begins":"2026-11-22T17:00:00Z"},"at":"2026-11-22T17:00:00Z","sent":"2026-11-22T17:00:00.012Z"}\n\n',
+        },
+      },
+      query: [
+        {
+          name: "store",
+          in: "query",
+          description: "Only the events of these stores (repeatable; `children` is `kids`). Default every store.",
+          schema: { type: "array", items: { type: "string", enum: [...STORES, "children"] }, maxItems: 32 },
+          style: "form",
+          explode: true,
+        },
+        {
+          name: "types",
+          in: "query",
+          description: "Only these event types (repeatable, or comma-separated). Default all four.",
+          schema: {
+            type: "array",
+            items: { type: "string", enum: ["sale.announced", "sale.begins", "sale.ends", "sale.updated"] },
+            maxItems: 32,
+          },
+          style: "form",
+          explode: true,
+        },
+        {
+          name: "Last-Event-ID",
+          in: "header",
+          description: "The `id` of the last event received: the stream starts with the events missed since.",
+          schema: { type: "string", maxLength: 64 },
+        },
+      ],
+    },
   },
   {
     id: "getOpenApiDocument",

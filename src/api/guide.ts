@@ -133,6 +133,32 @@ For old browsers, add \`callback=<function name>\` and load the URL with a scrip
 \`/**/<name>(<json>);\`. Errors are then a call to the same function with the problem object; add
 \`suppress_response_codes=1\` to get them with status 200, since a browser does not run a script whose response is a 4xx.
 
+## Sale events as they happen
+
+Instead of polling the lists, keep \`${baseUrl}/v1/events?apikey=${key}\` open: a Server-Sent Events stream
+that sends \`sale.begins\` and \`sale.ends\` at the second they happen, and \`sale.announced\` and \`sale.updated\`
+when a new snapshot adds or changes a sale. Narrow it with \`store\` and \`types\` (both repeatable); \`affid\`
+goes into each sale's page link. In a browser, \`EventSource\` reads it, across origins, and reconnects by itself
+with \`Last-Event-ID\`, so no event is missed or repeated. In a page's script:
+
+\`\`\`javascript
+const events = new EventSource("${baseUrl}/v1/events?apikey=${key}&store=women");
+events.addEventListener("sale.begins", (e) => {
+  const { sale, at } = JSON.parse(e.data);
+  console.log(at, "now on:", sale.name, sale.sale_url);
+});
+events.addEventListener("sale.ends", (e) => console.log("ended:", JSON.parse(e.data).sale.name));
+\`\`\`
+
+From a shell, \`curl -N "${baseUrl}/v1/events?apikey=${key}"\` prints the stream as it comes.
+
+For people rather than programs, every store's active and upcoming sales are also an iCalendar feed to subscribe to
+(\`/v1/sales/upcoming.ics\`, or \`/v1/sales/<store>/upcoming.ics\` for one store):
+
+\`\`\`sh
+curl -sf "${baseUrl}/v1/sales/upcoming.ics?apikey=${key}" | grep -c BEGIN:VEVENT
+\`\`\`
+
 ## Versioning
 
 \`/v1/\` keeps its promises: fields and parameters may be added, never removed or changed in meaning or type. Ignore

@@ -119,6 +119,17 @@ function operation(e: Endpoint, doc: EndpointDoc, ex: Examples): Json {
       },
     );
   }
+  if (doc.media) {
+    return get(
+      e.id,
+      doc.tag,
+      doc.summary,
+      doc.description,
+      [...pathParameters, ...(doc.query ?? [])],
+      documentResponse(doc.media.type, doc.response, doc.media.schema),
+      { notFound: e.missing !== undefined },
+    );
+  }
   const examples = Object.fromEntries(
     Object.entries(doc.examples ?? {}).map(([name, { summary, value }]) => [name, { summary, value: ex[value] }]),
   );
@@ -146,6 +157,7 @@ export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`M
       { name: "Sales", description: "Active and upcoming sales, and each sale." },
       { name: "Products", description: "Products on sale now, their categories and sizes." },
       { name: "Search", description: "Full-text search over the products on sale now." },
+      { name: "Events", description: "Sale events pushed as they happen (Server-Sent Events)." },
       { name: "Reference", description: "This document and its reference page; no key needed." },
     ],
     paths: Object.fromEntries(ENDPOINTS.flatMap((e) => (e.doc ? [[e.path, operation(e, e.doc, ex)]] : []))),
