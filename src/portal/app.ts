@@ -1,5 +1,7 @@
 // The developer portal as a Hono app: security headers, sessions and CSRF checks around the routes of each part.
+import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
+import { createClientResolver } from "../serve/client-address.ts";
 import { bodyLimit } from "hono/body-limit";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
@@ -49,9 +51,18 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     mailLimits: DEFAULT_MAIL_LIMITS,
     sessionLimits: DEFAULT_SESSION_LIMITS,
     log: () => {},
+    trustProxy: [],
     ...options,
   };
+  const resolveClient = createClientResolver(portal.trustProxy);
   const app = new Hono<PortalEnv>();
+
+  // Who the client is: the peer, or the address a trusted proxy names (node-server's binding holds the request).
+  app.use(async (c, next) => {
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    c.set("client", incoming ? resolveClient(incoming) : "");
+    await next();
+  });
 
   app.use(secureHeaders({ contentSecurityPolicy: CSP, crossOriginEmbedderPolicy: true }));
   app.use(async (c, next) => {

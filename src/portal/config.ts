@@ -1,5 +1,6 @@
 // The portal's settings, from the environment (read by src/cli/portal.ts only): one zod schema.
 import { z } from "zod";
+import { parseTrustProxy } from "../serve/proxies.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 
 export const DEFAULT_PORTAL_PORT = 8081;
@@ -24,6 +25,16 @@ export const PortalConfigSchema = z.object({
   keyLimit: z.coerce.number().int().min(1).max(1000).default(DEFAULT_KEY_LIMIT),
   /** PORTAL_APPROVAL: `manual`, new accounts wait for an operator's approval; `auto` (the default), they do not. */
   approval: z.enum(["auto", "manual"], "PORTAL_APPROVAL must be auto or manual").default("auto"),
+  /** TRUST_PROXY, as the API reads it: the proxies whose X-Forwarded-For names the client. Default none. */
+  trustProxy: z
+    .string()
+    .default("0")
+    .transform((v, ctx) => {
+      const proxies = parseTrustProxy(v);
+      if (typeof proxies !== "string") return proxies;
+      ctx.addIssue({ code: "custom", message: proxies });
+      return z.NEVER;
+    }),
 });
 export type PortalConfig = z.infer<typeof PortalConfigSchema>;
 
@@ -39,5 +50,6 @@ export function parsePortalConfig(env: Record<string, string | undefined>): Port
     mailFrom: value("MAIL_FROM"),
     keyLimit: value("PORTAL_KEY_LIMIT"),
     approval: value("PORTAL_APPROVAL"),
+    trustProxy: value("TRUST_PROXY"),
   });
 }

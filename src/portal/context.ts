@@ -1,6 +1,5 @@
 // What every route of the portal shares: its options, the per-request variables, and the helpers that read them.
 import type { Context } from "hono";
-import { getConnInfo } from "@hono/node-server/conninfo";
 import type { PortalDatabase } from "./db/database.ts";
 import type { Mailer } from "./mailer.ts";
 import type { Account } from "./store/accounts.ts";
@@ -33,6 +32,11 @@ export interface PortalOptions {
   sessionLimits?: SessionLimits;
   /** Where error lines go (the CLI: stderr). Default: nowhere. Never given a password, session ID, key or token. */
   log?: (line: string) => void;
+  /**
+   * Proxies whose X-Forwarded-For names the client (TRUST_PROXY: addresses and CIDR networks), for the sign-in and
+   * mail limits and the audit trail; from any other peer the header is ignored. Default none: the peer is the client.
+   */
+  trustProxy?: readonly string[];
 }
 
 /** The options with every default filled in. */
@@ -46,17 +50,15 @@ export interface PortalEnv {
     csrf: string;
     /** Whether cookies carry Secure and the __Host- prefix on this request. */
     secureCookies: boolean;
+    /** The client's address: the peer, or from a trusted proxy the address it names. */
+    client: string;
   };
 }
 export type PortalContext = Context<PortalEnv>;
 
-/** The client's address (the TCP peer), as the audit trail and the sign-in limits know it. */
+/** The client's address, as the audit trail and the sign-in and mail limits know it (see PortalOptions.trustProxy). */
 export function clientAddress(c: PortalContext): string {
-  try {
-    return getConnInfo(c).remote.address ?? "unknown";
-  } catch {
-    return "unknown";
-  }
+  return c.get("client") || "unknown";
 }
 
 /** The page frame's view of the request. */

@@ -28,6 +28,7 @@ export async function runPortal(
     apiUrl: api.baseUrl,
     keyLimit: config.keyLimit,
     approval: config.approval,
+    trustProxy: config.trustProxy,
     mailer: createMailer(config.smtpUrl, config.mailFrom, log),
     log,
   });

@@ -32,10 +32,10 @@ export function clientKey(address: string): string {
  * Returns the function that names a request's client: its peer address, unless the peer is one of `trusted`
  * (addresses or networks); then X-Forwarded-For is read from the right, past every trusted address, and the first
  * other valid address is the client (nginx's `real_ip_recursive on`). A malformed entry stops the walk at the
- * last trusted hop. The result is grouped by {@link clientKey}.
+ * last trusted hop. The address as found (the portal's audit trail shows it); {@link createClientAddress} groups it.
  */
-export function createClientAddress(trusted: readonly string[]): (req: IncomingMessage) => string {
-  if (trusted.length === 0) return (req) => clientKey(req.socket.remoteAddress ?? "");
+export function createClientResolver(trusted: readonly string[]): (req: IncomingMessage) => string {
+  if (trusted.length === 0) return (req) => unmapped(req.socket.remoteAddress ?? "");
   const list = new BlockList();
   for (const entry of trusted) {
     const p = parseProxyEntry(entry);
@@ -49,7 +49,7 @@ export function createClientAddress(trusted: readonly string[]): (req: IncomingM
   };
   return (req) => {
     let client = req.socket.remoteAddress ?? "";
-    if (!isTrusted(client)) return clientKey(client);
+    if (!isTrusted(client)) return unmapped(client);
     const header = req.headers["x-forwarded-for"];
     const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",");
     for (let i = hops.length - 1; i >= 0; i--) {
@@ -58,6 +58,12 @@ export function createClientAddress(trusted: readonly string[]): (req: IncomingM
       client = hop;
       if (!isTrusted(hop)) break;
     }
-    return clientKey(client);
+    return unmapped(client);
   };
+}
+
+/** {@link createClientResolver}, its address grouped by {@link clientKey}: whom the API's failure limit counts. */
+export function createClientAddress(trusted: readonly string[]): (req: IncomingMessage) => string {
+  const resolve = createClientResolver(trusted);
+  return (req) => clientKey(resolve(req));
 }

@@ -57,8 +57,12 @@ export class PortalClient {
     return /name="_csrf" value="([^"]+)"/.exec(this.last?.text ?? "")?.[1] ?? "";
   }
 
+  /** Headers sent with every request (an X-Forwarded-For, say). */
+  readonly extraHeaders: Record<string, string> = {};
+
   async request(path: string, init: RequestInit = {}): Promise<Page> {
     const headers = new Headers(init.headers);
+    for (const [name, value] of Object.entries(this.extraHeaders)) headers.set(name, value);
     if (this.cookies.size) headers.set("cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
     const res = await fetch(new URL(path, this.base), { ...init, headers, redirect: "manual" });
     for (const line of res.headers.getSetCookie()) {
