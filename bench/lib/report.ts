@@ -12,7 +12,7 @@ export const fmtX = (n: number | null) => (n === null ? "" : `${n.toFixed(2)}x`)
 export const fmtCpuUs = (n: number | undefined) => (n === undefined ? "?" : n.toFixed(1));
 
 /** Below this share of its core, a server was starved by other processes and its req/s says little. */
-export const MIN_CORE_SHARE = 0.85;
+const MIN_CORE_SHARE = 0.85;
 
 /** A server's share of its core as a percentage, "!" when under MIN_CORE_SHARE, or "?" where /proc gave none. */
 const fmtCoreShare = (share: number | undefined) =>

@@ -19,7 +19,7 @@ interface DocStats {
 }
 
 /** One match: its sort value (higher first; 0 for relevance), its total penalty (lower first) and its BM25F score. */
-export interface RankedMatch {
+interface RankedMatch {
   id: number;
   primary: number;
   penalty: number;

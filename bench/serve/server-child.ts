@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { startCpuProfile } from "../lib/profile.ts";
 
 /** One encoding of a bare-server route: the body file and the response headers, as a flat [name, value, ...] list. */
-export interface BareBody {
+interface BareBody {
   file: string;
   headers: string[];
 }

@@ -12,11 +12,11 @@ import { parseKeysText, writeKeysText } from "./keys-file.ts";
 import { acquireKeysLock } from "./keys-lock.ts";
 
 /** The Redis hash holding the published keys file: `change` (a counter), `digest` (sha256 of `text`) and `text`. */
-export const KEYS_DOC = "flash-sale-api:keys";
+const KEYS_DOC = "flash-sale-api:keys";
 /** Where each new change is announced, as "<change> <digest>". */
-export const KEYS_CHANNEL = "flash-sale-api:keys:changed";
+const KEYS_CHANNEL = "flash-sale-api:keys:changed";
 /** How often a publisher compares its file with Redis, and a follower Redis with its file, ms (besides announcements). */
-export const DEFAULT_SYNC_INTERVAL = 1_000;
+const DEFAULT_SYNC_INTERVAL = 1_000;
 /** A Redis command not answered within this time counts as Redis being unreachable, ms. */
 const COMMAND_TIMEOUT_MS = 1_000;
 

@@ -11,7 +11,7 @@ import { acquireKeysLock } from "./keys-lock.ts";
  * format that holds what it has (format 2 unless a key is suspended), so that API servers still on the code before
  * format 3 go on reading it during an upgrade.
  */
-export const KEYS_FORMAT = 3;
+const KEYS_FORMAT = 3;
 /** Formats read: files written by the code before rotation (format 1) and before suspension (2) still load. */
 const READS: readonly number[] = [1, 2, 3];
 export const KEY_RE = /^[A-Za-z0-9]{32}$/;
@@ -19,10 +19,9 @@ const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 const HASH = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
 /** A key replaced by `rotate`, valid until its grace period ends. */
-export const PreviousKeySchema = z.strictObject({ hash: HASH, until: z.iso.datetime() });
-export type PreviousKey = z.infer<typeof PreviousKeySchema>;
+const PreviousKeySchema = z.strictObject({ hash: HASH, until: z.iso.datetime() });
 
-export const KeyRecordSchema = z.strictObject({
+const KeyRecordSchema = z.strictObject({
   name: z
     .string()
     .regex(
@@ -45,7 +44,7 @@ export const KeyRecordSchema = z.strictObject({
 });
 export type KeyRecord = z.infer<typeof KeyRecordSchema>;
 
-export const KeysFileSchema = z.strictObject({ format: z.literal([1, 2, 3]), keys: z.array(KeyRecordSchema) });
+const KeysFileSchema = z.strictObject({ format: z.literal([1, 2, 3]), keys: z.array(KeyRecordSchema) });
 export type KeysFile = z.infer<typeof KeysFileSchema>;
 
 export interface Limits {

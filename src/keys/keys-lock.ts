@@ -2,7 +2,7 @@
 import { acquireLock, LockHeldError } from "../lock-file.ts";
 
 /** How long a writer waits for another writer's lock before giving up, ms. */
-export const DEFAULT_LOCK_WAIT = 30_000;
+const DEFAULT_LOCK_WAIT = 30_000;
 
 export class KeysLockedError extends Error {
   constructor(lockPath: string, pid: number, waitMs: number) {

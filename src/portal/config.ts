@@ -3,9 +3,9 @@ import { z } from "zod";
 import { parseTrustProxy } from "../serve/proxies.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 
-export const DEFAULT_PORTAL_PORT = 8081;
+const DEFAULT_PORTAL_PORT = 8081;
 
-export const PortalConfigSchema = z.object({
+const PortalConfigSchema = z.object({
   /** Env PORTAL_PORT. Default 8081. */
   port: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTAL_PORT),
   /** Env PORTAL_HOST. Default HOST, else 127.0.0.1. */

@@ -21,10 +21,8 @@ const newPassword = z
 const password = z.string("Password is required").min(1, "Password is required").max(256, "Password is too long");
 
 export const SignUpSchema = z.object({ email, password: newPassword, partner: text("Partner name", 100) });
-export type SignUp = z.infer<typeof SignUpSchema>;
 
 export const SignInSchema = z.object({ email: text("Email", 254), password });
-export type SignIn = z.infer<typeof SignInSchema>;
 
 export const ResetRequestSchema = z.object({ email });
 export const ResetSchema = z.object({ token: z.string().max(100), password: newPassword });
@@ -38,7 +36,7 @@ export const RotateSchema = z.object({
 });
 
 /** The most a rate or burst may be set to: far above what one server answers, and still a plain number. */
-export const MAX_RATE = 1_000_000;
+const MAX_RATE = 1_000_000;
 const rateField = z
   .string("Rate is required")
   .trim()

@@ -20,7 +20,7 @@ import { randomId } from "./secrets.ts";
 export const DEFAULT_KEY_LIMIT = 10;
 
 /** The name in the keys file of an account's key: the account is read back from it. */
-export const keyFileName = (accountId: string, keyId: string) => `p.${accountId}.${keyId}`;
+const keyFileName = (accountId: string, keyId: string) => `p.${accountId}.${keyId}`;
 
 /** A key as the dashboard shows it. */
 export interface PartnerKey {

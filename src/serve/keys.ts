@@ -4,7 +4,7 @@ import type { KeyRecord } from "../keys/keys-file.ts";
 import { hashKey, KEY_RE, loadKeysFile } from "../keys/keys-file.ts";
 
 /** A valid key: its record's name, and the instant (epoch ms) it stops being valid (Infinity but for a replaced key). */
-export interface Authenticated {
+interface Authenticated {
   name: string;
   until: number;
 }

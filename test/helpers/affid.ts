@@ -9,7 +9,7 @@ export function startListsApi(sales: number, variantCacheBytes: number): Promise
 }
 
 /** The standard catalog with `n` more sales in the women's store: a sale list with many page links. */
-export function manySalesCatalog(n: number) {
+function manySalesCatalog(n: number) {
   const catalog = standardCatalog();
   for (let i = 0; i < n; i++)
     catalog.sales.push(

@@ -32,7 +32,7 @@ export interface FakeRedis {
 }
 
 /** Encodes a reply in RESP2 (what a test's bad replies are made of). */
-export function encodeReply(reply: Reply): string {
+function encodeReply(reply: Reply): string {
   if (reply === null) return "$-1\r\n";
   if (typeof reply === "number") return `:${reply}\r\n`;
   if (typeof reply === "string") return `$${Buffer.byteLength(reply)}\r\n${reply}\r\n`;

@@ -146,7 +146,7 @@ export async function tempDir(prefix = "fsa-"): Promise<string> {
 }
 
 /** The directories tempDir made in this test file (a global, so that the setup file needs no import of this one). */
-export function madeTempDirs(): string[] {
+function madeTempDirs(): string[] {
   const g = globalThis as { [TEMP_DIRS]?: string[] };
   return (g[TEMP_DIRS] ??= []);
 }

@@ -32,7 +32,7 @@ export function clockScheduler(clock: { now: number }) {
   };
 }
 
-export interface SseEvent {
+interface SseEvent {
   id: string;
   event: string;
   data: string;

@@ -4,7 +4,7 @@
 export type SqlValue = string | number | null;
 
 /** One statement and its parameters, written with `?` placeholders (each backend rewrites them as it needs). */
-export interface Statement {
+interface Statement {
   sql: string;
   params?: SqlValue[];
 }

@@ -7,7 +7,7 @@ const MIGRATION_LOCK = 7_302_022;
 const INT8_OID = 20;
 
 /** `?` placeholders as PostgreSQL's `$1, $2...` (the portal's SQL has no `?` inside literals). */
-export function numberPlaceholders(sql: string): string {
+function numberPlaceholders(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 }

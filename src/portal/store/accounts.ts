@@ -20,7 +20,7 @@ export interface Account {
   burst: number | null;
 }
 
-export type AccountStatus = "active" | "pending" | "suspended";
+type AccountStatus = "active" | "pending" | "suspended";
 const STATUSES: readonly AccountStatus[] = ["active", "pending", "suspended"];
 
 const toAccount = (r: Row): Account => ({

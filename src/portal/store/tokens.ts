@@ -5,7 +5,7 @@ import { hashSecret, randomToken } from "../secrets.ts";
 export type TokenPurpose = "verify" | "reset" | "email";
 
 /** How long each kind of link works, ms: verification 24 h, reset 1 h, a new email 24 h. */
-export const TOKEN_LIFETIME_MS: Record<TokenPurpose, number> = {
+const TOKEN_LIFETIME_MS: Record<TokenPurpose, number> = {
   verify: 24 * 3600_000,
   reset: 3600_000,
   email: 24 * 3600_000,
