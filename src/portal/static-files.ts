@@ -40,7 +40,7 @@ input.secret{width:100%;font-size:1rem;padding:.6rem;border:2px solid #12355b;bo
 fieldset{border:1px solid #d1d5db;border-radius:.375rem;margin:0 0 1rem;padding:.5rem 1rem}
 fieldset label{display:flex;gap:.5rem;align-items:center;font-weight:400;min-height:44px}
 table{width:100%;border-collapse:collapse;font-size:.95rem}
-th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top;overflow-wrap:break-word}
+th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top;overflow-wrap:anywhere}th{overflow-wrap:normal}
 .status-revoked,.status-suspended{color:#b3261e;font-weight:600}.status-active{color:#146c2e;font-weight:600}
 .status-pending{color:#8a5300;font-weight:600}
 `;
