@@ -7,7 +7,7 @@ import type { Representation } from "./response-body.ts";
 
 /** Calendars kept (by list bodies, snapshot and affid); the oldest is forgotten first. */
 const CALENDAR_CACHE_ENTRIES = 256;
-export const CALENDAR_TYPE = "text/calendar; charset=utf-8";
+const CALENDAR_TYPE = "text/calendar; charset=utf-8";
 
 /** The two sale lists a feed path is made of: its store's (or every store's) active and upcoming lists. */
 export function calendarLists(path: string): { active: string; upcoming: string; store: string | null } {
@@ -66,7 +66,7 @@ export function createCalendars() {
 }
 
 /** The feed of `sales` (active then upcoming, as the lists order them): CRLF lines folded at 75 octets. */
-export function renderCalendar(
+function renderCalendar(
   sales: readonly ListedSale[],
   {
     store,

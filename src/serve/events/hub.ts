@@ -43,7 +43,7 @@ export interface EventStreamOptions {
   maxSwapEvents?: number;
 }
 
-export const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler">> = {
+const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler">> = {
   heartbeatMs: 15_000,
   retryMs: 2_000,
   maxStreams: 10_000,
@@ -267,8 +267,6 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     stats: () => ({ streams: streams.size, dropped, swapEvents: swapLog.length }),
   };
 }
-
-export type EventHub = ReturnType<typeof createEventHub>;
 
 function wants(s: Stream, e: SaleEvent): boolean {
   return (s.stores === null || s.stores.has(e.store)) && (s.types === null || s.types.has(e.type));

@@ -24,7 +24,7 @@ export interface SaleEvent {
 }
 
 /** One sale of a snapshot: its instants and its states. */
-export interface ScheduledSale {
+interface ScheduledSale {
   store: string;
   key: string;
   begins: number;
@@ -42,13 +42,13 @@ export interface Schedule {
 }
 
 /** The rank of a type within a second: the order events of one second are sent in. */
-export const rankOf = (type: EventType): number => EVENT_TYPES.indexOf(type);
+const rankOf = (type: EventType): number => EVENT_TYPES.indexOf(type);
 
 /**
  * `<at>.<rank>.<hash>`: the hash of type, store, sale key, instant and the body's hash, so the same on every server
  * for the same snapshot history; the prefix lets a server that does not hold the event resume from its second.
  */
-export function eventId(type: EventType, at: number, store: string, key: string, bodyHash: string): string {
+function eventId(type: EventType, at: number, store: string, key: string, bodyHash: string): string {
   const hash = createHash("sha256").update(`${type}\0${store}\0${key}\0${at}\0${bodyHash}`).digest("base64url");
   return `${at}.${rankOf(type)}.${hash.slice(0, 16)}`;
 }
@@ -59,12 +59,12 @@ export function compareEvents(a: SaleEvent, b: SaleEvent): number {
 }
 
 /** The segment in force at `t`, or undefined. */
-export function segmentAt(segments: readonly LoadedSegment[], t: number): LoadedSegment | undefined {
+function segmentAt(segments: readonly LoadedSegment[], t: number): LoadedSegment | undefined {
   return segments.find((s) => (s.from === null || s.from <= t) && (s.to === null || t < s.to));
 }
 
 /** A sale detail segment's blob (sale detail bodies are blobs, never composed lists). */
-export function blobOf(segment: LoadedSegment): BlobRef {
+function blobOf(segment: LoadedSegment): BlobRef {
   if ("sales" in segment.body) throw new Error("a sale detail resource holds a list");
   return segment.body;
 }
