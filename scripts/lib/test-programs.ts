@@ -51,6 +51,11 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
     why: "receives the developer portal's mail (verification and reset links) in its tests",
   },
   {
+    name: "icalendar",
+    debian: "python3-icalendar",
+    why: "reads the iCalendar feeds back in their test (a parser nobody here wrote; Debian's python3 imports it)",
+  },
+  {
     name: "initdb",
     debian: "postgresql",
     why: "makes the PostgreSQL cluster the portal's database tests run against",

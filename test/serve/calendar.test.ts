@@ -2,12 +2,14 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { D, sale, standardCatalog, startTestApi, T0, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 const H = 3600;
 /** Debian's python3 (python3-icalendar is a Debian package; a python3 earlier on PATH may not see it). */
 const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+requireProgram("icalendar"); // npm test's first step installs python3-icalendar; named here if it could not
 
 /** The feed as python3-icalendar reads it: each event's fields as strings. */
 function parseWithIcalendar(ics: string): { name: string; refresh: string; events: Record<string, string>[] } {
