@@ -198,6 +198,10 @@ export function worstCases(material: WorstMaterial, seed: number, random: number
   add("sale list, longest callback, suppressed 404", `/v1/nope?${key}&callback=${callback}&suppress_response_codes=1`);
   for (let i = 0; i < 5; i++) add(`sale list, new longest affid ${i + 1}`, `${list}?${key}&affid=${affid(i)}`);
   add("sale list, affid and callback", `${list}?${key}&affid=${affid(9)}&callback=${callback}`);
+  // The calendar feeds, made per request from the lists in force: each new affid is a new feed.
+  for (let i = 0; i < 3; i++)
+    add(`calendar, new longest affid ${i + 1}`, `/v1/sales/upcoming.ics?${key}&affid=${affid(20 + i)}`);
+  add("calendar of one store, longest affid", `/v1/sales/women/upcoming.ics?${key}&affid=${affid(30)}`);
   const product = material.paths.find((p) => p.startsWith("/v1/products/")) ?? "/v1/products/1/detail.json";
   add("product, 4,000 slashes", `/v1${"/".repeat(3900)}${product.slice(3)}?${key}`, [200, 404]);
   add("path of 1,300 escapes", `/v1/${"%41".repeat(1300)}?${key}`, [404]);

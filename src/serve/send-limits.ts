@@ -146,6 +146,16 @@ async function readUnacknowledged(ports: ReadonlySet<number>): Promise<Map<strin
   return out;
 }
 
+/**
+ * Bytes written to `socket`, those still in node's buffer included: node's count of bytes handed to the kernel plus
+ * what waits. `socket.bytesWritten` says the same, but builds an array of the write buffer on every read, which the
+ * check after each response made once a request (perf: 1-2% of the server's time); its own field where node has it.
+ */
+function bytesWritten(socket: Socket): number {
+  const dispatched = (socket as Socket & { _bytesDispatched?: number })._bytesDispatched;
+  return typeof dispatched === "number" ? dispatched + socket.writableLength : socket.bytesWritten;
+}
+
 /** Tracks connections holding unacknowledged bytes, per client address (see the top of this file). */
 export function createSendLimits(options: SendLimitsOptions): SendLimits {
   const byAddress = new Map<string, Set<Tracked>>();
@@ -192,7 +202,8 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
     if (t.closeOnRelease) return void socket.destroy();
     acknowledgedTo.set(socket, acknowledged);
     // Written while it was tracked (pipelined responses), and not acknowledged yet: tracked anew.
-    if (socket.bytesWritten - acknowledged >= options.largeBytes) track(socket, t.address, socket.bytesWritten);
+    const written = bytesWritten(socket);
+    if (written - acknowledged >= options.largeBytes) track(socket, t.address, written);
   };
 
   let looking: Promise<void> | null = null;
@@ -203,7 +214,7 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       // What node had handed to the kernel, before the kernel is asked: so `handed - unacknowledged` never overstates.
       const all = [...byAddress.values()].flatMap((set) => [...set]);
-      const handed = all.map((t) => (t.socket ? t.socket.bytesWritten - t.socket.writableLength : 0));
+      const handed = all.map((t) => (t.socket ? bytesWritten(t.socket) - t.socket.writableLength : 0));
       const ports = new Set(all.map((t) => Number(t.key.split(" ", 1)[0])));
       const kernel = await readUnacknowledged(ports).catch(() => null);
       all.forEach((t, i) => {
@@ -276,7 +287,7 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
     },
     look,
     written(socket, address) {
-      const upTo = socket.bytesWritten;
+      const upTo = bytesWritten(socket);
       if (upTo < options.largeBytes) return; // most connections, at no more cost
       if (upTo - (acknowledgedTo.get(socket) ?? 0) < options.largeBytes || bySocket.has(socket)) return;
       track(socket, address, upTo);
