@@ -52,6 +52,23 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 describe("GET /v1/sales/upcoming.ics", () => {
+  it("splices the longest affid into every URL as a continuation line: lines stay within 75 octets, URLs whole", async () => {
+    api.clock.now = T0 + H;
+    const affid = "a.b-c_d".repeat(9).slice(0, 64);
+    const plain = await (await api.get(withKey(api, "/v1/sales/upcoming.ics"))).text();
+    const res = await api.get(withKey(api, "/v1/sales/upcoming.ics", `affid=${affid}`));
+    const ics = await res.text();
+    for (const line of ics.split("\r\n")) expect(Buffer.byteLength(line)).toBeLessThanOrEqual(75);
+    // The same feed once unfolded, but for the affid at the end of every URL.
+    const unfold = (t: string) => t.replace(/\r\n /g, "");
+    expect(unfold(ics)).toBe(unfold(plain).replace(/^(URL:.*)$/gm, `$1&affid=${affid}`));
+    expect(res.headers.get("etag")).not.toBe(
+      (await api.get(withKey(api, "/v1/sales/upcoming.ics"))).headers.get("etag"),
+    );
+    const cal = parseWithIcalendar(ics);
+    for (const e of cal.events) expect(e.URL).toMatch(new RegExp(`&affid=${affid.replace(/\./g, "\\.")}$`));
+  });
+
   it("is an RFC 5545 feed of the active and upcoming sales, read back by python3-icalendar", async () => {
     api.clock.now = T0 + H;
     const res = await api.get(withKey(api, "/v1/sales/upcoming.ics", "affid=partner7"));
