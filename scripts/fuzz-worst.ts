@@ -5,7 +5,7 @@
 //   tsx scripts/fuzz-worst.ts [--products 100000] [--seed 1] [--random 1000] [--max-ms 50] [--max-rss-mb 20]
 import { parseArgs } from "node:util";
 import { freePort, HOST, prepareData, startServerChild } from "./lib/server-child.ts";
-import { worstCases } from "./lib/worst-cases.ts";
+import { warmUpCases, worstCases } from "./lib/worst-cases.ts";
 import { runWorstCases, worstFailures } from "./lib/worst-run.ts";
 import { runMain } from "./lib/run-main.ts";
 
@@ -30,7 +30,7 @@ async function main(): Promise<number> {
   try {
     const cases = worstCases(data, Number(args.seed), Number(args.random));
     // Once round to warm the server (its code compiled, its caches as they will be), then the measured round.
-    await runWorstCases(port, server.pid, cases.slice(0, 40));
+    await runWorstCases(port, server.pid, warmUpCases(cases));
     const measures = await runWorstCases(port, server.pid, cases);
     const byCpu = [...measures].sort((a, b) => b.cpuMs - a.cpuMs);
     log(`\nthe 12 costliest of ${measures.length} requests (server ${HOST}:${port}):`);
