@@ -2,7 +2,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { parseTrustProxy } from "./serve/proxies.ts";
+import { TrustProxySchema } from "./serve/proxies.ts";
 import {
   DEFAULT_BODY_CACHE_MB,
   DEFAULT_COMPRESS_SLOTS,
@@ -61,15 +61,7 @@ export const ConfigSchema = z
      * and CIDR networks, or `loopback` (a proxy on this machine); from any other peer the header is ignored. Env
      * TRUST_PROXY. Default `0`: none. `1` (which trusted the header from any peer) is refused with a message.
      */
-    trustProxy: z
-      .string()
-      .default("0")
-      .transform((v, ctx) => {
-        const proxies = parseTrustProxy(v);
-        if (typeof proxies !== "string") return proxies;
-        ctx.addIssue({ code: "custom", message: proxies });
-        return z.NEVER;
-      }),
+    trustProxy: TrustProxySchema,
     /** PEM certificate (chain) file: the server speaks HTTPS; set with tlsKey. Env TLS_CERT. Default none: plain HTTP. */
     tlsCert: z.string().optional(),
     /** PEM private key file of tlsCert. Env TLS_KEY. */

@@ -1,6 +1,6 @@
 // The portal's settings, from the environment (read by src/cli/portal.ts only): one zod schema.
 import { z } from "zod";
-import { parseTrustProxy } from "../serve/proxies.ts";
+import { TrustProxySchema } from "../serve/proxies.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 
 const DEFAULT_PORTAL_PORT = 8081;
@@ -26,15 +26,7 @@ const PortalConfigSchema = z.object({
   /** PORTAL_APPROVAL: `manual`, new accounts wait for an operator's approval; `auto` (the default), they do not. */
   approval: z.enum(["auto", "manual"], "PORTAL_APPROVAL must be auto or manual").default("auto"),
   /** TRUST_PROXY, as the API reads it: the proxies whose X-Forwarded-For names the client. Default none. */
-  trustProxy: z
-    .string()
-    .default("0")
-    .transform((v, ctx) => {
-      const proxies = parseTrustProxy(v);
-      if (typeof proxies !== "string") return proxies;
-      ctx.addIssue({ code: "custom", message: proxies });
-      return z.NEVER;
-    }),
+  trustProxy: TrustProxySchema,
 });
 export type PortalConfig = z.infer<typeof PortalConfigSchema>;
 

@@ -1,6 +1,7 @@
 // Trusted proxies as the configuration names them (`TRUST_PROXY`): addresses and CIDR networks. A leaf module, so
 // that the configuration can check them without loading the server.
 import { isIP } from "node:net";
+import { z } from "zod";
 
 /** `TRUST_PROXY=loopback`: the shipped Varnish or nginx on the same machine. */
 export const LOOPBACK_PROXIES: readonly string[] = ["127.0.0.0/8", "::1/128"];
@@ -21,7 +22,7 @@ export function parseProxyEntry(entry: string): { address: string; prefix: numbe
  * `TRUST_PROXY` as the proxies it names (`0`: none; `loopback`: this machine's addresses), or the message that says
  * what is wrong with it. `1`, which once trusted X-Forwarded-For from every peer, is refused with what to set instead.
  */
-export function parseTrustProxy(value: string): string[] | string {
+function parseTrustProxy(value: string): string[] | string {
   const entries = value
     .split(",")
     .map((e) => e.trim())
@@ -38,3 +39,14 @@ export function parseTrustProxy(value: string): string[] | string {
   }
   return out;
 }
+
+/** `TRUST_PROXY` as the API's and the portal's configurations read it: the proxies' addresses, or a message. */
+export const TrustProxySchema = z
+  .string()
+  .default("0")
+  .transform((v, ctx) => {
+    const proxies = parseTrustProxy(v);
+    if (typeof proxies !== "string") return proxies;
+    ctx.addIssue({ code: "custom", message: proxies });
+    return z.NEVER;
+  });
