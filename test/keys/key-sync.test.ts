@@ -12,8 +12,8 @@ import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey, revokeKey, renderKeysFile, hashKey } from "../../src/keys/keys-file.ts";
 import { setAccountSuspended } from "../../src/portal/operator-keys.ts";
 import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
-import { percentile, startRedis, stopProcess, watchOutput } from "./processes.ts";
-import type { Watched } from "./processes.ts";
+import { percentile, startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
+import type { Watched } from "../helpers/processes.ts";
 
 const METRICS_TOKEN = "key-sync-metrics-token-0123";
 /** The most a change may take to reach every server, ms (issue 22). */

@@ -1,71 +1,14 @@
 // REDIS_URL: two server processes (as on two machines) share a key's rate limit and an address's failed-key limit
 // through a real redis-server; when Redis stops they keep serving with per-process limits (logged once), and they
 // share again once it is back.
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { REDIS_TIMEOUT_MS } from "../../src/serve/shared-limits.ts";
+import { startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
+import type { Watched } from "../helpers/processes.ts";
 import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
-
-// Installed by npm test's first step; if it is missing, the file fails naming it.
-const REDIS_SERVER = requireProgram("redis-server");
-
-/** A child process and everything it has written on stderr (or stdout), with a wait for a pattern in it. */
-interface Watched {
-  child: ChildProcess;
-  output: () => string;
-  /** Resolves when `pattern` has matched the output `times` times; fails if the process exits first. */
-  waitFor(pattern: RegExp, times?: number): Promise<string>;
-}
-
-function watch(child: ChildProcess, stream: "stdout" | "stderr"): Watched {
-  let text = "";
-  const waiters = new Set<() => void>();
-  child[stream]!.on("data", (c: Buffer) => {
-    text += c.toString();
-    for (const w of waiters) w();
-  });
-  return {
-    child,
-    output: () => text,
-    waitFor: (pattern, times = 1) =>
-      new Promise((resolve, reject) => {
-        const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : pattern.flags + "g");
-        const check = () => {
-          const found = [...text.matchAll(global)];
-          if (found.length >= times) {
-            waiters.delete(check);
-            resolve(found[times - 1]![0]);
-          }
-        };
-        waiters.add(check);
-        child.once("exit", (code) => reject(new Error(`exited (${code}) before ${pattern}: ${text}`)));
-        check();
-      }),
-  };
-}
-
-async function startRedis(port: number): Promise<Watched> {
-  const redis = watch(
-    spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    }),
-    "stdout",
-  );
-  await redis.waitFor(/Ready to accept connections/);
-  return redis;
-}
-
-async function stop(w: Watched | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
-  if (!w || w.child.exitCode !== null || w.child.signalCode !== null) return;
-  w.child.kill(signal);
-  await once(w.child, "exit");
-}
 
 const METRICS_TOKEN = "shared-limits-metrics-token";
 
@@ -90,13 +33,13 @@ describe("REDIS_URL: limits shared by two servers", () => {
     redis = await startRedis(redisPort);
   });
   afterAll(async () => {
-    await Promise.all(servers.map((s) => stop(s, "SIGKILL")));
-    await stop(redis, "SIGKILL");
+    await Promise.all(servers.map((s) => stopProcess(s, "SIGKILL")));
+    await stopProcess(redis, "SIGKILL");
   });
 
   /** A server using the Redis on `port` (default: the test's); it has said so unless `shared` is false. */
   const startServer = async (port = redisPort, shared = true): Promise<Watched & { url: string }> => {
-    const server = watch(
+    const server = watchOutput(
       spawnServe(
         {
           DATA_DIR: dataDir,
@@ -165,7 +108,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
     expect(first.retryAfter.every((s) => Number(s) >= 1)).toBe(true);
 
     // Redis stops: every request is still answered, from each server's own buckets (full: they were never used).
-    await stop(redis, "SIGKILL");
+    await stopProcess(redis, "SIGKILL");
     await Promise.all([a.waitFor(/"event":"redis_unavailable"/), b.waitFor(/"event":"redis_unavailable"/)]);
     expect(await sharedGauge(a.url)).toBe("0");
     const down = await untilRefused([a.url, b.url], path);
@@ -250,7 +193,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
       expect(after.statuses).toEqual({ 200: 20 });
     } finally {
       hung.child.kill("SIGCONT");
-      await stop(hung, "SIGKILL");
+      await stopProcess(hung, "SIGKILL");
     }
   }, 60_000);
 });

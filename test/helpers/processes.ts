@@ -1,4 +1,4 @@
-// Child processes for the key transport's tests: a real redis-server from Debian on a free loopback port, and
+// Child processes for the tests: a real redis-server from Debian on a free loopback port, and
 // processes whose output is watched for a pattern (no sleeping: each wait ends on the line, or on exit).
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
