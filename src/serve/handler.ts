@@ -1,5 +1,4 @@
 // createHandler(options) -> (req, res): serves a snapshot from memory after the API-key check, picking each body by the clock.
-import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 // The module's binding rather than the global (a getter on globalThis): read twice a request.
 import { performance } from "node:perf_hooks";
@@ -25,6 +24,7 @@ import { createMetrics } from "./metrics.ts";
 import { ROUTE_INDEX } from "../api/routing.ts";
 import type { Metrics } from "./metrics.ts";
 import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
+import { health } from "./health.ts";
 import { searchBody } from "./search.ts";
 import { createEventHub } from "./events/hub.ts";
 import { calendarLists, createCalendars } from "./calendar.ts";
@@ -324,18 +324,4 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     return { snapshotChanged };
   };
   return handler;
-}
-
-/** GET /healthz: which snapshot is served, when it was built and how old it is. */
-function health(snapshot: LoadedSnapshot | null, nowMs: number) {
-  if (!snapshot) return { status: "unavailable", detail: "no snapshot is loaded yet" };
-  const builtAt = Date.parse(snapshot.manifest.built_at);
-  return {
-    status: "ok",
-    snapshot: snapshot.id,
-    built_at: snapshot.manifest.built_at,
-    age_seconds: Math.max(0, Math.floor((nowMs - builtAt) / 1000)),
-    // Under WORKERS=N, which worker answered: each holds its own copy of the snapshot and switches on its own.
-    ...(cluster.worker ? { worker: cluster.worker.id } : {}),
-  };
 }
