@@ -22,12 +22,42 @@ export interface Examples {
   categories: unknown;
   sizes: unknown;
   searchResult: unknown;
+  usage: unknown;
   /** Path parameters that lead to the examples above. */
   store: string;
   activeSaleKey: string;
   upcomingSaleKey: string;
   productId: number;
 }
+
+/** What GET /v1/usage.json answers a key used today (no snapshot holds it: it is the key's own). */
+const USAGE_EXAMPLE = {
+  key: "acme-shop",
+  limits: { rate: 50, burst: 200 },
+  burst: { remaining: 196, reset: 1 },
+  usage: {
+    today: {
+      since: "2026-11-22T00:00:00Z",
+      requests: 18_412,
+      ok: 15_003,
+      not_modified: 3_211,
+      client_error: 160,
+      limited: 38,
+      server_error: 0,
+      bytes: 412_554_120,
+    },
+    last_hour: {
+      since: "2026-11-22T16:00:00Z",
+      requests: 1_204,
+      ok: 990,
+      not_modified: 201,
+      client_error: 13,
+      limited: 0,
+      server_error: 0,
+      bytes: 27_310_442,
+    },
+  },
+};
 
 /** Lists are cut to this many items, so the document stays small. */
 const LIST_ITEMS = 2;
@@ -57,6 +87,7 @@ export async function sampleExamples(baseUrl: string): Promise<Examples> {
       categories: { categories: categories.categories.slice(0, 6) },
       sizes: Object.fromEntries(Object.entries(sizes).slice(0, 2)),
       searchResult: { products: [product], total_found: 1 },
+      usage: USAGE_EXAMPLE,
       store: sale.store,
       activeSaleKey: sale.sale_key,
       upcomingSaleKey: next.sale_key,

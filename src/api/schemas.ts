@@ -117,6 +117,40 @@ export const SearchResultSchema = z
   })
   .meta({ id: "SearchResult", description: "One page of products, most relevant first." });
 
+const UsageCountsSchema = z
+  .strictObject({
+    since: z.iso.datetime().meta({ description: "The start of the span (UTC)" }),
+    requests: z.number().int().min(0).meta({ description: "Every request with the key, whatever its status" }),
+    ok: z.number().int().min(0).meta({ description: "Answered 2xx" }),
+    not_modified: z.number().int().min(0).meta({ description: "Answered 304 (a conditional request)" }),
+    client_error: z.number().int().min(0).meta({ description: "Answered 4xx other than 429" }),
+    limited: z.number().int().min(0).meta({ description: "Answered 429 (over the rate limit)" }),
+    server_error: z.number().int().min(0).meta({ description: "Answered 5xx" }),
+    bytes: z.number().int().min(0).meta({ description: "Bytes of the response bodies sent" }),
+  })
+  .meta({ id: "UsageCounts", description: "A key's requests over a span, by status class." });
+
+export const UsageSchema = z
+  .strictObject({
+    key: z.string().meta({ description: "The key's name (as the developer portal lists it): never the key itself" }),
+    limits: z.strictObject({
+      rate: z.number().positive().meta({ description: "Requests a second, sustained" }),
+      burst: z.number().int().min(1).meta({ description: "Requests at once on top of the rate" }),
+    }),
+    burst: z.strictObject({
+      remaining: z.number().int().min(0).meta({ description: "Requests that may be made at once now" }),
+      reset: z.number().int().min(0).meta({ description: "Seconds until the burst is whole again" }),
+    }),
+    usage: z
+      .strictObject({
+        today: UsageCountsSchema,
+        last_hour: UsageCountsSchema,
+      })
+      .nullable()
+      .meta({ description: "Null while usage cannot be read (the store is down, or counting is off)" }),
+  })
+  .meta({ id: "Usage", description: "A key's limits and recent usage." });
+
 export const ProblemSchema = z
   .strictObject({
     type: z.string().regex(/^urn:flash-sale-api:problem:[a-z_]+$/),
@@ -135,6 +169,7 @@ export const RESPONSE_SCHEMAS = {
   Categories: CategoriesSchema,
   Sizes: SizesSchema,
   SearchResult: SearchResultSchema,
+  Usage: UsageSchema,
   Problem: ProblemSchema,
 } as const;
 

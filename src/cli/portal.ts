@@ -3,7 +3,7 @@ import { parseConfig } from "../config.ts";
 import { parsePortalConfig } from "../portal/config.ts";
 import { openDatabase } from "../portal/db/database.ts";
 import { migrate } from "../portal/db/migrations.ts";
-import { portalDatabaseUrl, runPortal } from "../portal/run-portal.ts";
+import { runPortal } from "../portal/run-portal.ts";
 import { findAccountByEmail, updateAccount } from "../portal/store/accounts.ts";
 import { startKeySyncFromEnv } from "./key-sync.ts";
 
@@ -32,7 +32,7 @@ async function main(args: string[]): Promise<void> {
   const config = parsePortalConfig(process.env);
   if (args[0] === "admin") {
     if (!args[1] || args.length > 2) throw new Error("usage: npm run portal -- admin <email>");
-    return makeAdmin(portalDatabaseUrl(config, api.dataDir), args[1]);
+    return makeAdmin(api.databaseUrl, args[1]);
   }
   if (args.length) throw new Error(`unknown arguments: ${args.join(" ")} (usage: npm run portal [-- admin <email>])`);
   // The portal writes the keys file: its machine is the source, which KEYS_SYNC=publish gives to other machines.

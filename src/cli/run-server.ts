@@ -11,9 +11,12 @@ import { createLogBuffer, fdSink } from "./log-buffer.ts";
 import { createReloader } from "../serve/reloader.ts";
 import { startServer } from "../serve/server.ts";
 import type { RunningServer } from "../serve/server.ts";
+import { startUsage } from "../usage/hand-over.ts";
 import { createTlsWatcher, describeCertificate, loadTlsPair } from "../serve/tls.ts";
 import type { CertificateInfo } from "../serve/tls.ts";
 
+/** How long GET /v1/usage.json reuses a key's figures read from the store. */
+const USAGE_FIGURES_TTL_MS = 2000;
 /** The most bytes one write into a pipe takes whole (POSIX PIPE_BUF on Linux). */
 const PIPE_BUF = 4096;
 
@@ -38,9 +41,11 @@ export async function runServer(config: Config): Promise<RunningServer> {
   const limits = config.redisUrl
     ? (await import("../serve/shared-limits.ts")).connectSharedLimits(config.redisUrl, redisEvents(config.redisUrl))
     : null;
+  const usage = config.countUsage ? startUsageFor(config) : null;
   const handler = await createHandler({
     ...config,
     limits: limits ?? undefined,
+    usage: usage ?? undefined,
     log: logs ? (entry) => logs.request(entry) : undefined,
     onError: logError,
   });
@@ -87,12 +92,38 @@ export async function runServer(config: Config): Promise<RunningServer> {
     tlsWatcher?.stop();
     // Every request answered has its log line written before the process exits.
     const exit = () => void Promise.all([logs?.close(), limits?.close(), keySync?.close()]).then(() => process.exit(0));
-    void running.close().then(exit);
+    // The last usage counts are handed over once every request has been answered (and counted).
+    void running
+      .close()
+      .then(() => usage?.close())
+      .then(exit);
     setTimeout(exit, 10_000).unref();
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
   return running;
+}
+
+/** Usage per key into the portal's database (DATABASE_URL), with a warning once per outage of it. */
+function startUsageFor(config: Config) {
+  return startUsage({
+    databaseUrl: config.databaseUrl,
+    flushMs: config.usageFlushMs,
+    maxRows: config.usageBufferRows,
+    figuresTtlMs: USAGE_FIGURES_TTL_MS,
+    now: Date.now,
+    onUnavailable: (err) =>
+      logError({
+        time: new Date().toISOString(),
+        level: "warn",
+        event: "usage_store_unavailable",
+        error: {
+          name: describeError(err).name,
+          message: `the usage store cannot be reached (${describeError(err).message}): usage is kept here (up to ${config.usageBufferRows} rows) until it answers`,
+        },
+      }),
+    onAvailable: () => console.error("serve: the usage store answers again; counts kept meanwhile handed over"),
+  });
 }
 
 /** What the server says of Redis: where the limits are shared, and once per outage that they are per process. */

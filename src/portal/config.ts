@@ -15,8 +15,6 @@ const PortalConfigSchema = z.object({
    * cookies: https gives `__Host-` cookies with Secure. Default http://HOST:PORT.
    */
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
-  /** DATABASE_URL: postgres://... for PostgreSQL; default the SQLite file <DATA_DIR>/portal.db. */
-  databaseUrl: z.string().min(1).optional(),
   /** SMTP_URL: where mail goes (smtp:// or smtps://); unset: mails are written to the portal's log. */
   smtpUrl: z.url({ protocol: /^smtps?$/ }).optional(),
   /** MAIL_FROM. Default `Developer portal <portal@localhost>`. */
@@ -30,14 +28,13 @@ const PortalConfigSchema = z.object({
 });
 export type PortalConfig = z.infer<typeof PortalConfigSchema>;
 
-/** Reads the portal's settings from `env` (PORTAL_PORT, PORTAL_HOST, PORTAL_URL, DATABASE_URL, SMTP_URL, ...). */
+/** Reads the portal's settings from `env` (PORTAL_PORT, PORTAL_HOST, PORTAL_URL, SMTP_URL, ...). */
 export function parsePortalConfig(env: Record<string, string | undefined>): PortalConfig {
   const value = (name: string) => (env[name] === "" ? undefined : env[name]);
   return PortalConfigSchema.parse({
     port: value("PORTAL_PORT"),
     host: value("PORTAL_HOST") ?? value("HOST"),
     publicUrl: value("PORTAL_URL"),
-    databaseUrl: value("DATABASE_URL"),
     smtpUrl: value("SMTP_URL"),
     mailFrom: value("MAIL_FROM"),
     keyLimit: value("PORTAL_KEY_LIMIT"),

@@ -1,26 +1,21 @@
 // The portal as the CLI starts it (npm run portal, npm start): settings in, a running portal out.
-import { join } from "node:path";
 import type { PortalConfig } from "./config.ts";
 import { createMailer } from "./mailer.ts";
 import { startPortal } from "./server.ts";
 import type { RunningPortal } from "./server.ts";
 
-/** The database the settings name: DATABASE_URL, else `<dataDir>/portal.db`. */
-export const portalDatabaseUrl = (config: PortalConfig, dataDir: string) =>
-  config.databaseUrl ?? join(dataDir, "portal.db");
-
 /**
- * Starts the portal for the API whose data dir, keys file and public URL are given; `log` gets the portal's log
+ * Starts the portal for the API whose keys file, public URL and database (DATABASE_URL, src/config.ts) are given; `log` gets the portal's log
  * lines (mails when there is no SMTP, errors), which never hold a password, session ID, key or mailed token
  * other than a mail's own link.
  */
 export async function runPortal(
   config: PortalConfig,
-  api: { dataDir: string; keysFile: string; baseUrl: string },
+  api: { keysFile: string; baseUrl: string; databaseUrl: string },
   log: (line: string) => void,
 ): Promise<RunningPortal> {
   const portal = await startPortal({
-    databaseUrl: portalDatabaseUrl(config, api.dataDir),
+    databaseUrl: api.databaseUrl,
     host: config.host,
     port: config.port,
     ...(config.publicUrl ? { publicUrl: config.publicUrl.replace(/\/+$/, "") } : {}),

@@ -69,6 +69,8 @@ export interface MetricsSource {
   limitsShared?: () => boolean;
   /** The body cache: bytes held, and bodies read from the packs so far (each a miss). */
   bodies?: () => { bytes: number; reads: number };
+  /** Usage per key (src/usage/): rows not yet handed over, requests dropped past the bound, hand-overs and failures. */
+  usage?: () => { rows: number; dropped: number; batches: number; failures: number };
 }
 
 export interface Metrics {
@@ -186,6 +188,30 @@ export function createMetrics(source: MetricsSource): Metrics {
       "Resource bodies read from the packs because the body cache did not hold them.",
       "counter",
       () => [{ labels: {}, value: bodies().reads }],
+    );
+  }
+  const usage = source.usage;
+  if (usage) {
+    custom(
+      "usage_rows_pending",
+      "Usage rows (one key's minute) counted and not yet in the usage store; grows while it cannot be reached, up to USAGE_BUFFER_ROWS.",
+      "gauge",
+      () => [{ labels: {}, value: usage().rows }],
+    );
+    custom(
+      "usage_dropped_requests_total",
+      "Requests whose usage was dropped because the store could not be reached for longer than the buffer holds (the oldest minutes go first).",
+      "counter",
+      () => [{ labels: {}, value: usage().dropped }],
+    );
+    custom(
+      "usage_handovers_total",
+      "Batches of usage handed to the usage store, by result.",
+      "counter",
+      () => [
+        { labels: { result: "ok" }, value: usage().batches },
+        { labels: { result: "failed" }, value: usage().failures },
+      ],
     );
   }
   custom("connections_open", "Client connections open now.", "gauge", async () => {

@@ -30,6 +30,8 @@ export interface Limiter {
   take(id: string, limit: Limit, nowMs: number): Take;
   /** Seconds until `id` has a token, 0 if it has one now; takes none. */
   waitFor(id: string, limit: Limit, nowMs: number): number;
+  /** The state of `id`'s bucket now (a full one if it was never used); takes none. */
+  peek(id: string, limit: Limit, nowMs: number): Take;
   /** Buckets held in this process (0: no ID has been limited yet). */
   readonly size: number;
 }
@@ -88,6 +90,13 @@ export class TokenBuckets implements Limiter {
     if (!this.buckets.has(id)) return 0;
     const b = this.refill(id, limit, nowMs);
     return b.tokens >= 1 ? 0 : this.state(b, limit, false).retryAfter;
+  }
+
+  peek(id: string, limit: Limit, nowMs: number): Take {
+    const b = this.buckets.get(id);
+    if (!b) return { ok: true, remaining: limit.burst, reset: 0, retryAfter: 0 };
+    const tokens = Math.min(limit.burst, b.tokens + (Math.max(0, nowMs - b.at) / 1000) * limit.rate);
+    return this.state({ tokens, at: nowMs, limit }, limit, tokens >= 1);
   }
 
   /**

@@ -157,13 +157,14 @@ export function sendProblem(
   return [problem.status, problem.body.length];
 }
 
-/** A text response that is never cached (the metrics exposition). */
+/** A text response that is never cached (the metrics exposition, a key's usage), with `extra` headers. */
 export function sendText(
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
   contentType: string,
   text: string,
+  extra: readonly string[] = [],
 ): [number, number] {
   const body = Buffer.from(text);
   res.writeHead(status, [
@@ -173,6 +174,7 @@ export function sendText(
     String(body.length),
     "Cache-Control",
     "no-store",
+    ...extra,
   ]);
   res.end(req.method === "HEAD" ? undefined : body);
   return [status, req.method === "HEAD" ? 0 : body.length];

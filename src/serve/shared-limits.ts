@@ -126,6 +126,20 @@ export class SharedBuckets implements Limiter {
     return this.wait(lease, limit, nowMs);
   }
 
+  /** As this process last saw the shared bucket (refilled since), less what it holds and owes. */
+  peek(id: string, limit: Limit, nowMs: number): Take {
+    if (!this.store.available) return this.fallback.peek(id, limit, nowMs);
+    const lease = this.store.connection === this.connection ? this.leases.get(id) : undefined;
+    if (lease === undefined) return { ok: true, remaining: limit.burst, reset: 0, retryAfter: 0 };
+    const left = Math.max(0, this.sharedNow(lease, limit, nowMs) + lease.tokens - lease.debt);
+    return {
+      ok: left >= 1,
+      remaining: Math.floor(left),
+      reset: Math.ceil((limit.burst - left) / limit.rate),
+      retryAfter: left >= 1 ? 0 : this.wait(lease, limit, nowMs),
+    };
+  }
+
   get size(): number {
     return this.leases.size + this.fallback.size;
   }

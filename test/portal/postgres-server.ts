@@ -12,6 +12,8 @@ export interface PostgresServer {
   /** postgres://portal@127.0.0.1:<port>/postgres (trust authentication, loopback only). */
   url: string;
   stop(): Promise<void>;
+  /** Starts it again after `stop`, on the same data and port (an outage of the database, ended). */
+  restart(): Promise<void>;
 }
 
 /** The user PostgreSQL runs as: ourselves, or `postgres` (made by Debian's package) when we are root. */
@@ -36,30 +38,37 @@ export async function startPostgres(): Promise<PostgresServer> {
   if (made.status !== 0) throw new Error(`initdb failed (${made.status}): ${made.stderr}`);
   const port = await freePort();
   const args = ["-D", data, "-p", String(port), "-h", "127.0.0.1", "-k", dir, "-c", "fsync=off"];
-  const child: ChildProcess = spawn(postgres, args, { stdio: ["ignore", "pipe", "pipe"], ...as });
-  let output = "";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`postgres did not start within 30 s: ${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (/ready to accept connections/.test(output)) {
+  const start = async (): Promise<ChildProcess> => {
+    const child: ChildProcess = spawn(postgres, args, { stdio: ["ignore", "pipe", "pipe"], ...as });
+    let output = "";
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`postgres did not start within 30 s: ${output}`)), 30_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (/ready to accept connections/.test(output)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout!.on("data", onData);
+      child.stderr!.on("data", onData);
+      child.once("exit", (code) => {
         clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`postgres exited (${code}): ${output}`));
+        reject(new Error(`postgres exited (${code}): ${output}`));
+      });
     });
-  });
+    return child;
+  };
+  let child = await start();
   return {
     url: `postgres://portal@127.0.0.1:${port}/postgres`,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGINT"); // fast shutdown
       await once(child, "exit");
+    },
+    restart: async () => {
+      child = await start();
     },
   };
 }

@@ -12,6 +12,9 @@ interface Statement {
 /** A row as the database returns it: column name to value (integers as numbers, text as strings). */
 export type Row = Record<string, SqlValue>;
 
+/** Reading and writing inside a transaction. */
+export type Queries = Pick<PortalDatabase, "all" | "run">;
+
 /**
  * What the portal asks of a database. The SQL it is given is the common part of SQLite's and PostgreSQL's dialects
  * (TEXT, BIGINT, `ON CONFLICT ... DO UPDATE`, `RETURNING`), so every query is written once.
@@ -25,6 +28,11 @@ export interface PortalDatabase {
   run(sql: string, params?: SqlValue[]): Promise<number>;
   /** Runs statements in one transaction: all of them or none. */
   batch(statements: Statement[]): Promise<void>;
+  /**
+   * Runs `work` in one transaction, which it reads and writes through `tx`: committed when `work` resolves, rolled
+   * back when it throws. For writes that depend on what the same transaction read (an idempotent hand-over).
+   */
+  transaction<T>(work: (tx: Queries) => Promise<T>): Promise<T>;
   /** Runs `work` while holding the database's migration lock (PostgreSQL: an advisory lock; SQLite: none needed). */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;

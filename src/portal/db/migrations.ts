@@ -75,6 +75,41 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX audit_at ON audit (at)`,
     ],
   },
+  {
+    version: 3,
+    name: "usage per key: per-minute and per-day counts, each key's last use, the batches handed over",
+    statements: [
+      // Keyed by the keys file's name of the key (api_keys.file_name for the portal's keys), never by the key.
+      `CREATE TABLE usage_minute (
+        key_name TEXT NOT NULL,
+        minute BIGINT NOT NULL,
+        ok BIGINT NOT NULL,
+        not_modified BIGINT NOT NULL,
+        client_error BIGINT NOT NULL,
+        limited BIGINT NOT NULL,
+        server_error BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        PRIMARY KEY (key_name, minute)
+      )`,
+      `CREATE INDEX usage_minute_at ON usage_minute (minute)`,
+      `CREATE TABLE usage_day (
+        key_name TEXT NOT NULL,
+        day BIGINT NOT NULL,
+        ok BIGINT NOT NULL,
+        not_modified BIGINT NOT NULL,
+        client_error BIGINT NOT NULL,
+        limited BIGINT NOT NULL,
+        server_error BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        PRIMARY KEY (key_name, day)
+      )`,
+      `CREATE INDEX usage_day_at ON usage_day (day)`,
+      `CREATE TABLE usage_last (key_name TEXT PRIMARY KEY, at BIGINT NOT NULL)`,
+      // A batch's ID is recorded in the transaction that adds its counts: a batch sent again is not counted twice.
+      `CREATE TABLE usage_batches (id TEXT PRIMARY KEY, at BIGINT NOT NULL)`,
+      `CREATE INDEX usage_batches_at ON usage_batches (at)`,
+    ],
+  },
 ];
 
 /** The database was migrated by newer code than this: refuse to run against a schema we do not know. */

@@ -49,6 +49,23 @@ export async function openPostgres(url: string): Promise<PortalDatabase> {
         client.release();
       }
     },
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await work({
+          all: async (sql, params = []) => (await client.query(numberPlaceholders(sql), params)).rows as Row[],
+          run: async (sql, params = []) => (await client.query(numberPlaceholders(sql), params)).rowCount ?? 0,
+        });
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
     async exclusive(work) {
       const client = await pool.connect();
       try {

@@ -31,6 +31,22 @@ export async function openSqlite(path: string): Promise<PortalDatabase> {
         "write",
       );
     },
+    async transaction(work) {
+      const tx = await client.transaction("write");
+      try {
+        const result = await work({
+          all: async (sql, params) =>
+            (await tx.execute({ sql, args: args(params) })).rows.map((r) =>
+              toRow(r as unknown as Record<string, unknown>),
+            ),
+          run: async (sql, params) => (await tx.execute({ sql, args: args(params) })).rowsAffected,
+        });
+        await tx.commit();
+        return result;
+      } finally {
+        tx.close(); // rolls back what was not committed
+      }
+    },
     exclusive: (work) => work(),
     close: () => Promise.resolve(client.close()),
   };

@@ -1,0 +1,188 @@
+// Usage per key in the portal's database (migration 3): batches from the API servers added to per-minute and per-day
+// figures, each key's last use, retention, and the reads the portal and GET /v1/usage.json make.
+import type { PortalDatabase, Queries, Row, SqlValue } from "../portal/db/database.ts";
+import { BYTES, STATUS_CLASSES } from "./meter.ts";
+import type { UsageBatch, UsageRow } from "./meter.ts";
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+/** Per-minute figures are kept this long, per-day figures 400 days; batch IDs a week (a batch is re-sent within that). */
+export const MINUTES_KEPT_MS = 48 * HOUR_MS;
+export const DAYS_KEPT_MS = 400 * DAY_MS;
+const BATCH_IDS_KEPT_MS = 7 * DAY_MS;
+
+/** Rows per INSERT: 8 values each, well inside SQLite's and PostgreSQL's limits on parameters. */
+const ROWS_PER_STATEMENT = 250;
+const COLUMNS = [...STATUS_CLASSES, "bytes"] as const;
+
+/** Requests by status class and bytes sent, over some span. */
+export interface Counts {
+  ok: number;
+  not_modified: number;
+  client_error: number;
+  limited: number;
+  server_error: number;
+  bytes: number;
+}
+
+export const zeroCounts = (): Counts => ({
+  ok: 0,
+  not_modified: 0,
+  client_error: 0,
+  limited: 0,
+  server_error: 0,
+  bytes: 0,
+});
+
+/** All requests in `c`, whatever their status. */
+export const requestsIn = (c: Counts): number => c.ok + c.not_modified + c.client_error + c.limited + c.server_error;
+
+const countsOf = (row: Row): Counts => {
+  const c = zeroCounts();
+  for (const column of COLUMNS) c[column] = Number(row[column] ?? 0);
+  return c;
+};
+
+/** Adds `rows` (merged by key and period `periodOf`) to `table`'s figures. */
+async function addRows(
+  tx: Queries,
+  table: "usage_minute" | "usage_day",
+  period: "minute" | "day",
+  rows: readonly UsageRow[],
+  periodOf: (row: UsageRow) => number,
+): Promise<void> {
+  const merged = new Map<string, { key: string; at: number; counts: number[] }>();
+  for (const row of rows) {
+    const at = periodOf(row);
+    const id = `${row.key}\n${at}`;
+    const m = merged.get(id);
+    if (!m) merged.set(id, { key: row.key, at, counts: [...row.counts] });
+    else for (let i = 0; i <= BYTES; i++) m.counts[i]! += row.counts[i]!;
+  }
+  const all = [...merged.values()];
+  const update = COLUMNS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(", ");
+  for (let i = 0; i < all.length; i += ROWS_PER_STATEMENT) {
+    const chunk = all.slice(i, i + ROWS_PER_STATEMENT);
+    const params: SqlValue[] = [];
+    for (const r of chunk) params.push(r.key, r.at, ...r.counts);
+    await tx.run(
+      `INSERT INTO ${table} (key_name, ${period}, ${COLUMNS.join(", ")}) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
+       ON CONFLICT (key_name, ${period}) DO UPDATE SET ${update}`,
+      params,
+    );
+  }
+}
+
+/**
+ * Records a batch in one transaction: its ID first, so that a batch sent again (its acknowledgement was lost) adds
+ * nothing. Returns false when the batch was already recorded.
+ */
+export async function recordBatch(db: PortalDatabase, batch: UsageBatch, nowMs: number): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const fresh = await tx.run("INSERT INTO usage_batches (id, at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [
+      batch.id,
+      nowMs,
+    ]);
+    if (fresh === 0) return false;
+    await addRows(tx, "usage_minute", "minute", batch.rows, (r) => r.minute);
+    await addRows(tx, "usage_day", "day", batch.rows, (r) => r.minute - (r.minute % DAY_MS));
+    const last = new Map<string, number>();
+    for (const r of batch.rows) last.set(r.key, Math.max(last.get(r.key) ?? 0, r.last));
+    const entries = [...last];
+    for (let i = 0; i < entries.length; i += ROWS_PER_STATEMENT) {
+      const chunk = entries.slice(i, i + ROWS_PER_STATEMENT);
+      await tx.run(
+        `INSERT INTO usage_last (key_name, at) VALUES ${chunk.map(() => "(?, ?)").join(", ")}
+         ON CONFLICT (key_name) DO UPDATE SET at = CASE WHEN excluded.at > usage_last.at THEN excluded.at ELSE usage_last.at END`,
+        chunk.flat(),
+      );
+    }
+    return true;
+  });
+}
+
+/** Removes figures past their retention (48 h of minutes, 400 days of days) and old batch IDs. */
+export async function pruneUsage(db: PortalDatabase, nowMs: number): Promise<void> {
+  await db.batch([
+    { sql: "DELETE FROM usage_minute WHERE minute < ?", params: [nowMs - MINUTES_KEPT_MS] },
+    { sql: "DELETE FROM usage_day WHERE day < ?", params: [nowMs - DAYS_KEPT_MS] },
+    { sql: "DELETE FROM usage_batches WHERE at < ?", params: [nowMs - BATCH_IDS_KEPT_MS] },
+  ]);
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+const sums = COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(", ");
+
+/** The keys' counts together from minute `fromMs` (inclusive) to `toMs` (exclusive), from the per-minute figures. */
+export async function countsBetween(
+  db: PortalDatabase,
+  keys: readonly string[],
+  fromMs: number,
+  toMs: number,
+): Promise<Counts> {
+  if (keys.length === 0) return zeroCounts();
+  const row = (
+    await db.all(
+      `SELECT ${sums} FROM usage_minute WHERE key_name IN (${placeholders(keys.length)}) AND minute >= ? AND minute < ?`,
+      [...keys, fromMs, toMs],
+    )
+  )[0];
+  return row ? countsOf(row) : zeroCounts();
+}
+
+/** The keys' counts on the UTC day that holds `atMs`, from the per-day figures. */
+export async function countsOnDay(db: PortalDatabase, keys: readonly string[], atMs: number): Promise<Counts> {
+  if (keys.length === 0) return zeroCounts();
+  const row = (
+    await db.all(`SELECT ${sums} FROM usage_day WHERE key_name IN (${placeholders(keys.length)}) AND day = ?`, [
+      ...keys,
+      atMs - (atMs % DAY_MS),
+    ])
+  )[0];
+  return row ? countsOf(row) : zeroCounts();
+}
+
+/** One period of a series: its start (epoch ms) and the counts in it. */
+export interface Point {
+  at: number;
+  counts: Counts;
+}
+
+/**
+ * The keys' counts per `step` (HOUR_MS from the minutes, DAY_MS from the days) from `fromMs` to `toMs` (exclusive),
+ * every period present (zero when nothing was counted), oldest first.
+ */
+export async function series(
+  db: PortalDatabase,
+  keys: readonly string[],
+  step: typeof HOUR_MS | typeof DAY_MS,
+  fromMs: number,
+  toMs: number,
+): Promise<Point[]> {
+  const start = fromMs - (fromMs % step);
+  const points: Point[] = [];
+  for (let at = start; at < toMs; at += step) points.push({ at, counts: zeroCounts() });
+  if (keys.length === 0 || points.length === 0) return points;
+  const [table, column] = step === HOUR_MS ? ["usage_minute", "minute"] : ["usage_day", "day"];
+  const rows = await db.all(
+    `SELECT ${column} - (${column} % ${step}) AS at, ${sums} FROM ${table}
+     WHERE key_name IN (${placeholders(keys.length)}) AND ${column} >= ? AND ${column} < ?
+     GROUP BY ${column} - (${column} % ${step})`,
+    [...keys, start, toMs],
+  );
+  for (const row of rows) {
+    const point = points[Math.round((Number(row.at) - start) / step)];
+    if (point) point.counts = countsOf(row);
+  }
+  return points;
+}
+
+/** Each key's last use (epoch ms), for the keys that were ever used. */
+export async function lastUsed(db: PortalDatabase, keys: readonly string[]): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db.all(`SELECT key_name, at FROM usage_last WHERE key_name IN (${placeholders(keys.length)})`, [
+    ...keys,
+  ]);
+  return new Map(rows.map((r) => [String(r.key_name), Number(r.at)]));
+}
