@@ -6,6 +6,7 @@ import { TrustProxySchema } from "./serve/proxies.ts";
 import {
   DEFAULT_BODY_CACHE_MB,
   DEFAULT_COMPRESS_SLOTS,
+  DEFAULT_EDGE_KEY_TTL,
   DEFAULT_MAX_AGE,
   DEFAULT_VARIANT_CACHE_MB,
 } from "./defaults.ts";
@@ -87,6 +88,11 @@ export const ConfigSchema = z
     redisUrl: z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).optional(),
     /** Turns metrics on: GET /metrics for `Authorization: Bearer <token>` only. Env METRICS_TOKEN (16+ characters). Default off. */
     metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
+    /**
+     * Seconds a front may keep GET /edge/key's answer (allowed or refused) about a key: the front's key check, which
+     * the server answers to the proxies of TRUST_PROXY only. Env EDGE_KEY_TTL (0-60). Default 2.
+     */
+    edgeKeyTtl: decimal(z.number().int().min(0).max(60)).default(DEFAULT_EDGE_KEY_TTL),
   })
   .superRefine((c, ctx) => {
     if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) {
@@ -137,6 +143,7 @@ export const ENV_NAMES = {
   workers: "WORKERS",
   redisUrl: "REDIS_URL",
   metricsToken: "METRICS_TOKEN",
+  edgeKeyTtl: "EDGE_KEY_TTL",
 } as const satisfies Record<keyof z.input<typeof ConfigSchema>, string>;
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */

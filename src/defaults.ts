@@ -19,3 +19,9 @@ export const DEFAULT_BODY_CACHE_BYTES = DEFAULT_BODY_CACHE_MB * MB;
 
 /** Bodies brotli-compressed in the background at once (env COMPRESS_SLOTS); what finds no free slot is not queued. */
 export const DEFAULT_COMPRESS_SLOTS = 2;
+
+/**
+ * How long a front (deploy/nginx, deploy/varnish) may keep GET /edge/key's answer about a key, in seconds (env
+ * EDGE_KEY_TTL): a revoked key is refused at the front within this plus the 2 s a reload takes.
+ */
+export const DEFAULT_EDGE_KEY_TTL = 2;

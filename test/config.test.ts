@@ -22,6 +22,7 @@ const DEFAULTS: Config = {
   trustProxy: [],
   tls: null,
   metricsToken: undefined,
+  edgeKeyTtl: 2,
   redisUrl: undefined,
   variantCacheBytes: 32 * 1024 * 1024,
   bodyCacheBytes: 1024 * 1024 * 1024,
@@ -76,6 +77,9 @@ describe("parseConfig: valid environments", () => {
     [{ WAIT_FOR_SNAPSHOT: "0" }, { waitForSnapshot: false }],
     // METRICS_TOKEN, VARIANT_CACHE_MB, COMPRESS_SLOTS
     [{ METRICS_TOKEN: "0123456789abcdef" }, { metricsToken: "0123456789abcdef" }],
+    // EDGE_KEY_TTL: how long a front keeps a key check's answer
+    [{ EDGE_KEY_TTL: "0" }, { edgeKeyTtl: 0 }],
+    [{ EDGE_KEY_TTL: "60" }, { edgeKeyTtl: 60 }],
     [{ VARIANT_CACHE_MB: "0" }, { variantCacheBytes: 0 }],
     [{ VARIANT_CACHE_MB: "256" }, { variantCacheBytes: 256 * 1024 * 1024 }],
     [{ BODY_CACHE_MB: "64" }, { bodyCacheBytes: 64 * 1024 * 1024 }],
@@ -199,6 +203,7 @@ describe("parseConfig: invalid values, each with its exact message", () => {
       'configuration: trustProxy: "proxy.example.com" is not an address or CIDR network (e.g. 10.0.0.5, 10.0.0.0/8, fd00::/8, loopback)',
     ],
     [{ METRICS_TOKEN: "short" }, "configuration: metricsToken: must be at least 16 characters"],
+    [{ EDGE_KEY_TTL: "61" }, "configuration: edgeKeyTtl: Too big: expected number to be <=60"],
     [{ VARIANT_CACHE_MB: "-1" }, "configuration: variantCacheMb: Too small: expected number to be >=0"],
     [{ VARIANT_CACHE_MB: "lots" }, "configuration: variantCacheMb: Invalid input: expected number, received NaN"],
     [{ BODY_CACHE_MB: "0" }, "configuration: bodyCacheMb: Too small: expected number to be >=1"],

@@ -17,6 +17,7 @@ export const ROUTE_CLASSES = [
   "docs",
   "health",
   "metrics",
+  "edge",
   "other",
 ] as const;
 export type RouteClass = (typeof ROUTE_CLASSES)[number];
@@ -25,8 +26,9 @@ export type RouteClass = (typeof ROUTE_CLASSES)[number];
  * How the server answers: a snapshot resource (its time segments), the search index, the event stream (a long-lived
  * response outside the caching path, src/serve/events/), a calendar rendered from the sale lists in force
  * (src/serve/calendar.ts), a document of the snapshot (no key), or the server's own health and metrics (no key).
+ * "edge": a front's key check (src/serve/edge-key.ts), for the proxies of TRUST_PROXY only.
  */
-type Answer = "resource" | "search" | "stream" | "calendar" | "document" | "health" | "metrics";
+type Answer = "resource" | "search" | "stream" | "calendar" | "document" | "health" | "metrics" | "edge";
 
 /** Names of the example bodies (src/api/examples.ts) an endpoint's documentation shows. */
 type ExampleName = Exclude<keyof Examples, PathParameter["example"] | "upcomingSaleKey">;
@@ -73,7 +75,7 @@ export interface Endpoint {
   missing?: (params: Readonly<Record<string, string>>) => string;
   /** For a document: the snapshot file it is kept in, and its media type. */
   file?: { name: string; type: string };
-  /** Absent: not in the document (the server's own health and metrics). */
+  /** Absent: not in the document (the server's own health and metrics, and the fronts' key check). */
   doc?: EndpointDoc;
 }
 
@@ -371,4 +373,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   },
   { id: "health", path: "/healthz", route: "health", answer: "health" },
   { id: "metrics", path: "/metrics", route: "metrics", answer: "metrics" },
+  { id: "edgeKey", path: "/edge/key", route: "edge", answer: "edge" },
 ];

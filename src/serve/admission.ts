@@ -10,7 +10,7 @@ import type { RouteIndex } from "../api/routing.ts";
 import type { Endpoint } from "../api/endpoints.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter } from "./rate-limit.ts";
-import { createClientAddress } from "./client-address.ts";
+import { createClientAddress, createTrustedPeer } from "./client-address.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
@@ -84,16 +84,23 @@ export interface Paths {
 export interface Gate {
   /**
    * The request's /v1/ resource, or "health", "metrics" or "document" (the OpenAPI document and reference page, no
-   * key needed) for those paths; or the ApiError that answers it. Rejections a client can repeat at will (401, 429,
-   * 404) are returned, not thrown: a throw cost more than the rest of such an answer. Malformed targets and
-   * parameters (400s) are thrown. RateLimit-* headers go onto `headers`.
+   * key needed) for those paths, or "edge" for a front's key check from a proxy of `trustProxy` (a 404 from any other
+   * peer, as if there were no such path); or the ApiError that answers it. Rejections a client can repeat at will
+   * (401, 429, 404) are returned, not thrown: a throw cost more than the rest of such an answer. Malformed targets
+   * and parameters (400s) are thrown. RateLimit-* headers go onto `headers`.
    */
   admit(
     req: IncomingMessage,
     nowMs: number,
     headers: string[],
     info: RequestInfo,
-  ): Admitted | "health" | "metrics" | "document" | ApiError;
+  ): Admitted | "health" | "metrics" | "document" | "edge" | ApiError;
+  /**
+   * A front's key check (GET /edge/key): the query's key, as a request's key is authenticated (a key that is not
+   * valid counts against the client's address, named by the front's X-Forwarded-For), taking no token: the front
+   * applies the key's rate itself.
+   */
+  checkKey(req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential | ApiError;
   /** Targets remembered now. */
   readonly remembered: number;
 }
@@ -140,6 +147,7 @@ export function createAdmission(options: AdmissionOptions) {
   };
 
   const clientAddress = createClientAddress(options.trustProxy ?? []);
+  const fromProxy = createTrustedPeer(options.trustProxy ?? []);
 
   /** The 401 of an address past its failure limit, with the seconds until it may try again. */
   const lockedOut = (wait: number): ApiError =>
@@ -245,6 +253,7 @@ export function createAdmission(options: AdmissionOptions) {
       get remembered() {
         return remembered.size;
       },
+      checkKey: (req, query, nowMs) => authenticate(keys, req, query, nowMs),
       admit(req, nowMs, headers, info) {
         const url = req.url ?? "/";
         // A remembered key whose grace period has ended is not taken from memory: authentication refuses it.
@@ -258,6 +267,7 @@ export function createAdmission(options: AdmissionOptions) {
         if (!known) {
           const answer = match?.endpoint.answer;
           if (answer === "health" || answer === "metrics" || answer === "document") return answer;
+          if (answer === "edge") return fromProxy(req) ? answer : NOT_V1;
           if (!path.startsWith("/v1/")) return NOT_V1;
         }
         const credential = known?.credential ?? authenticate(keys, req, query, nowMs);

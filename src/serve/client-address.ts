@@ -36,17 +36,7 @@ export function clientKey(address: string): string {
  */
 export function createClientResolver(trusted: readonly string[]): (req: IncomingMessage) => string {
   if (trusted.length === 0) return (req) => unmapped(req.socket.remoteAddress ?? "");
-  const list = new BlockList();
-  for (const entry of trusted) {
-    const p = parseProxyEntry(entry);
-    if (!p) throw new Error(`not an address or network: ${JSON.stringify(entry)}`);
-    list.addSubnet(p.address, p.prefix, p.family);
-  }
-  const isTrusted = (address: string): boolean => {
-    const a = unmapped(address);
-    const version = isIP(a);
-    return version !== 0 && list.check(a, version === 4 ? "ipv4" : "ipv6");
-  };
+  const isTrusted = createTrustCheck(trusted);
   return (req) => {
     let client = req.socket.remoteAddress ?? "";
     if (!isTrusted(client)) return unmapped(client);
@@ -60,6 +50,28 @@ export function createClientResolver(trusted: readonly string[]): (req: Incoming
     }
     return unmapped(client);
   };
+}
+
+/** Returns whether an address is one of `trusted` (addresses or networks, as TRUST_PROXY names them). */
+function createTrustCheck(trusted: readonly string[]): (address: string) => boolean {
+  const list = new BlockList();
+  for (const entry of trusted) {
+    const p = parseProxyEntry(entry);
+    if (!p) throw new Error(`not an address or network: ${JSON.stringify(entry)}`);
+    list.addSubnet(p.address, p.prefix, p.family);
+  }
+  return (address) => {
+    const a = unmapped(address);
+    const version = isIP(a);
+    return version !== 0 && list.check(a, version === 4 ? "ipv4" : "ipv6");
+  };
+}
+
+/** Returns whether a request comes straight from one of `trusted` (its peer; X-Forwarded-For is not read). */
+export function createTrustedPeer(trusted: readonly string[]): (req: IncomingMessage) => boolean {
+  if (trusted.length === 0) return () => false;
+  const isTrusted = createTrustCheck(trusted);
+  return (req) => isTrusted(req.socket.remoteAddress ?? "");
 }
 
 /** {@link createClientResolver}, its address grouped by {@link clientKey}: whom the API's failure limit counts. */

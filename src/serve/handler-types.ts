@@ -40,7 +40,13 @@ export interface HandlerOptions
     Partial<
       Pick<
         Config,
-        "maxAge" | "variantCacheBytes" | "bodyCacheBytes" | "compressSlots" | "metricsToken" | "waitForSnapshot"
+        | "maxAge"
+        | "variantCacheBytes"
+        | "bodyCacheBytes"
+        | "compressSlots"
+        | "metricsToken"
+        | "waitForSnapshot"
+        | "edgeKeyTtl"
       >
     > {
   /** The clock, epoch ms. Default Date.now. Tests inject one. */

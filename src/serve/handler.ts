@@ -12,9 +12,15 @@ import type { Handler, HandlerOptions } from "./handler-types.ts";
 import { createCompressor } from "./compressor.ts";
 import type { CompressionKind } from "./compressor.ts";
 import { sendDocument } from "./documents.ts";
+import { sendKeyCheck } from "./edge-key.ts";
 import type { Found } from "./response-body.ts";
 import { createVariants } from "./variants.ts";
-import { DEFAULT_BODY_CACHE_BYTES, DEFAULT_MAX_AGE, DEFAULT_VARIANT_CACHE_BYTES } from "../defaults.ts";
+import {
+  DEFAULT_BODY_CACHE_BYTES,
+  DEFAULT_EDGE_KEY_TTL,
+  DEFAULT_MAX_AGE,
+  DEFAULT_VARIANT_CACHE_BYTES,
+} from "../defaults.ts";
 import type { KeyRing } from "./keys.ts";
 import { loadKeyRing } from "./keys.ts";
 import { pathOf, redacted, redactPath } from "./logged-path.ts";
@@ -48,6 +54,7 @@ export type { ErrorLog, Handler, HandlerOptions, RequestLog } from "./handler-ty
 export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const clock = options.clock ?? Date.now;
   const maxAge = options.maxAge ?? DEFAULT_MAX_AGE;
+  const edgeKeyTtl = options.edgeKeyTtl ?? DEFAULT_EDGE_KEY_TTL;
   // Metrics are made below, once the state they read exists; a failure before then is only logged.
   let countFailure: ((kind: CompressionKind) => void) | null = null;
   const compressor = createCompressor(options.compressSlots, {
@@ -239,6 +246,10 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       }
       if (a === "metrics") {
         later = sendMetrics(req, res, info);
+        return;
+      }
+      if (a === "edge") {
+        result = sendKeyCheck(req, res, s.gate.checkKey(req, info.query!, nowMs), nowMs, edgeKeyTtl);
         return;
       }
       if (a.answer === "stream") {
