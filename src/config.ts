@@ -1,6 +1,6 @@
 // One zod schema over environment and flags -> typed Config, parsed once by the CLI.
 import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import { TrustProxySchema } from "./serve/proxies.ts";
 import {
@@ -8,6 +8,8 @@ import {
   DEFAULT_COMPRESS_SLOTS,
   DEFAULT_EDGE_KEY_TTL,
   DEFAULT_MAX_AGE,
+  DEFAULT_USAGE_BUFFER_ROWS,
+  DEFAULT_USAGE_FLUSH_MS,
   DEFAULT_VARIANT_CACHE_MB,
 } from "./defaults.ts";
 
@@ -93,6 +95,17 @@ export const ConfigSchema = z
      * the server answers to the proxies of TRUST_PROXY only. Env EDGE_KEY_TTL (0-60). Default 2.
      */
     edgeKeyTtl: decimal(z.number().int().min(0).max(60)).default(DEFAULT_EDGE_KEY_TTL),
+    /** Usage per key counted and handed to the portal's database (src/usage/). Env USAGE ("0" turns it off). Default on. */
+    countUsage: z
+      .enum(["0", "1"])
+      .default("1")
+      .transform((v) => v === "1"),
+    /** The portal's database, where usage goes: postgres://... or a SQLite file. Env DATABASE_URL. Default <dataDir>/portal.db. */
+    databaseUrl: z.string().min(1).optional(),
+    /** How often usage is handed to the database, ms (at most 10 s). Env USAGE_FLUSH_MS. Default 5000. */
+    usageFlushMs: decimal(z.number().int().min(100).max(10_000)).default(DEFAULT_USAGE_FLUSH_MS),
+    /** Usage rows (a key's minute) kept while the database cannot be reached. Env USAGE_BUFFER_ROWS. Default 200,000. */
+    usageBufferRows: decimal(z.number().int().min(1000).max(10_000_000)).default(DEFAULT_USAGE_BUFFER_ROWS),
   })
   .superRefine((c, ctx) => {
     if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) {
@@ -112,6 +125,7 @@ export const ConfigSchema = z
       ...c,
       dataDir,
       keysFile: resolve(c.keysFile ?? `${dataDir}/keys.json`),
+      databaseUrl: c.databaseUrl ?? join(dataDir, "portal.db"),
       baseUrl: (c.baseUrl ?? `${tls ? "https" : "http"}://${hostForUrl}:${c.port}`).replace(/\/+$/, ""),
       tls,
       /** Memory for cached affid/JSONP variants, bytes (VARIANT_CACHE_MB). */
@@ -144,6 +158,10 @@ export const ENV_NAMES = {
   redisUrl: "REDIS_URL",
   metricsToken: "METRICS_TOKEN",
   edgeKeyTtl: "EDGE_KEY_TTL",
+  countUsage: "USAGE",
+  databaseUrl: "DATABASE_URL",
+  usageFlushMs: "USAGE_FLUSH_MS",
+  usageBufferRows: "USAGE_BUFFER_ROWS",
 } as const satisfies Record<keyof z.input<typeof ConfigSchema>, string>;
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */

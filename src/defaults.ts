@@ -25,3 +25,11 @@ export const DEFAULT_COMPRESS_SLOTS = 2;
  * EDGE_KEY_TTL): a revoked key is refused at the front within this plus the 2 s a reload takes.
  */
 export const DEFAULT_EDGE_KEY_TTL = 2;
+
+/** How often each server hands its usage counts to the database, ms (env USAGE_FLUSH_MS): a figure shows within 15 s. */
+export const DEFAULT_USAGE_FLUSH_MS = 5000;
+/**
+ * Usage rows (one key's minute, about 200 bytes) a server keeps while the database cannot be reached (env
+ * USAGE_BUFFER_ROWS): 10,000 busy keys for 20 minutes, in about 40 MB.
+ */
+export const DEFAULT_USAGE_BUFFER_ROWS = 200_000;

@@ -28,6 +28,10 @@ const DEFAULTS: Config = {
   bodyCacheBytes: 1024 * 1024 * 1024,
   compressSlots: 2,
   workers: 1,
+  countUsage: true,
+  databaseUrl: resolve("data/portal.db"),
+  usageFlushMs: 5000,
+  usageBufferRows: 200_000,
 };
 
 describe("parseConfig: valid environments", () => {
@@ -35,14 +39,34 @@ describe("parseConfig: valid environments", () => {
     [{}, {}],
     [{ UNRELATED: "x", PATH: "/bin" }, {}],
     // DATA_DIR, and KEYS_FILE's default inside it
-    [{ DATA_DIR: "/srv/fsa" }, { dataDir: "/srv/fsa", keysFile: "/srv/fsa/keys.json" }],
-    [{ DATA_DIR: "rel/dir" }, { dataDir: resolve("rel/dir"), keysFile: resolve("rel/dir/keys.json") }],
-    [{ DATA_DIR: "/srv/fsa/" }, { dataDir: "/srv/fsa", keysFile: "/srv/fsa/keys.json" }],
+    [
+      { DATA_DIR: "/srv/fsa" },
+      { dataDir: "/srv/fsa", keysFile: "/srv/fsa/keys.json", databaseUrl: "/srv/fsa/portal.db" },
+    ],
+    [
+      { DATA_DIR: "rel/dir" },
+      {
+        dataDir: resolve("rel/dir"),
+        keysFile: resolve("rel/dir/keys.json"),
+        databaseUrl: resolve("rel/dir/portal.db"),
+      },
+    ],
+    [
+      { DATA_DIR: "/srv/fsa/" },
+      { dataDir: "/srv/fsa", keysFile: "/srv/fsa/keys.json", databaseUrl: "/srv/fsa/portal.db" },
+    ],
+    // usage per key: off, the database (shared with the portal), the hand-over's period and buffer
+    [{ USAGE: "0" }, { countUsage: false }],
+    [{ DATABASE_URL: "postgres://u@db/portal" }, { databaseUrl: "postgres://u@db/portal" }],
+    [
+      { USAGE_FLUSH_MS: "10000", USAGE_BUFFER_ROWS: "5000" },
+      { usageFlushMs: 10_000, usageBufferRows: 5000 },
+    ],
     // KEYS_FILE
     [{ KEYS_FILE: "/etc/fsa/keys.json" }, { keysFile: "/etc/fsa/keys.json" }],
     [
       { KEYS_FILE: "k.json", DATA_DIR: "/srv/fsa" },
-      { dataDir: "/srv/fsa", keysFile: resolve("k.json") },
+      { dataDir: "/srv/fsa", keysFile: resolve("k.json"), databaseUrl: "/srv/fsa/portal.db" },
     ],
     // PORT, and the default base URL that follows it
     [{ PORT: "0" }, { port: 0, baseUrl: "http://127.0.0.1:0" }],
@@ -212,6 +236,9 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     [{ WORKERS: "many" }, "configuration: workers: Invalid input"],
     [{ REDIS_URL: "http://127.0.0.1:6379" }, "configuration: redisUrl: must be a redis:// or rediss:// URL"],
     [{ REDIS_URL: "127.0.0.1:6379" }, "configuration: redisUrl: must be a redis:// or rediss:// URL"],
+    [{ USAGE_FLUSH_MS: "20000" }, "configuration: usageFlushMs: Too big: expected number to be <=10000"],
+    [{ USAGE_BUFFER_ROWS: "10" }, "configuration: usageBufferRows: Too small: expected number to be >=1000"],
+    [{ USAGE: "off" }, 'configuration: countUsage: Invalid option: expected one of "0"|"1"'],
     [{ TLS_CERT: "/c" }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_KEY: "/k" }, "configuration: tlsCert: TLS_CERT and TLS_KEY must both be set, or neither"],
     [{ TLS_CERT: "/c", TLS_KEY: " " }, "configuration: tlsKey: TLS_CERT and TLS_KEY must both be set, or neither"],
@@ -231,9 +258,21 @@ describe("parseConfig: invalid values, each with its exact message", () => {
 
 describe("parseConfig: overrides from flags", () => {
   it.each<[Env, Parameters<typeof parseConfig>[1], Partial<Config>]>([
-    [{}, { dataDir: "/srv/flag" }, { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json" }],
-    [{ DATA_DIR: "/srv/env" }, { dataDir: "/srv/flag" }, { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json" }],
-    [{ DATA_DIR: "/srv/env" }, { dataDir: undefined }, { dataDir: "/srv/env", keysFile: "/srv/env/keys.json" }],
+    [
+      {},
+      { dataDir: "/srv/flag" },
+      { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json", databaseUrl: "/srv/flag/portal.db" },
+    ],
+    [
+      { DATA_DIR: "/srv/env" },
+      { dataDir: "/srv/flag" },
+      { dataDir: "/srv/flag", keysFile: "/srv/flag/keys.json", databaseUrl: "/srv/flag/portal.db" },
+    ],
+    [
+      { DATA_DIR: "/srv/env" },
+      { dataDir: undefined },
+      { dataDir: "/srv/env", keysFile: "/srv/env/keys.json", databaseUrl: "/srv/env/portal.db" },
+    ],
     [
       { BASE_URL: "https://env.example.com" },
       { baseUrl: "https://flag.example.com/" },
@@ -241,7 +280,11 @@ describe("parseConfig: overrides from flags", () => {
     ],
     [{ PORT: "1" }, { port: "2" }, { port: 2, baseUrl: "http://127.0.0.1:2" }],
     // an empty flag leaves the variable in force
-    [{ DATA_DIR: "/srv/env" }, { dataDir: "" }, { dataDir: "/srv/env", keysFile: "/srv/env/keys.json" }],
+    [
+      { DATA_DIR: "/srv/env" },
+      { dataDir: "" },
+      { dataDir: "/srv/env", keysFile: "/srv/env/keys.json", databaseUrl: "/srv/env/portal.db" },
+    ],
     [{ BASE_URL: "https://env.example.com" }, { baseUrl: " " }, { baseUrl: "https://env.example.com" }],
   ])("%j with %j", (env, overrides, expected) => {
     expect(parseConfig(env, overrides)).toEqual({ ...DEFAULTS, ...expected });

@@ -38,6 +38,7 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
     paths: ["/usr/sbin/varnishd"],
   },
   { name: "varnishadm", debian: "varnish", why: "bans cached responses in the Varnish test" },
+  { name: "varnishncsa", debian: "varnish", why: "counts usage of requests Varnish answered from its cache" },
   { name: "redis-server", debian: "redis-server", why: "holds the rate limits shared by servers (REDIS_URL)" },
   { name: "openssl", debian: "openssl", why: "makes the certificates of the HTTPS tests" },
   { name: "rsync", debian: "rsync", why: "ships snapshots to a replica (npm run ship)" },

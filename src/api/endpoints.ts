@@ -14,6 +14,7 @@ export const ROUTE_CLASSES = [
   "search",
   "events",
   "calendar",
+  "usage",
   "docs",
   "health",
   "metrics",
@@ -25,10 +26,10 @@ export type RouteClass = (typeof ROUTE_CLASSES)[number];
 /**
  * How the server answers: a snapshot resource (its time segments), the search index, the event stream (a long-lived
  * response outside the caching path, src/serve/events/), a calendar rendered from the sale lists in force
- * (src/serve/calendar.ts), a document of the snapshot (no key), or the server's own health and metrics (no key).
+ * (src/serve/calendar.ts), the key's own usage (src/serve/usage.ts), a document of the snapshot (no key), or the server's own health and metrics (no key).
  * "edge": a front's key check (src/serve/edge-key.ts), for the proxies of TRUST_PROXY only.
  */
-type Answer = "resource" | "search" | "stream" | "calendar" | "document" | "health" | "metrics" | "edge";
+type Answer = "resource" | "search" | "stream" | "calendar" | "usage" | "document" | "health" | "metrics" | "edge";
 
 /** Names of the example bodies (src/api/examples.ts) an endpoint's documentation shows. */
 type ExampleName = Exclude<keyof Examples, PathParameter["example"] | "upcomingSaleKey">;
@@ -45,7 +46,7 @@ interface PathParameter {
 
 /** What the OpenAPI document says of an endpoint. */
 export interface EndpointDoc {
-  tag: "Sales" | "Products" | "Search" | "Events" | "Reference";
+  tag: "Sales" | "Products" | "Search" | "Events" | "Usage" | "Reference";
   summary: string;
   description: string;
   /** The 200 response's description, and its examples (name -> summary and example). */
@@ -70,7 +71,7 @@ export interface Endpoint {
   /** Its path parameters, by name. */
   params?: Readonly<Record<string, PathParameter>>;
   /** The schema (src/api/schemas.ts, RESPONSE_SCHEMAS) of a 200 body; none for documents and the server's own. */
-  body?: "SaleList" | "Sale" | "Product" | "Categories" | "Sizes" | "SearchResult";
+  body?: "SaleList" | "Sale" | "Product" | "Categories" | "Sizes" | "SearchResult" | "Usage";
   /** For a resource with path parameters: the 404's detail when the snapshot has no such path. */
   missing?: (params: Readonly<Record<string, string>>) => string;
   /** For a document: the snapshot file it is kept in, and its media type. */
@@ -340,6 +341,24 @@ export const ENDPOINTS: readonly Endpoint[] = [
           schema: { type: "string", maxLength: 64 },
         },
       ],
+    },
+  },
+  {
+    id: "getUsage",
+    path: "/v1/usage.json",
+    route: "usage",
+    answer: "usage",
+    body: "Usage",
+    doc: {
+      tag: "Usage",
+      summary: "Your key's limits and usage",
+      description: [
+        "The key's rate limit, what is left of its burst now, and its requests today (UTC) and in the last hour, by status class, with the bytes sent. Free of the key's rate limit (it takes no token), and never cached (`no-store`).",
+        "",
+        "Usage is counted by every server and handed to the usage store every few seconds (5 s by default), so the counts may be that far behind; requests answered by a cache in front of the API are counted from the cache's log where the operator has set that up. `usage` is null while the store cannot be reached, or when the operator has turned counting off.",
+      ].join("\n"),
+      response: "The key's limits and usage.",
+      examples: { sample: { summary: "A key used today", value: "usage" } },
     },
   },
   {

@@ -126,6 +126,10 @@ Each key has a rate (requests a second) and a burst. Every response to a valid k
 the bucket is full again). Past it, a 429 \`rate_limited\` with \`Retry-After\` (seconds). Poll with \`If-None-Match\`
 and within \`max-age\` and you will rarely come near it.
 
+\`${baseUrl}/v1/usage.json?apikey=${key}\` answers your key's limits, what is left of its burst, and its requests
+today and in the last hour by status (2xx, 304, 4xx, 429, 5xx), free of the rate limit; the developer portal shows
+the same per hour and per day, with a CSV download. Counts reach them within seconds of your requests.
+
 ## Browser apps: CORS and JSONP
 
 Every response has \`Access-Control-Allow-Origin: *\`, so a page on any origin can call the API with \`fetch\`.

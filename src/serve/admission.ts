@@ -9,7 +9,7 @@ import { matchEndpoint, ROUTE_INDEX } from "../api/routing.ts";
 import type { RouteIndex } from "../api/routing.ts";
 import type { Endpoint } from "../api/endpoints.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
-import type { Limit, Limiter } from "./rate-limit.ts";
+import type { Limit, Limiter, Take } from "./rate-limit.ts";
 import { createClientAddress, createTrustedPeer } from "./client-address.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "./search-params.ts";
@@ -103,6 +103,8 @@ export interface Gate {
   checkKey(req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential | ApiError;
   /** Targets remembered now. */
   readonly remembered: number;
+  /** The key's bucket now, taking nothing (GET /v1/usage.json). */
+  burstOf(credential: Credential, nowMs: number): Take;
 }
 
 /** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
@@ -253,6 +255,7 @@ export function createAdmission(options: AdmissionOptions) {
       get remembered() {
         return remembered.size;
       },
+      burstOf: (credential, nowMs) => keyBuckets.peek(credential.name, credential.limit, nowMs),
       checkKey: (req, query, nowMs) => authenticate(keys, req, query, nowMs),
       admit(req, nowMs, headers, info) {
         const url = req.url ?? "/";
@@ -273,8 +276,13 @@ export function createAdmission(options: AdmissionOptions) {
         const credential = known?.credential ?? authenticate(keys, req, query, nowMs);
         if (credential instanceof ApiError) return credential;
         info.key = credential.name;
-        const limited = takeToken(credential, nowMs, headers);
-        if (limited) return limited;
+        // GET /v1/usage.json is free of the key's rate limit: it says what the limit has left, taking nothing.
+        if ((known?.answer ?? match?.endpoint.answer) === "usage")
+          pushRateLimitHeaders(headers, credential.limit, keyBuckets.peek(credential.name, credential.limit, nowMs));
+        else {
+          const limited = takeToken(credential, nowMs, headers);
+          if (limited) return limited;
+        }
         if (known) return known.missing ?? known;
         // A /v1/ path no endpoint has is a resource: its 404 comes from the snapshot's paths (statesOf).
         const admitted = admitTarget(path, info.route, match?.endpoint.answer ?? "resource", query, credential);

@@ -5,6 +5,7 @@ import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission.ts";
 import type { Metrics } from "./metrics.ts";
 import type { EventStreamOptions } from "./events/hub.ts";
+import type { Usage } from "../usage/hand-over.ts";
 
 export interface RequestLog {
   time: string;
@@ -53,6 +54,11 @@ export interface HandlerOptions
   clock?: () => number;
   /** The event stream's timers, caps and bounds (src/serve/events/hub.ts documents each, with its default). */
   events?: EventStreamOptions;
+  /**
+   * Usage per key (src/usage/hand-over.ts): every request with a valid key is counted into `meter`, and GET
+   * /v1/usage.json reads `figures`; /metrics shows `stats`. Default: nothing counted, and the usage body's `usage` is null.
+   */
+  usage?: Pick<Usage, "meter" | "figures"> & Partial<Pick<Usage, "stats">>;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
   /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */

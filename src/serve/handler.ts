@@ -34,6 +34,7 @@ import { health } from "./health.ts";
 import { searchBody } from "./search.ts";
 import { createEventHub } from "./events/hub.ts";
 import { calendarLists, createCalendars } from "./calendar.ts";
+import { sendUsage } from "./usage.ts";
 
 /** How long a reload waits before closing the packs only the snapshot it replaced used (no request reads them then). */
 const PACK_CLOSE_DELAY_MS = 30_000;
@@ -53,6 +54,8 @@ export type { ErrorLog, Handler, HandlerOptions, RequestLog } from "./handler-ty
 /** Loads the snapshot and keys (failing loudly if either is missing or corrupt) and returns the request handler. */
 export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const clock = options.clock ?? Date.now;
+  const usage = options.usage ?? null;
+  const meter = usage?.meter ?? null;
   const maxAge = options.maxAge ?? DEFAULT_MAX_AGE;
   const edgeKeyTtl = options.edgeKeyTtl ?? DEFAULT_EDGE_KEY_TTL;
   // Metrics are made below, once the state they read exists; a failure before then is only logged.
@@ -94,6 +97,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         now: clock,
         ...(options.limits?.shared !== undefined ? { limitsShared: () => options.limits!.shared === true } : {}),
         bodies: () => ({ bytes: bodies.bytes, reads: bodies.reads }),
+        ...(options.usage?.stats ? { usage: options.usage.stats } : {}),
       })
     : null;
   const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;
@@ -207,6 +211,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   ): void => {
     const ended = metrics || options.log ? performance.now() : 0;
     if (metrics) metrics.request(info.route, status, bytes, (ended - started) / 1000);
+    if (meter !== null && info.key !== undefined) meter.count(info.key, status, bytes, nowMs);
     if (options.log) {
       // Wall-clock time, even when the handler runs on an injected clock: the request's arrival, read once.
       const time = isoAt(clock === Date.now ? nowMs : Date.now());
@@ -259,6 +264,13 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       }
       if (a.answer === "calendar") {
         result = sendCalendar(req, res, s, a, nowMs, headers);
+        return;
+      }
+      if (a.answer === "usage") {
+        const burst = s.gate.burstOf(a.credential, nowMs);
+        later = sendUsage(req, res, a, burst, usage?.figures ?? null, headers).catch((err: unknown) =>
+          answerError(req, res, err, info, headers),
+        );
         return;
       }
       const found = find(s, a, Math.floor(nowMs / 1000));

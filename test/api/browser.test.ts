@@ -55,7 +55,7 @@ describe("in Chromium", () => {
     const elsewhere = requested.filter((u) => /^https?:/.test(u) && new URL(u).origin !== api.url);
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);
-    expect(operations).toHaveLength(14);
+    expect(operations).toHaveLength(15);
   });
 
   it("a page on another origin reads the API with fetch (CORS) and with a JSONP script", async () => {

@@ -81,7 +81,7 @@ describe("the OpenAPI document", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.servers).toEqual([{ url: BASE, description: "This server" }]);
     const operations = Object.values(doc.paths).flatMap((item: any) => Object.values(item)) as any[];
-    expect(operations).toHaveLength(14);
+    expect(operations).toHaveLength(15);
     for (const op of operations) {
       expect(op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
       expect(op.summary).toBeTruthy();
