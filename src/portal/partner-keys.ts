@@ -25,6 +25,8 @@ const keyFileName = (accountId: string, keyId: string) => `p.${accountId}.${keyI
 /** A key as the dashboard shows it. */
 export interface PartnerKey {
   id: string;
+  /** Its name in the keys file, under which its usage is counted (src/usage/). */
+  name: string;
   label: string;
   first4: string;
   last4: string;
@@ -65,6 +67,7 @@ export function partnerKey(row: Row, record: KeyRecord | undefined, now: number)
   const grace = record ? graceUntil(record, now) : null;
   return {
     id: String(row.id),
+    name: String(row.file_name),
     label: String(row.label),
     first4: String(row.first4),
     last4: String(row.last4),

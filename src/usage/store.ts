@@ -186,3 +186,61 @@ export async function lastUsed(db: PortalDatabase, keys: readonly string[]): Pro
   ]);
   return new Map(rows.map((r) => [String(r.key_name), Number(r.at)]));
 }
+
+/** Where a span's figures are read: the minutes (exact, 48 h back at most) or the days (whole UTC days). */
+const tableOf = (step: typeof HOUR_MS | typeof DAY_MS) =>
+  step === HOUR_MS ? { table: "usage_minute", column: "minute" } : { table: "usage_day", column: "day" };
+const requestsSum = `SUM(u.${STATUS_CLASSES.join(" + u.")})`;
+
+/** An account and the requests its keys made in a span. */
+export interface AccountTraffic {
+  accountId: string;
+  requests: number;
+}
+
+/**
+ * A page of every account of the portal, busiest first (by the requests of all its keys, api_keys.file_name, from
+ * `fromMs` to `toMs`, read from the minutes with HOUR_MS and the days with DAY_MS), then by email; accounts whose
+ * keys made no request in the span come last, with 0.
+ */
+export async function accountsByTraffic(
+  db: PortalDatabase,
+  step: typeof HOUR_MS | typeof DAY_MS,
+  fromMs: number,
+  toMs: number,
+  limit: number,
+  offset: number,
+): Promise<AccountTraffic[]> {
+  const { table, column } = tableOf(step);
+  const rows = await db.all(
+    `SELECT a.id AS account_id, COALESCE(t.requests, 0) AS requests FROM accounts a
+     LEFT JOIN (
+       SELECT k.account_id, ${requestsSum} AS requests FROM api_keys k JOIN ${table} u ON u.key_name = k.file_name
+       WHERE u.${column} >= ? AND u.${column} < ? GROUP BY k.account_id
+     ) t ON t.account_id = a.id
+     ORDER BY COALESCE(t.requests, 0) DESC, a.email, a.id LIMIT ? OFFSET ?`,
+    [fromMs, toMs, limit, offset],
+  );
+  return rows.map((r) => ({ accountId: String(r.account_id), requests: Number(r.requests) }));
+}
+
+/** The requests of each of the accounts' keys together from `fromMs` to `toMs` (as accountsByTraffic reads them). */
+export async function requestsOfAccounts(
+  db: PortalDatabase,
+  accountIds: readonly string[],
+  step: typeof HOUR_MS | typeof DAY_MS,
+  fromMs: number,
+  toMs: number,
+): Promise<Map<string, number>> {
+  const found = new Map<string, number>(accountIds.map((id) => [id, 0]));
+  if (accountIds.length === 0) return found;
+  const { table, column } = tableOf(step);
+  const rows = await db.all(
+    `SELECT k.account_id, ${requestsSum} AS requests FROM api_keys k JOIN ${table} u ON u.key_name = k.file_name
+     WHERE k.account_id IN (${placeholders(accountIds.length)}) AND u.${column} >= ? AND u.${column} < ?
+     GROUP BY k.account_id`,
+    [...accountIds, fromMs, toMs],
+  );
+  for (const r of rows) found.set(String(r.account_id), Number(r.requests));
+  return found;
+}
