@@ -1,7 +1,8 @@
 // Serve benchmark: every case family of bench/serve/, on one sample snapshot. handler.ts: pre-rendered GETs through our
 // handler vs a bare node:http server (same bytes) vs serve-handler (same files); deployed.ts: the same through the
 // server as `npm run serve` runs it (request logs on, to a file) vs bare; affid.ts: a new affid on every request vs the
-// same resource without; reject.ts: rejections (401, 429, 404) vs a 200 from the same server.
+// same resource without; metering.ts: as deployed with usage per key counted vs USAGE=0; reject.ts: rejections (401,
+// 429, 404) vs a 200 from the same server.
 // Run: npm run bench -- serve [--duration 5] [--rounds 3] [--warmup 2] [--startup-warmup 5] [--connections 64]
 //        [--products N] [--seed N] [--cases a,b] [--reject-duration 3] [--reject-warmup 1] [--reject-rounds 5] [--profile] [--keep]
 // --cases: only the cases whose label contains one of the comma-separated words (case-insensitive), e.g. --cases affid,
@@ -25,10 +26,11 @@ import { createServeBench } from "./serve/context.ts";
 import type { ServeOptions } from "./serve/context.ts";
 import { deployedFamily } from "./serve/deployed.ts";
 import { handlerFamily } from "./serve/handler.ts";
+import { meteringFamily } from "./serve/metering.ts";
 import { rejectFamily } from "./serve/reject.ts";
 
 /** The case families, in the order they run and report. */
-const FAMILIES = [handlerFamily, deployedFamily, affidFamily, rejectFamily];
+const FAMILIES = [handlerFamily, deployedFamily, meteringFamily, affidFamily, rejectFamily];
 const repoRoot = join(import.meta.dirname, "..");
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 

@@ -105,9 +105,12 @@ export function createServeBench(
       const { dataDir, keysFile } = snap;
       return bench.start(name, { mode: "handler", host: HOST, port: 0, dataDir, keysFile, authFailureLimit }, warm);
     },
-    /** Starts the server as deployed, request logs on (to <workDir>/<name>.log), and warms it up on `warm`. */
-    async startDeployed(name: string, warm: string) {
-      const env = { LOG_REQUESTS: "1", METRICS_TOKEN: "bench-metrics-token-0123456789" };
+    /**
+     * Starts the server as deployed, request logs on (to <workDir>/<name>.log), and warms it up on `warm`; `extra` adds
+     * to its environment (USAGE=0: usage per key not counted).
+     */
+    async startDeployed(name: string, warm: string, extra: Record<string, string> = {}) {
+      const env = { LOG_REQUESTS: "1", METRICS_TOKEN: "bench-metrics-token-0123456789", ...extra };
       const server = await startDeployedOn(snap, { ...spawn, workDir: at.workDir, name, host: HOST, env });
       const s = { requests: 0, runs: 0, socketErrors: 0, checks: 0 };
       sent.set(server.port, s);
