@@ -186,11 +186,11 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
 
 describe("a usage store that cannot be reached", () => {
   it("PostgreSQL stopped for 30 s: requests go on being counted, and are all stored once it is back", async () => {
-    let api: TestApi | undefined;
-    const now = () => (api?.clock.now ?? T0) * 1000;
+    // One clock for the server and the hand-over, seconds.
+    const clock = { now: T0 + 3600 };
+    const now = () => clock.now * 1000;
     const usage = startUsage({ databaseUrl: postgres.url, flushMs: 3_600_000, maxRows: 1000, figuresTtlMs: 0, now });
-    api = await startTestApi(undefined, { usage });
-    api.clock.now = T0 + 3600;
+    const api = await startTestApi(undefined, { usage, clock: now });
     const db = await openDatabase(postgres.url);
     const key = await createKey(api.keysFile, "outage", new Date(), { rate: 1e9, burst: 1e9 });
     await api.handler.reload();
@@ -201,7 +201,7 @@ describe("a usage store that cannot be reached", () => {
       await postgres.stop();
       // 30 s of requests, one every 5 s, each flush failing.
       for (let i = 0; i < 6; i++) {
-        api.clock.now += 5;
+        clock.now += 5;
         expect((await api.get(`/v1/sales/active.json?apikey=${key}`)).status).toBe(200);
         await usage.flush();
       }
