@@ -17,6 +17,7 @@ import { registerOperatorRoutes } from "./operator-routes.ts";
 import { registerResetRoutes } from "./reset-routes.ts";
 import { registerSignInRoutes } from "./signin-routes.ts";
 import { registerSignUpRoutes } from "./signup-routes.ts";
+import { registerUsageRoutes } from "./usage-routes.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
 import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
@@ -115,6 +116,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   registerKeyRoutes(app, portal);
   registerAccountRoutes(app, portal);
   registerOperatorRoutes(app, portal);
+  registerUsageRoutes(app, portal);
 
   app.notFound((c) =>
     render(c, portal, 404, "Not found", html`<p>There is no such page here. <a href="/">Start again</a>.</p>`),

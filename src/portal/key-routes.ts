@@ -12,6 +12,7 @@ import {
   rotatePartnerKey,
 } from "./partner-keys.ts";
 import { recordAudit } from "./store/audit.ts";
+import { keysUse } from "./usage-reads.ts";
 import { dashboard, keyShown, revokeForm, rotateForm } from "./views/key-pages.ts";
 
 const notFound = html`<p>You have no such key. <a href="/keys">Your keys</a>.</p>`;
@@ -23,6 +24,12 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
   /** The signed-in account's live key named in the path, or undefined. */
   const liveKey = async (c: PortalContext) =>
     (await keysOf(c)).find((k) => k.id === c.req.param("id") && k.status === "active");
+  /** The dashboard with the account's keys and their last use. */
+  const showDashboard = async (c: PortalContext, status: 200 | 400 | 409, form: Parameters<typeof dashboard>[4]) => {
+    const keys = await keysOf(c);
+    const use = await keysUse(portal.db, keys, portal.clock());
+    return render(c, portal, status, "API keys", dashboard(ctx(c), keys, use, portal.keyLimit, form));
+  };
   const audit = (c: PortalContext, event: "key.created" | "key.rotated" | "key.revoked", detail: string) =>
     recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
 
@@ -35,15 +42,15 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
       : c.req.query("revoked")
         ? "The key was revoked."
         : undefined;
-    return render(c, portal, 200, "API keys", dashboard(ctx(c), await keysOf(c), portal.keyLimit, { message }));
+    return showDashboard(c, 200, { message });
   });
 
   app.post("/keys", async (c) => {
     const body = await formOf(c);
     const values = { name: typeof body.name === "string" ? body.name : "" };
     const form = parseForm(KeyNameSchema, body);
-    const again = async (status: 400 | 409, errors: Record<string, string | undefined>) =>
-      render(c, portal, status, "API keys", dashboard(ctx(c), await keysOf(c), portal.keyLimit, { values, errors }));
+    const again = (status: 400 | 409, errors: Record<string, string | undefined>) =>
+      showDashboard(c, status, { values, errors });
     if (!form.ok) return again(400, form.errors);
     let made;
     try {

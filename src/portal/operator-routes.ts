@@ -15,11 +15,14 @@ import {
   setOneKeyLimits,
 } from "./operator-keys.ts";
 import { listPartnerKeys } from "./partner-keys.ts";
-import { findAccount, listAccounts, updateAccount } from "./store/accounts.ts";
+import { findAccount, findAccounts, listAccounts, updateAccount } from "./store/accounts.ts";
 import type { Account } from "./store/accounts.ts";
 import { listAllAudit, listAudit, recordAudit } from "./store/audit.ts";
 import type { AuditEvent } from "./store/audit.ts";
 import { endAllSessions } from "./store/sessions.ts";
+import { keysUse, trafficWindow } from "./usage-reads.ts";
+import type { TrafficSpan } from "./usage-reads.ts";
+import { accountsByTraffic, requestsOfAccounts } from "../usage/store.ts";
 import type { OperatorForms } from "./views/operator-pages.ts";
 import { accountsPage, auditPage, operatorAccountPage, operatorKeysPage } from "./views/operator-pages.ts";
 
@@ -53,8 +56,9 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
     });
   const showAccount = async (c: PortalContext, a: Account, status: 200 | 400 | 404, state: OperatorForms = {}) => {
     const keys = await listPartnerKeys(portal.db, portal.keysFile, a.id, portal.clock());
+    const use = await keysUse(portal.db, keys, portal.clock());
     const trail = await listAudit(portal.db, a.id);
-    return render(c, portal, status, a.email, operatorAccountPage(ctx(c), a, keys, trail, state));
+    return render(c, portal, status, a.email, operatorAccountPage(ctx(c), a, keys, use, trail, state));
   };
   const showOperatorKeys = async (c: PortalContext, status: 200 | 400, state: OperatorForms = {}) =>
     render(
@@ -75,13 +79,46 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
   app.use("/admin/*", requireOperator);
   app.get("/admin", (c) => c.redirect("/admin/accounts", 303));
 
+  // By email, or busiest first (`?order=24h` or `30d`: by the requests of all the account's keys in that span).
   app.get("/admin/accounts", async (c) => {
     const n = pageOf(c);
-    const accounts = await listAccounts(portal.db, PAGE + 1, n * PAGE);
+    const order = c.req.query("order");
+    const busiest = order === "24h" || order === "30d" ? order : null;
+    const span: TrafficSpan = busiest ?? "24h";
+    const { step, from, to } = trafficWindow(span, portal.clock());
+    let accounts: Account[];
+    let requests: Map<string, number>;
+    if (busiest) {
+      const traffic = await accountsByTraffic(portal.db, step, from, to, PAGE + 1, n * PAGE);
+      accounts = await findAccounts(
+        portal.db,
+        traffic.map((t) => t.accountId),
+      );
+      requests = new Map(traffic.map((t) => [t.accountId, t.requests]));
+    } else {
+      accounts = await listAccounts(portal.db, PAGE + 1, n * PAGE);
+      requests = await requestsOfAccounts(
+        portal.db,
+        accounts.slice(0, PAGE).map((a) => a.id),
+        step,
+        from,
+        to,
+      );
+    }
     const shown = accounts.slice(0, PAGE);
     const keys = await keysOfAccounts(portal.db, portal.keysFile, shown, portal.clock());
-    const list = shown.map((account) => ({ account, keys: keys.get(account.id) ?? [] }));
-    return render(c, portal, 200, "Accounts", accountsPage(list, { n, more: accounts.length > PAGE }));
+    const list = shown.map((account) => ({
+      account,
+      keys: keys.get(account.id) ?? [],
+      requests: requests.get(account.id) ?? 0,
+    }));
+    return render(
+      c,
+      portal,
+      200,
+      "Accounts",
+      accountsPage(list, { n, more: accounts.length > PAGE }, { busiest, span }),
+    );
   });
 
   app.get("/admin/accounts/:id", async (c) => {

@@ -43,6 +43,19 @@ table{width:100%;border-collapse:collapse;font-size:.95rem}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top;overflow-wrap:anywhere}th{overflow-wrap:normal}
 .status-revoked,.status-suspended{color:#b3261e;font-weight:600}.status-active{color:#146c2e;font-weight:600}
 .status-pending{color:#8a5300;font-weight:600}
+.idle{color:#8a5300}
+nav.spans{margin:0 0 1rem}nav.spans a{padding:.5rem .25rem}nav.spans a[aria-current=page]{font-weight:700;color:#1a1a1a;text-decoration:none}
+.totals{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:0}.totals dt{color:#4b5563}.totals dd{margin:0}
+.chart{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem .5rem;margin:0 0 1rem}
+.chart svg{display:block;grid-column:2;grid-row:1;background:#fff;border:1px solid #d1d5db}
+.chart-scale{grid-column:1;grid-row:1;display:flex;flex-direction:column;justify-content:space-between;font-size:.85rem;color:#4b5563;text-align:right}
+.chart-periods{grid-column:2;display:flex;justify-content:space-between;gap:.5rem;font-size:.85rem;color:#4b5563}
+.chart figcaption{grid-column:1/3}
+.legend{list-style:none;padding:0;margin:.25rem 0 0;display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-size:.95rem}
+.legend li{display:flex;align-items:center;gap:.35rem}
+details{margin:0 0 1rem}summary{cursor:pointer;font-weight:600;min-height:44px;display:flex;align-items:center}
+table.figures td{text-align:right;font-variant-numeric:tabular-nums}table.figures th[scope=row]{font-weight:400}
+caption{text-align:left}
 `;
 
 /** The copy buttons: shown only when this runs (without script, the key is in a read-only field to select). */

@@ -12,7 +12,7 @@ export const SPANS = {
   "90d": { step: DAY_MS, periods: 90, words: "the last 90 days" },
 } as const;
 export type SpanName = keyof typeof SPANS;
-export const DEFAULT_SPAN: SpanName = "48h";
+const DEFAULT_SPAN: SpanName = "48h";
 
 /** The span a `?span=` value names (absent: the default); null for anything else. */
 export function parseSpan(value: string | undefined): SpanName | null {
@@ -21,7 +21,7 @@ export function parseSpan(value: string | undefined): SpanName | null {
 }
 
 /** A key not used for this long (or never, and made this long ago) is idle. */
-export const IDLE_AFTER_MS = 30 * DAY_MS;
+const IDLE_AFTER_MS = 30 * DAY_MS;
 
 /** Some keys' figures over a span: every period (oldest first, the current one last) and the totals. */
 export interface UsageReport {

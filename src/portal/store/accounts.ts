@@ -66,6 +66,14 @@ export async function findAccount(db: PortalDatabase, id: string): Promise<Accou
   return row ? toAccount(row) : null;
 }
 
+/** The accounts with these IDs, in the order of `ids` (those that exist). */
+export async function findAccounts(db: PortalDatabase, ids: readonly string[]): Promise<Account[]> {
+  if (!ids.length) return [];
+  const rows = await db.all(`SELECT * FROM accounts WHERE id IN (${ids.map(() => "?").join(", ")})`, [...ids]);
+  const byId = new Map(rows.map((r) => [String(r.id), toAccount(r)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 /** Changes some of an account's fields. Setting `email` returns false when another account has it. */
 export async function updateAccount(
   db: PortalDatabase,

@@ -3,6 +3,7 @@ import { html } from "hono/html";
 import { DEFAULT_KEY_LIMIT } from "../../serve/rate-limit.ts";
 import type { FieldErrors } from "../forms.ts";
 import type { PartnerKey } from "../partner-keys.ts";
+import type { KeyUse } from "../usage-reads.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
@@ -17,7 +18,13 @@ export function limitsText(key: { rate?: number; burst?: number }): string {
   return `${key.rate} request${key.rate === 1 ? "" : "s"} a second, in bursts of up to ${burst}`;
 }
 
-function keyItem(key: PartnerKey): Html {
+/** When the key was last used, to the minute, and whether it is idle. */
+export const lastUseText = (use: KeyUse | undefined) =>
+  html`${use?.last ? when(use.last) : "never"}${
+    use?.idle ? html` <strong class="idle">idle</strong> (not used for 30 days)` : ""
+  }`;
+
+function keyItem(key: PartnerKey, use: KeyUse | undefined): Html {
   const status =
     key.status === "active"
       ? key.graceUntil
@@ -52,25 +59,27 @@ function keyItem(key: PartnerKey): Html {
           : ""
       }
       <dt>Last used</dt>
-      <dd>not recorded yet (usage figures come to the portal later)</dd>
+      <dd>${lastUseText(use)}</dd>
       <dt>Limits</dt>
       <dd>${limitsText(key)}</dd>
     </dl>
-    ${
-      key.status === "active"
-        ? html`<div class="actions">
-            <a class="button secondary" href="/keys/${key.id}/rotate" aria-label="Rotate ${key.label}">Rotate</a>
-            <a class="button secondary" href="/keys/${key.id}/revoke" aria-label="Revoke ${key.label}">Revoke</a>
-          </div>`
-        : ""
-    }
+    <div class="actions">
+      <a class="button secondary" href="/keys/${key.id}/usage" aria-label="Usage of ${key.label}">Usage</a>
+      ${
+        key.status === "active"
+          ? html`<a class="button secondary" href="/keys/${key.id}/rotate" aria-label="Rotate ${key.label}">Rotate</a>
+              <a class="button secondary" href="/keys/${key.id}/revoke" aria-label="Revoke ${key.label}">Revoke</a>`
+          : ""
+      }
+    </div>
   </li>`;
 }
 
-/** The dashboard: create form, then every key of the account. */
+/** The dashboard: create form, then every key of the account with its last use (`use`, by key ID). */
 export function dashboard(
   ctx: PageContext,
   keys: PartnerKey[],
+  use: Map<string, KeyUse>,
   limit: number,
   form: { values?: Record<string, string>; errors?: FieldErrors; message?: string } = {},
 ): Html {
@@ -85,9 +94,10 @@ export function dashboard(
     <h2>Your keys</h2>
     ${
       keys.length
-        ? html`<ul class="key">
-            ${keys.map(keyItem)}
-          </ul>`
+        ? html`<p><a href="/usage">Usage of all your keys</a>: requests per hour and per day, by status, and as CSV.</p>
+            <ul class="key">
+              ${keys.map((k) => keyItem(k, use.get(k.id)))}
+            </ul>`
         : html`<p>No keys yet.</p>`
     }
     <p>The <a href="${ctx.apiUrl}/docs">API reference</a> says how to call the API with a key.</p>`;

@@ -6,8 +6,10 @@ import type { OperatorKey } from "../operator-keys.ts";
 import type { PartnerKey } from "../partner-keys.ts";
 import type { Account } from "../store/accounts.ts";
 import type { AccountAuditEntry, AuditEntry } from "../store/audit.ts";
+import { TRAFFIC_SPANS } from "../usage-reads.ts";
+import type { KeyUse, TrafficSpan } from "../usage-reads.ts";
 import { auditTable } from "./audit-table.ts";
-import { limitsText } from "./key-pages.ts";
+import { lastUseText, limitsText } from "./key-pages.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
@@ -25,30 +27,50 @@ const nav = html`<p class="actions">
   <a href="/admin/audit">Activity of every account</a>
 </p>`;
 
-/** Previous and next links of a paged list. */
-const pager = (path: string, page: number, more: boolean) =>
-  page > 0 || more
+/** Previous and next links of a paged list (`path` may have a query already). */
+const pager = (path: string, page: number, more: boolean) => {
+  const at = (n: number) => `${path}${path.includes("?") ? "&" : "?"}page=${n}`;
+  return page > 0 || more
     ? html`<p class="actions">
-        ${page > 0 ? html`<a href="${path}?page=${page - 1}">Previous page</a>` : ""}
-        ${more ? html`<a href="${path}?page=${page + 1}">Next page</a>` : ""}
+        ${page > 0 ? html`<a href="${at(page - 1)}">Previous page</a>` : ""}
+        ${more ? html`<a href="${at(page + 1)}">Next page</a>` : ""}
       </p>`
     : "";
+};
 
 const keyLine = (k: PartnerKey) =>
   html`<li>
     ${k.label} <code>${k.first4}…${k.last4}</code> <span class="status-${k.status}">${k.status}</span>, ${limitsText(k)}
   </li>`;
 
-/** Every account (a page of them), each with its keys. */
+/** How the accounts list is ordered: by email (`busiest` null) or busiest first; `span` is that of the figures shown. */
+export interface AccountsOrder {
+  busiest: TrafficSpan | null;
+  span: TrafficSpan;
+}
+
+/** Every account (a page of them), each with its keys and the requests they made in the order's span. */
 export function accountsPage(
-  accounts: { account: Account; keys: PartnerKey[] }[],
+  accounts: { account: Account; keys: PartnerKey[]; requests: number }[],
   page: { n: number; more: boolean },
+  order: AccountsOrder,
   message?: string,
 ): Html {
+  const orderLink = (busiest: TrafficSpan | null, text: string) => {
+    const href = busiest ? `/admin/accounts?order=${busiest}` : "/admin/accounts";
+    return busiest === order.busiest
+      ? html`<a href="${href}" aria-current="page">${text}</a>`
+      : html`<a href="${href}">${text}</a>`;
+  };
+  const words = TRAFFIC_SPANS[order.span].words;
   return html`${notice(message)} ${nav}
+    <nav aria-label="Order of the accounts" class="spans">
+      ${orderLink(null, "By email")} ${orderLink("24h", "Busiest, last 24 hours")}
+      ${orderLink("30d", "Busiest, last 30 days")}
+    </nav>
     <ul class="key">
       ${accounts.map(
-        ({ account: a, keys }) =>
+        ({ account: a, keys, requests }) =>
           html`<li>
             <h3><a href="/admin/accounts/${a.id}">${a.email}</a></h3>
             <dl>
@@ -58,6 +80,8 @@ export function accountsPage(
               <dd class="status-${a.status}">${STATUS_TEXT[a.status]}${a.role === "admin" ? ", operator" : ""}</dd>
               <dt>Signed up</dt>
               <dd>${when(a.created)}${a.verified === null ? ", email not confirmed" : ""}</dd>
+              <dt>Requests in ${words}</dt>
+              <dd><a href="/admin/accounts/${a.id}/usage">${requests.toLocaleString("en")}</a></dd>
             </dl>
             ${
               keys.length
@@ -69,7 +93,8 @@ export function accountsPage(
           </li>`,
       )}
     </ul>
-    ${accounts.length ? "" : html`<p>No accounts on this page.</p>`} ${pager("/admin/accounts", page.n, page.more)}`;
+    ${accounts.length ? "" : html`<p>No accounts on this page.</p>`}
+    ${pager(order.busiest ? `/admin/accounts?order=${order.busiest}` : "/admin/accounts", page.n, page.more)}`;
 }
 
 /** A form setting a rate and burst (or the API's defaults again), posted to `action`; `id` makes its fields unique. */
@@ -100,6 +125,7 @@ export function operatorAccountPage(
   ctx: PageContext,
   a: Account,
   keys: PartnerKey[],
+  use: Map<string, KeyUse>,
   audit: AuditEntry[],
   state: OperatorForms = {},
 ): Html {
@@ -131,6 +157,7 @@ export function operatorAccountPage(
     <p class="hint">Set on each of its keys now, and on the keys it makes later.</p>
     ${limitsForm(ctx, `/admin/accounts/${a.id}/limits`, "account", "every key", state)}
     <h2>Its keys</h2>
+    <p><a href="/admin/accounts/${a.id}/usage">Usage of every key of the account</a></p>
     ${
       keys.length
         ? html`<ul class="key">
@@ -143,6 +170,10 @@ export function operatorAccountPage(
                   <dd><code>${k.first4}…${k.last4}</code></dd>
                   <dt>Status</dt>
                   <dd class="status-${k.status}">${k.status}</dd>
+                  <dt>Last used</dt>
+                  <dd>${lastUseText(use.get(k.id))}</dd>
+                  <dt>Usage</dt>
+                  <dd><a href="/admin/accounts/${a.id}/keys/${k.id}/usage">Usage of ${k.label}</a></dd>
                   <dt>Limits</dt>
                   <dd>${limitsText(k)}</dd>`,
                 k.status === "active" || k.status === "suspended",
