@@ -53,8 +53,8 @@ nav.spans{margin:0 0 1rem}nav.spans a{padding:.5rem .25rem}nav.spans a[aria-curr
 .chart figcaption{grid-column:1/3}
 .legend{list-style:none;padding:0;margin:.25rem 0 0;display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-size:.95rem}
 .legend li{display:flex;align-items:center;gap:.35rem}
-details{margin:0 0 1rem}summary{cursor:pointer;font-weight:600;min-height:44px;display:flex;align-items:center}
-table.figures td{text-align:right;font-variant-numeric:tabular-nums}table.figures th[scope=row]{font-weight:400}
+details{margin:0 0 1rem}summary{cursor:pointer;font-weight:600;padding:.65rem 0}.nowrap{white-space:nowrap}
+table.figures th,table.figures td{padding:.3rem .25rem}table.figures td{text-align:right;font-variant-numeric:tabular-nums}table.figures th[scope=row]{font-weight:400}
 caption{text-align:left}
 `;
 

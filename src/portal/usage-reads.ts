@@ -73,8 +73,8 @@ export async function keysUse(
 
 /** The spans the operator's accounts list orders by: the last 24 hours (from the minutes), or 30 days (whole days). */
 export const TRAFFIC_SPANS = {
-  "24h": { step: HOUR_MS, words: "the last 24 hours" },
-  "30d": { step: DAY_MS, words: "the last 30 days" },
+  "24h": { step: HOUR_MS, short: "24 h" },
+  "30d": { step: DAY_MS, short: "30 days" },
 } as const;
 export type TrafficSpan = keyof typeof TRAFFIC_SPANS;
 

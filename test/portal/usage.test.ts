@@ -32,9 +32,15 @@ const keyIds = (page: Page) => new Set([...page.text.matchAll(/href="\/keys\/([a
 /** The figures table's rows: period (or "Total") to its cells (all, 2xx, 304, 4xx, 429, 5xx), as numbers. */
 function tableRows(page: Page): Map<string, number[]> {
   const rows = new Map<string, number[]>();
-  for (const m of page.text.matchAll(/<tr>\s*<th scope="row">([^<]+)<\/th>((?:\s*<td>[^<]*<\/td>)+)\s*<\/tr>/g)) {
+  for (const m of page.text.matchAll(/<tr>\s*<th scope="row">([\s\S]*?)<\/th>((?:\s*<td>[^<]*<\/td>)+)\s*<\/tr>/g)) {
     const cells = [...m[2]!.matchAll(/<td>([^<]*)<\/td>/g)].map((c) => Number(c[1]!.replaceAll(",", "")));
-    rows.set(m[1]!.trim(), cells);
+    rows.set(
+      m[1]!
+        .replace(/<[^>]*>/g, "")
+        .replace(/\s+/g, " ")
+        .trim(),
+      cells,
+    );
   }
   return rows;
 }

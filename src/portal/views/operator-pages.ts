@@ -62,7 +62,7 @@ export function accountsPage(
       ? html`<a href="${href}" aria-current="page">${text}</a>`
       : html`<a href="${href}">${text}</a>`;
   };
-  const words = TRAFFIC_SPANS[order.span].words;
+  const short = TRAFFIC_SPANS[order.span].short;
   return html`${notice(message)} ${nav}
     <nav aria-label="Order of the accounts" class="spans">
       ${orderLink(null, "By email")} ${orderLink("24h", "Busiest, last 24 hours")}
@@ -80,7 +80,7 @@ export function accountsPage(
               <dd class="status-${a.status}">${STATUS_TEXT[a.status]}${a.role === "admin" ? ", operator" : ""}</dd>
               <dt>Signed up</dt>
               <dd>${when(a.created)}${a.verified === null ? ", email not confirmed" : ""}</dd>
-              <dt>Requests in ${words}</dt>
+              <dt>Requests, ${short}</dt>
               <dd><a href="/admin/accounts/${a.id}/usage">${requests.toLocaleString("en")}</a></dd>
             </dl>
             ${

@@ -24,6 +24,13 @@ function bytesText(n: number): string {
 
 const number = (n: number) => n.toLocaleString("en");
 
+/** A period's label in the table: its day and hour each kept on one line (a phone's narrow column wraps between). */
+const periodCell = (at: number, step: number) =>
+  periodLabel(at, step)
+    .split(" ")
+    .map((part) => html`<span class="nowrap">${part}</span>`)
+    .reduce((all, part) => html`${all} ${part}`);
+
 /** The figures as a table: a row per period (oldest first) and the totals, for screen readers and exact reading. */
 function figuresTable(report: UsageReport): Html {
   const unit = report.step < 86_400_000 ? "Hour" : "Day";
@@ -45,7 +52,7 @@ function figuresTable(report: UsageReport): Html {
       ${report.points.map(
         (p) =>
           html`<tr>
-            <th scope="row">${periodLabel(p.at, report.step)}</th>
+            <th scope="row">${periodCell(p.at, report.step)}</th>
             ${cells(p.counts)}
           </tr>`,
       )}

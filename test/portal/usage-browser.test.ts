@@ -1,0 +1,202 @@
+// The usage pages in a real browser (Debian's Chromium, driven by playwright-core) at a phone's size: a partner signs
+// in, makes a key, and a real API server counts known requests with it (a 200, a 304, a 404, two 429s) into the
+// portal's database; the dashboard shows the key's last use, its usage page shows the chart and exactly those
+// figures in its table, the CSV downloads with them, and the account's page adds up its keys; an operator sees the
+// accounts busiest first and the account's usage. Every page is checked with axe-core (no serious or critical
+// violations), must fit the screen's width and break no CSP rule; a screenshot of each is kept to be looked at.
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
+import { hashPassword } from "../../src/portal/passwords.ts";
+import { createAccount, updateAccount } from "../../src/portal/store/accounts.ts";
+import { startUsage } from "../../src/usage/hand-over.ts";
+import type { Usage } from "../../src/usage/hand-over.ts";
+import { startTestApi, T0, tempDir } from "../helpers/fixture.ts";
+import type { TestApi } from "../helpers/fixture.ts";
+import { startTestPortal } from "./portal-client.ts";
+import type { TestPortal } from "./portal-client.ts";
+import { startSmtpServer } from "./smtp-server.ts";
+import type { SmtpServer } from "./smtp-server.ts";
+
+const CHROMIUM = requireProgram("chromium");
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+/** Kept after the run (overwritten by the next), to be looked at. */
+const SHOTS = join(tmpdir(), "flash-sale-portal-usage-screenshots");
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+describe("the usage pages in Chromium", () => {
+  let smtp: SmtpServer;
+  let api: TestApi;
+  let usage: Usage;
+  let portal: TestPortal;
+  let browser: Browser;
+  const problems: string[] = [];
+
+  /** Checks the page as it is now (axe, width) and keeps a screenshot named `name`. */
+  async function check(page: Page, name: string): Promise<void> {
+    await page.evaluate(AXE_SOURCE);
+    const violations = await page.evaluate<AxeViolation[]>(
+      `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)`,
+    );
+    for (const v of violations.filter((v) => v.impact === "serious" || v.impact === "critical"))
+      problems.push(
+        `${name}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
+      );
+    const overflow = await page.evaluate<number>(`document.documentElement.scrollWidth - screen.width`);
+    if (overflow > 0) problems.push(`${name}: ${overflow} px wider than the screen`);
+    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  }
+
+  /** A phone-sized browser signed in as `email`. */
+  async function signedIn(email: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
+    });
+    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
+    await page.goto(`${portal.url}/sign-in`);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    return { context, page };
+  }
+
+  /** The cells of the figures table's row headed `period` (all, 2xx, 304, 4xx, 429, 5xx), as shown. */
+  const row = (page: Page, period: string) =>
+    page
+      .getByRole("row", { name: new RegExp(`^${period}`) })
+      .getByRole("cell")
+      .allTextContents();
+
+  beforeAll(async () => {
+    await rm(SHOTS, { recursive: true, force: true });
+    await mkdir(SHOTS, { recursive: true });
+    smtp = await startSmtpServer();
+    // The API server hands its counts to the portal's database when the test says (its clock stands at T0, 17:00).
+    const databaseUrl = join(await tempDir("fsa-usage-ui-"), "portal.db");
+    usage = startUsage({ databaseUrl, flushMs: 3_600_000, maxRows: 1000, figuresTtlMs: 0, now: () => T0 * 1000 });
+    api = await startTestApi(undefined, { usage });
+    portal = await startTestPortal(smtp, { keysFile: api.keysFile, apiUrl: api.url, databaseUrl });
+    portal.clock.now = T0 * 1000;
+    for (const [email, partner, role] of [
+      ["shop@example.test", "Shop Partners", "partner"],
+      ["operator@example.test", "Operations", "admin"],
+    ] as const) {
+      const made = await createAccount(
+        portal.db,
+        { email, partner, password: await hashPassword(`${role} password 123`) },
+        portal.clock.now,
+      );
+      // The partner's keys get a burst of 3, so that with the API's clock standing still the 4th request is a 429.
+      await updateAccount(portal.db, made!.id, {
+        role,
+        verified: portal.clock.now,
+        ...(role === "partner" ? { rate: 1, burst: 3 } : {}),
+      });
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await usage?.close();
+    await portal?.close();
+    await api?.close();
+    await smtp?.stop();
+  });
+
+  it("shows the requests made with a key on its usage page, as a chart, a table and a CSV download", async () => {
+    const { context, page } = await signedIn("shop@example.test", "partner password 123");
+    await page.getByLabel("Name").fill("storefront");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = await page.locator("#new-key").inputValue();
+    await api.handler.reload();
+
+    // A 200, a 304, a 404, then two 429s: the burst of 3 is spent.
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      api.get(`${path}?apikey=${key}`, { headers: { "Accept-Encoding": "identity", ...headers } });
+    const first = await get("/v1/sales/active.json");
+    let bytes = (await first.arrayBuffer()).byteLength;
+    const statuses = [first.status];
+    for (const [path, headers] of [
+      ["/v1/sales/active.json", { "If-None-Match": first.headers.get("etag")! }],
+      ["/v1/products/999999/detail.json", {}],
+      ["/v1/sales/active.json", {}],
+      ["/v1/sales/active.json", {}],
+    ] as const) {
+      const res = await get(path, headers);
+      bytes += (await res.arrayBuffer()).byteLength;
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 304, 404, 429, 429]);
+    await usage.flush();
+
+    await page.getByRole("link", { name: "Back to your keys" }).click();
+    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    expect(await page.locator('dt:text-is("Last used") + dd').textContent()).toBe("2026-11-22 17:00 UTC");
+    await check(page, "u1-keys-last-used");
+    await page.getByRole("link", { name: "Usage of storefront" }).click();
+    await page.getByRole("heading", { name: "Usage" }).waitFor();
+    const chart = page.getByRole("img", { name: /Requests per hour of the key “storefront”/ });
+    expect(await chart.isVisible()).toBe(true);
+    expect(await chart.locator("rect").count()).toBe(4); // the current hour's bar: 2xx, 304, 4xx, 429
+    await check(page, "u2-key-usage");
+    await page.getByText("The figures as a table").click();
+    expect(await row(page, "2026-11-22 17:00")).toEqual(["5", "1", "1", "1", "2", "0"]);
+    expect(await row(page, "Total")).toEqual(["5", "1", "1", "1", "2", "0"]);
+    await check(page, "u3-key-usage-table");
+
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Download as CSV" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^usage-key-[a-z0-9]+-48h\.csv$/);
+    const csv = (await readFile(await download.path(), "utf8")).trimEnd().split("\r\n");
+    expect(csv).toHaveLength(49);
+    expect(csv.at(-1)).toBe(`2026-11-22T17:00:00Z,storefront,5,1,1,1,2,0,${bytes}`);
+
+    await page.getByRole("link", { name: "30 days" }).click();
+    await page.getByText("per day over the last 30 days").waitFor();
+    await page.getByText("The figures as a table").click();
+    expect(await row(page, "2026-11-22")).toEqual(["5", "1", "1", "1", "2", "0"]);
+    await check(page, "u4-key-usage-30d");
+
+    await page.getByRole("link", { name: "Back to your keys" }).click();
+    await page.getByRole("link", { name: "Usage of all your keys" }).click();
+    await page.getByText("The figures as a table").click();
+    expect(await row(page, "Total")).toEqual(["5", "1", "1", "1", "2", "0"]);
+    await check(page, "u5-account-usage");
+    await context.close();
+  });
+
+  it("lets an operator see the accounts busiest first, and an account's usage", async () => {
+    const { context, page } = await signedIn("operator@example.test", "admin password 123");
+    await page.getByRole("link", { name: "Operator" }).click();
+    await page.getByRole("link", { name: "Busiest, last 24 hours" }).click();
+    const first = page.locator("ul.key > li h3").first();
+    expect(await first.textContent()).toBe("shop@example.test");
+    await check(page, "u6-operator-busiest");
+    await page.getByRole("link", { name: "shop@example.test" }).click();
+    await page.getByRole("link", { name: "Usage of every key of the account" }).click();
+    await page.getByText("The figures as a table").click();
+    expect(await row(page, "Total")).toEqual(["5", "1", "1", "1", "2", "0"]);
+    await check(page, "u7-operator-account-usage");
+    await context.close();
+
+    console.log(`usage screenshots: ${SHOTS}`);
+    expect(problems).toEqual([]);
+  });
+});
