@@ -9,6 +9,9 @@ import { createKey, loadKeysFile } from "../keys/keys-file.ts";
 import { MANIFEST_FILE, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
 import { parsePortalConfig } from "../portal/config.ts";
+import { openDatabase } from "../portal/db/database.ts";
+import { migrate } from "../portal/db/migrations.ts";
+import { createDemoAccount } from "../portal/demo-account.ts";
 import { runPortal } from "../portal/run-portal.ts";
 import { summarize } from "./build-summary.ts";
 import { runServer } from "./run-server.ts";
@@ -51,6 +54,17 @@ async function sourceOf(dataDir: string, id: string): Promise<string | null> {
   }
 }
 
+/** The portal's demo account owning the demo key `key` (in the portal's database, migrated first): its sign-in. */
+async function demoAccount(databaseUrl: string, key: string): Promise<{ email: string; password: string }> {
+  const db = await openDatabase(databaseUrl);
+  try {
+    await migrate(db, Date.now());
+    return await createDemoAccount(db, "demo", key, Date.now());
+  } finally {
+    await db.close();
+  }
+}
+
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const now = Date.now();
@@ -73,9 +87,12 @@ async function main(): Promise<void> {
   const { keys } = await loadKeysFile(config.keysFile);
   const live = keys.filter((k) => !k.revoked);
   let key = "<your key>";
+  let demo = null;
   if (keys.length === 0) {
     key = await createKey(config.keysFile, "demo");
     console.log(`start: created API key "demo": ${key}`);
+    demo = await demoAccount(config.databaseUrl, key);
+    console.log(`start: its usage is in the portal: sign in as ${demo.email} with the password ${demo.password}`);
   } else {
     console.error(
       `start: ${live.length} API key(s) in ${config.keysFile} (only hashes are stored; make another with: npm run keys -- create <name>)`,
@@ -88,6 +105,7 @@ async function main(): Promise<void> {
   );
   const portal = await runPortal(parsePortalConfig(process.env), { ...config, baseUrl: base }, (l) => console.error(l));
   console.log(`start: developer portal (sign up, make keys) on ${portal.url}`);
+  if (demo) console.log(`start: the demo key's usage: ${portal.url}/usage (signed in as ${demo.email})`);
 }
 
 main().catch((err: unknown) => {

@@ -11,6 +11,11 @@ import { MANIFEST_FILE, snapshotDir } from "../../src/snapshot/format.ts";
 import { currentSnapshotId } from "../../src/snapshot/load.ts";
 import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
 import { BASE, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { PortalClient } from "../portal/portal-client.ts";
+import { usageTable } from "../portal/usage-table.ts";
+
+/** How soon a request must show on the portal's usage page (issue 23). */
+const USAGE_WITHIN_MS = 15_000;
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -48,6 +53,59 @@ describe("npm start", () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as { sales: unknown[] };
       expect(body.sales.length).toBeGreaterThan(0);
+    } finally {
+      child.kill("SIGTERM");
+      await exited;
+    }
+  }, 120_000);
+
+  it("makes a demo account owning the demo key: the key's requests show on the portal's usage page within 15 s", async () => {
+    const root = await tempDir();
+    const { child, out, exited } = start({ DATA_DIR: join(root, "data"), PORTAL_PORT: "0" });
+    try {
+      const [, example, portalUrl] = await new Promise<RegExpExecArray>((resolve, reject) => {
+        child.stdout.on("data", () => {
+          const m = /curl '([^']+)'[\s\S]*developer portal \(sign up, make keys\) on (\S+)/.exec(out.stdout);
+          if (m) resolve(m);
+        });
+        void exited.then((code) => reject(new Error(`start exited (${code}): ${out.stderr}`)));
+      });
+      const [, email, password] = /sign in as (\S+) with the password ([a-z0-9]{20})\n/.exec(out.stdout) ?? [];
+      expect(email).toBe("demo@example.com");
+      expect(out.stdout).toContain(`the demo key's usage: ${portalUrl}/usage`);
+      // 3 answered, 2 not found, with the demo key.
+      const statuses: number[] = [];
+      for (const url of [
+        example!,
+        example!,
+        example!,
+        ...Array<string>(2).fill(example!.replace("/v1/sales/active.json", "/v1/products/999999999/detail.json")),
+      ]) {
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 404, 404]);
+      const requested = performance.now();
+
+      const client = new PortalClient(portalUrl!);
+      await client.get("/sign-in");
+      const keys = await client.post("/sign-in", { email: email!, password: password! });
+      expect(keys.text).toMatch(/<h3>demo<\/h3>/);
+      for (;;) {
+        const total = usageTable((await client.get("/usage")).text).get("Total");
+        if (total?.[0] === 5) {
+          expect(total).toEqual([5, 3, 0, 2, 0, 0]);
+          break;
+        }
+        const waited = performance.now() - requested;
+        if (waited > USAGE_WITHIN_MS)
+          throw new Error(`after ${waited} ms the usage page's total is ${total?.join(", ")}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      console.log(
+        `npm start: the demo key's requests on the usage page after ${Math.round(performance.now() - requested)} ms`,
+      );
     } finally {
       child.kill("SIGTERM");
       await exited;

@@ -20,6 +20,7 @@ import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
+import { usageTable } from "./usage-table.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const PYTHON = requireProgram("python3");
@@ -29,21 +30,8 @@ const shownKey = (page: Page) => /id="new-key"[^>]*value="([A-Za-z0-9]{32})"/.ex
 /** The IDs of the keys on the dashboard, from their usage links. */
 const keyIds = (page: Page) => new Set([...page.text.matchAll(/href="\/keys\/([a-z0-9]+)\/usage"/g)].map((m) => m[1]!));
 
-/** The figures table's rows: period (or "Total") to its cells (all, 2xx, 304, 4xx, 429, 5xx), as numbers. */
-function tableRows(page: Page): Map<string, number[]> {
-  const rows = new Map<string, number[]>();
-  for (const m of page.text.matchAll(/<tr>\s*<th scope="row">([\s\S]*?)<\/th>((?:\s*<td>[^<]*<\/td>)+)\s*<\/tr>/g)) {
-    const cells = [...m[2]!.matchAll(/<td>([^<]*)<\/td>/g)].map((c) => Number(c[1]!.replaceAll(",", "")));
-    rows.set(
-      m[1]!
-        .replace(/<[^>]*>/g, "")
-        .replace(/\s+/g, " ")
-        .trim(),
-      cells,
-    );
-  }
-  return rows;
-}
+/** The usage page's figures table, by period. */
+const tableRows = (page: Page) => usageTable(page.text);
 
 /** The CSV as Python's csv module reads it (a reader spreadsheets' CSV import agrees with). */
 function parseCsv(text: string): string[][] {
