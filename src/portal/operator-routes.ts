@@ -84,7 +84,7 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
     const n = pageOf(c);
     const order = c.req.query("order");
     const busiest = order === "24h" || order === "30d" ? order : null;
-    const span: TrafficSpan = busiest ?? "24h";
+    const span: TrafficSpan = busiest ?? "30d"; // from the days: cheap at any traffic
     const { step, from, to } = trafficWindow(span, portal.clock());
     let accounts: Account[];
     let requests: Map<string, number>;
