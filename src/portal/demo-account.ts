@@ -7,7 +7,7 @@ import { createAccount, findAccountByEmail, updateAccount } from "./store/accoun
 import { endAllSessions } from "./store/sessions.ts";
 
 /** The demo account's email (example.com: a domain reserved for examples, which no one receives mail at). */
-export const DEMO_EMAIL = "demo@example.com";
+const DEMO_EMAIL = "demo@example.com";
 
 /**
  * Makes the demo account the owner of the keys file's key `keyName` (`key` itself gives the first and last 4
