@@ -1,20 +1,41 @@
 vcl 4.1;
-# Varnish in front of the flash-sale API, with the README's cache-key policy ("Behind a CDN"):
-# - the key is the full URL with its query parameters sorted; `apikey` stays in it, so a request with a missing,
-#   invalid or revoked key is never answered with a copy fetched with a valid one;
-# - Accept-Encoding is normalised to br, gzip or identity (the API sends `Vary: Accept-Encoding`);
-# - freshness is the API's own `max-age`, which never runs past the instant a response changes: no grace, no keep,
-#   no stale serving of any kind;
-# - only 200s, and 404s the API marks `public` (a sale that has ended, a product between sales), are cached; every
-#   other error (401, 429, 400, 5xx: `no-store`) goes to the API every time.
+# Varnish in front of the flash-sale API, keys checked at the edge, so that one cached copy of a resource serves every
+# key (README, "Behind a CDN"). Needs Debian's `varnish-modules` (vsthrottle, for the rate limits), and the API run
+# with TRUST_PROXY naming this Varnish (`loopback` on the same machine): it answers the key check to its proxies only.
 # Start varnishd with `-p http_gzip_support=off`: with it on, Varnish rewrites Accept-Encoding to gzip on its way to
 # the API, and brotli would never be asked for.
 #
-# A revoked key can be answered from the cache for at most max-age (MAX_AGE, 300 s by default) after the
-# fetch of each. To cut that short, ban its URLs when revoking it:
-#   varnishadm ban 'req.url ~ "[?&]apikey=<the key>(&|$)"'
+# A GET or HEAD under /v1/ goes through three steps (the request is restarted between them):
+# 1. its key parameters (see vcl_recv) become a request for the API's GET /edge/key, looked up in the cache like any
+#    object, hashed by those parameters alone: the API's answer (204, with the key's name and limits; or its 401) is
+#    kept for the time it says (EDGE_KEY_TTL, 2 s by default), so a revoked key is refused here within that plus the
+#    2 s the API takes to see the revocation;
+# 2. the key's rate is applied with its own rate and burst (vsthrottle: a bucket of `burst` tokens refilled at `rate`
+#    a second, as the API's), answering the API's own 429 with Retry-After;
+# 3. the resource is looked up by its URL with the query sorted and its `apikey` parameter left out (nothing else of
+#    the client's is in the key), with Accept-Encoding normalised to br, gzip or identity (the API sends `Vary:
+#    Accept-Encoding`). `affid`, `callback` and every other parameter stay in it. Freshness is the API's own max-age
+#    (never past the instant a response changes): no grace, no keep, no stale serving of any kind. Only 200s, and 404s
+#    the API marks `public` (a sale that has ended, a product between sales), are cached.
+# A refused key gets the check's cached 401 (a flood of one wrong key costs the API one check per EDGE_KEY_TTL); a
+# JSONP request (a `callback` parameter) gets the API's own answer, since the API renders errors as a call. What the
+# check cannot answer (a malformed query: the API's 400; the API down) and every other method go to the API as they
+# are. A wrong key counts against the client's address at the API (the failed-key lockout) when the check asks about
+# it, once per key and EDGE_KEY_TTL; the lockout's own 401 is never cached.
+# GET /v1/events (a stream: passed, streamed, long timeouts) and /v1/usage.json (a key's own figures) pass through to
+# the API, their key checked there. Paths outside /v1/ and the OpenAPI document need no key: cached by their full URL.
+# /edge/key, spelt any way the API would read it, is the API's answer to a stranger (404), never the check itself.
+#
+# The front owns these response headers: RateLimit-Limit, -Remaining and -Reset (from this Varnish's bucket of the
+# key; the API's are per key and removed from what is cached), Cache-Control on a refusal (`no-store`, as the API
+# sends it), X-Cache (HIT or MISS), Age, Via, X-Varnish, Date, Server and Connection.
+#
+# Logs: the key's name is logged with std.log as `key:<name>` (never the key), so that
+# `varnishncsa -F '%h %t "%m %U" %s %b %{Varnish:hitmiss}x %{VCL_Log:key}x'` prints it on each line, hits included
+# (%U is the path alone: %r and %q would print the query, key included).
 
 import std;
+import vsthrottle;
 
 backend api {
     .host = "127.0.0.1";
@@ -22,31 +43,117 @@ backend api {
 }
 
 sub vcl_recv {
+    if (req.restarts == 0) {
+        # The steps below speak through these headers: none may come from a client.
+        unset req.http.X-Flash-Sale-Step;
+        unset req.http.X-Flash-Sale-Url;
+        unset req.http.X-Flash-Sale-Key-Name;
+        unset req.http.X-Flash-Sale-Key-Rate;
+        unset req.http.X-Flash-Sale-Key-Burst;
+        if (req.http.Accept-Encoding ~ "(^|,)\s*br\s*(;\s*q=(1|0?\.0*[1-9]))?\s*(,|$)") {
+            set req.http.Accept-Encoding = "br";
+        } elsif (req.http.Accept-Encoding ~ "(^|,)\s*(x-)?gzip\s*(;\s*q=(1|0?\.0*[1-9]))?\s*(,|$)") {
+            set req.http.Accept-Encoding = "gzip";
+        } else {
+            unset req.http.Accept-Encoding;
+        }
+        # The API's answers do not depend on cookies or credentials other than the key in the URL.
+        unset req.http.Cookie;
+        unset req.http.Authorization;
+    }
+    if (req.http.X-Flash-Sale-Step == "origin") {
+        # The check could not answer (or the answer is the API's to render): the API answers the request itself.
+        return (pass);
+    }
+    if (req.http.X-Flash-Sale-Step == "checked") {
+        call flash_sale_limit;
+        return (hash);
+    }
     if (req.method != "GET" && req.method != "HEAD") {
         return (pass);
     }
-    set req.url = std.querysort(req.url);
-    if (req.http.Accept-Encoding ~ "(^|,)\s*br\s*(;\s*q=(1|0?\.0*[1-9]))?\s*(,|$)") {
-        set req.http.Accept-Encoding = "br";
-    } elsif (req.http.Accept-Encoding ~ "(^|,)\s*(x-)?gzip\s*(;\s*q=(1|0?\.0*[1-9]))?\s*(,|$)") {
-        set req.http.Accept-Encoding = "gzip";
-    } else {
-        unset req.http.Accept-Encoding;
+    # The API decodes the path and merges runs of slashes: any spelling of /edge/key is the check. To a client it is
+    # what the API answers a stranger.
+    if (req.url ~ "^(?i:https?://[^/?#]*)?/+(e|%65)(d|%64)(g|%67)(e|%65)/+(k|%6[Bb])(e|%65)(y|%79)([?#]|$)") {
+        set req.url = regsub(req.url, "^[^?#]*", "/edge/");
+        return (pass);
     }
-    # The API's answers do not depend on cookies or credentials other than the key in the URL.
-    unset req.http.Cookie;
-    unset req.http.Authorization;
+    set req.url = std.querysort(req.url);
+    if (req.url ~ "^/v1/(events|usage\.json)(\?|$)") {
+        return (pass);
+    }
+    if (req.url !~ "^/v1/" || req.url ~ "^/v1/openapi\.json(\?|$)") {
+        return (hash);
+    }
+    # Step 1: the key check. A parameter the API takes for `apikey` is one whose name decodes to it exactly (each
+    # letter as it is or percent-encoded), followed by `=`, `&` or the end; the check is asked about every such
+    # parameter, from the first to the last (the API refuses a key given twice).
+    set req.http.X-Flash-Sale-Url = req.url;
+    set req.http.X-Flash-Sale-Step = "check";
+    if (req.url ~ "\?(.*&)?(a|%61)(p|%70)(i|%69)(k|%6[Bb])(e|%65)(y|%79)(=[^&]*)?(&|$)") {
+        set req.url = "/edge/key?" + regsub(req.url,
+            "^[^?]*\?(?:.*?&)?((?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?(?:&(?:.*&)?(?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?)?)(?=&|$).*$",
+            "\1");
+    } else {
+        set req.url = "/edge/key";
+    }
     return (hash);
 }
 
+# Step 2: the key's own rate, from the check: a bucket of `burst` tokens refilled at `rate` a second.
+sub flash_sale_limit {
+    std.log("key:" + req.http.X-Flash-Sale-Key-Name);
+    set req.http.X-Flash-Sale-Period = std.real(req.http.X-Flash-Sale-Key-Burst, 1) / std.real(req.http.X-Flash-Sale-Key-Rate, 1);
+    if (vsthrottle.is_denied(req.http.X-Flash-Sale-Key-Name,
+            std.integer(req.http.X-Flash-Sale-Key-Burst, 1),
+            std.duration(real = std.real(req.http.X-Flash-Sale-Period, 1)))) {
+        return (synth(429));
+    }
+}
+
 sub vcl_hash {
-    hash_data(req.url);
+    if (req.http.X-Flash-Sale-Step == "checked") {
+        # Step 3: every key shares the entry (the key parameter left out).
+        hash_data(regsub(req.url,
+            "^([^?]*\?(?:[^&]*&)*?)(?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?(?:&|$)",
+            "\1"));
+    } else {
+        hash_data(req.url);
+    }
     return (lookup);
+}
+
+sub vcl_backend_fetch {
+    unset bereq.http.X-Flash-Sale-Step;
+    unset bereq.http.X-Flash-Sale-Url;
+    unset bereq.http.X-Flash-Sale-Key-Name;
+    unset bereq.http.X-Flash-Sale-Key-Rate;
+    unset bereq.http.X-Flash-Sale-Key-Burst;
+    unset bereq.http.X-Flash-Sale-Period;
+    if (bereq.url ~ "^/v1/events(\?|$)") {
+        # A stream: a comment every 15 s at least, for as long as the client stays.
+        set bereq.between_bytes_timeout = 1h;
+    }
+    return (fetch);
 }
 
 sub vcl_backend_response {
     set beresp.grace = 0s;
     set beresp.keep = 0s;
+    if (bereq.url ~ "^/edge/key(\?|$)") {
+        # The check's answer, for the time the API says; a lockout (no-store) is that address's alone: not kept.
+        if ((beresp.status == 204 || beresp.status == 401) && beresp.http.Cache-Control ~ "^public, max-age=[0-9]+$") {
+            set beresp.ttl = std.duration(regsub(beresp.http.Cache-Control, "^.*=", "") + "s", 0s);
+        } else {
+            set beresp.uncacheable = true;
+            set beresp.ttl = 0s;
+        }
+        return (deliver);
+    }
+    # Per key: this Varnish sets the key's own from its bucket (vcl_deliver).
+    unset beresp.http.RateLimit-Limit;
+    unset beresp.http.RateLimit-Remaining;
+    unset beresp.http.RateLimit-Reset;
     if (beresp.status != 200 && !(beresp.status == 404 && beresp.http.Cache-Control ~ "(^|,)\s*public")) {
         set beresp.uncacheable = true;
         set beresp.ttl = 0s;
@@ -60,10 +167,74 @@ sub vcl_backend_response {
 }
 
 sub vcl_deliver {
+    if (req.http.X-Flash-Sale-Step == "check") {
+        if (resp.status == 204) {
+            # Allowed: on to the rate limit and the resource.
+            set req.http.X-Flash-Sale-Key-Name = resp.http.X-Key-Name;
+            set req.http.X-Flash-Sale-Key-Rate = resp.http.X-Key-Rate;
+            set req.http.X-Flash-Sale-Key-Burst = resp.http.X-Key-Burst;
+            set req.http.X-Flash-Sale-Step = "checked";
+            set req.url = req.http.X-Flash-Sale-Url;
+            return (restart);
+        }
+        if (resp.status != 401 || req.http.X-Flash-Sale-Url ~ "\?(.*&)?(c|%63)(a|%61)(l|%6[Cc])(l|%6[Cc])(b|%62)(a|%61)(c|%63)(k|%6[Bb])=") {
+            set req.http.X-Flash-Sale-Step = "origin";
+            set req.url = req.http.X-Flash-Sale-Url;
+            return (restart);
+        }
+        # Refused: the API's 401 as the API sends it.
+        set resp.http.Cache-Control = "no-store";
+    }
+    if (req.http.X-Flash-Sale-Step == "checked") {
+        call flash_sale_ratelimit_headers;
+    }
     if (obj.hits > 0) {
         set resp.http.X-Cache = "HIT";
     } else {
         set resp.http.X-Cache = "MISS";
     }
     return (deliver);
+}
+
+# RateLimit-* of the key's bucket here, as the API sends them: its size, the whole tokens left, and the seconds
+# until it is full again.
+sub flash_sale_ratelimit_headers {
+    set resp.http.RateLimit-Limit = req.http.X-Flash-Sale-Key-Burst;
+    set resp.http.RateLimit-Remaining = vsthrottle.remaining(req.http.X-Flash-Sale-Key-Name,
+        std.integer(req.http.X-Flash-Sale-Key-Burst, 1), std.duration(real = std.real(req.http.X-Flash-Sale-Period, 1)));
+    set resp.http.RateLimit-Reset = std.integer(real = std.round(0.499 +
+        (std.real(req.http.X-Flash-Sale-Key-Burst, 1) - std.real(resp.http.RateLimit-Remaining, 0)) /
+        std.real(req.http.X-Flash-Sale-Key-Rate, 1)), fallback = 0);
+}
+
+sub vcl_synth {
+    if (resp.status == 429 && req.http.X-Flash-Sale-Step == "checked") {
+        # The API's 429: the key's own limit, and the seconds until one token more (at least 1).
+        if (std.real(req.http.X-Flash-Sale-Key-Rate, 1) >= 1) {
+            set resp.http.Retry-After = "1";
+        } else {
+            set resp.http.Retry-After = std.integer(real = std.round(0.499 + 1 / std.real(req.http.X-Flash-Sale-Key-Rate, 1)), fallback = 1);
+        }
+        set resp.http.Cache-Control = "no-store";
+        set resp.http.Access-Control-Allow-Origin = "*";
+        set req.http.X-Flash-Sale-Problem = {"{"type":"urn:flash-sale-api:problem:rate_limited","title":"Too many requests","status":429,"detail":"this key may make "} +
+            req.http.X-Flash-Sale-Key-Rate + " requests a second (bursts of " + req.http.X-Flash-Sale-Key-Burst +
+            "); retry after " + resp.http.Retry-After + {" s","code":"rate_limited"} + {"""} + "}";
+        # JSONP (a `callback` that is a JavaScript name, written without percent-escapes): the API's call, with
+        # status 200 for suppress_response_codes=1.
+        if (req.url ~ "\?(.*&)?callback=[A-Za-z_$][A-Za-z0-9_$.]{0,63}(&|$)") {
+            set resp.http.Content-Type = "application/javascript; charset=utf-8";
+            synthetic("/**/" + regsub(req.url, "^.*[?&]callback=([A-Za-z_$][A-Za-z0-9_$.]{0,63})(&.*)?$", "\1") +
+                "(" + req.http.X-Flash-Sale-Problem + ");");
+            if (req.url ~ "[?&]suppress_response_codes=1(&|$)") {
+                set resp.status = 200;
+                set resp.reason = "OK";
+            }
+        } else {
+            set resp.http.Content-Type = "application/problem+json";
+            synthetic(req.http.X-Flash-Sale-Problem);
+        }
+        call flash_sale_ratelimit_headers;
+        return (deliver);
+    }
 }

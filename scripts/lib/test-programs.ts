@@ -16,6 +16,8 @@ export interface TestProgram {
    * (`/usr/lib/postgresql/*\/bin/initdb`); the newest version (by numeric order) first. Default: none.
    */
   paths?: string[];
+  /** Not a program but a file a program loads (a Varnish module): found in `paths` when it is readable. */
+  file?: boolean;
 }
 
 /**
@@ -38,6 +40,13 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
     paths: ["/usr/sbin/varnishd"],
   },
   { name: "varnishadm", debian: "varnish", why: "bans cached responses in the Varnish test" },
+  {
+    name: "libvmod_vsthrottle.so",
+    debian: "varnish-modules",
+    why: "rate-limits keys in deploy/varnish (vsthrottle)",
+    paths: ["/usr/lib/*/varnish/vmods/libvmod_vsthrottle.so"],
+    file: true,
+  },
   { name: "varnishncsa", debian: "varnish", why: "counts usage of requests Varnish answered from its cache" },
   { name: "redis-server", debian: "redis-server", why: "holds the rate limits shared by servers (REDIS_URL)" },
   { name: "openssl", debian: "openssl", why: "makes the certificates of the HTTPS tests" },
@@ -71,8 +80,12 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
 ];
 
 function isExecutableFile(path: string): boolean {
+  return isFileWith(path, constants.X_OK);
+}
+
+function isFileWith(path: string, mode: number): boolean {
   try {
-    accessSync(path, constants.X_OK);
+    accessSync(path, mode);
     return statSync(path).isFile();
   } catch {
     return false;
@@ -103,11 +116,15 @@ function expandGlob(pattern: string): string[] {
   return found;
 }
 
-/** Where `program` is: the first executable of that name on `path` (PATH's form), else of its `paths`; or null. */
+/**
+ * Where `program` is: the first executable of that name on `path` (PATH's form), else of its `paths`; or null. A
+ * `file` is looked for in its `paths` only, and need only be readable.
+ */
 export function findProgram(program: TestProgram, path = process.env.PATH ?? ""): string | null {
+  const listed = (program.paths ?? []).flatMap(expandGlob);
+  if (program.file) return listed.find((p) => isFileWith(p, constants.R_OK)) ?? null;
   const onPath = path.split(delimiter).filter((dir) => dir !== "");
-  const candidates = [...onPath.map((dir) => join(dir, program.name)), ...(program.paths ?? []).flatMap(expandGlob)];
-  return candidates.find(isExecutableFile) ?? null;
+  return [...onPath.map((dir) => join(dir, program.name)), ...listed].find(isExecutableFile) ?? null;
 }
 
 /** The arguments of the apt-get command that installs `programs`' packages (each once). */

@@ -1,100 +1,35 @@
 // deploy/nginx/flash-sale-api.conf in front of a real server, through a real nginx (Debian's `nginx-light`, installed
-// by npm test's first step): 200s are cached and revalidated, errors are not, keys are never shared, and what leaves
-// nginx tells a cache behind it to revalidate (nginx would otherwise pass on the API's max-age as if the copy were
-// new). Its access and error logs never hold a key, wherever the key is in the query string and whatever the answer.
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+// by npm test's first step): 200s are cached and revalidated, errors are not, every valid key shares one copy and a
+// refused key gets the API's 401, never a copy; what leaves nginx tells a cache behind it to revalidate (nginx would
+// otherwise pass on the API's max-age as if the copy were new). Its access and error logs never hold a key, wherever
+// the key is in the query string and whatever the answer. test/deploy/edge-nginx.test.ts has the key checks at length.
+import { readFile } from "node:fs/promises";
 import { connect } from "node:net";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireProgram } from "../../scripts/lib/test-programs.ts";
-import { freePort, standardCatalog, startTestApi, T0, tempDir } from "../helpers/fixture.ts";
+import { createKey } from "../../src/keys/keys-file.ts";
+import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
+import { freePort, standardCatalog, startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { startNginx } from "../helpers/fronts.ts";
 
-// Installed by npm test's first step; if it is missing, the file fails naming it.
-const NGINX = requireProgram("nginx");
-const CONF = fileURLToPath(new URL("../../deploy/nginx/flash-sale-api.conf", import.meta.url));
-
-/** An nginx running the shipped site configuration on a loopback port of its own, with its logs in a temp dir. */
-interface Nginx {
-  url: string;
-  /** The site's access and error logs (the paths the configuration names, moved), and nginx's own error log. */
-  logs: { access: string; error: string; global: string };
-}
-
-const running: ChildProcess[] = [];
-
-/**
- * Starts nginx with deploy/nginx/flash-sale-api.conf in front of 127.0.0.1:`upstreamPort`; `edit` changes the site
- * configuration's text first (for a control case). nginx's own error log, for what it writes before it knows the
- * request's server, is at `info`.
- */
-async function startNginx(upstreamPort: number, edit: (site: string) => string = (site) => site): Promise<Nginx> {
-  const dir = await tempDir("fsa-nginx-");
-  const port = await freePort();
-  const logs = {
-    access: join(dir, "logs", "access.log"),
-    error: join(dir, "logs", "error.log"),
-    global: join(dir, "logs", "global.log"),
-  };
-  const site = edit(
-    (await readFile(CONF, "utf8"))
-      .replace("server 127.0.0.1:8080;", `server 127.0.0.1:${upstreamPort};`)
-      .replace("listen 80;", `listen 127.0.0.1:${port};`)
-      .replace("/var/cache/nginx/flash-sale-api", join(dir, "cache"))
-      .replace("access_log /var/log/nginx/flash-sale-api.access.log ", `access_log ${logs.access} `)
-      .replace("error_log /var/log/nginx/flash-sale-api.error.log ", `error_log ${logs.error} `),
-  );
-  expect(site).toContain(`listen 127.0.0.1:${port};`);
-  expect(site).toContain(`access_log ${logs.access} flash_sale_api;`);
-  expect(site).toContain(`error_log ${logs.error} `);
-  await mkdir(join(dir, "logs"));
-  await writeFile(join(dir, "site.conf"), site);
-  await writeFile(
-    join(dir, "nginx.conf"),
-    `daemon off;\nmaster_process off;\nuser root;\npid ${join(dir, "nginx.pid")};\nerror_log ${logs.global} info;\n` +
-      `events { worker_connections 64; }\nhttp {\n  access_log off;\n  client_body_temp_path ${join(dir, "body")};\n` +
-      `  proxy_temp_path ${join(dir, "proxy")};\n  include ${join(dir, "site.conf")};\n}\n`,
-  );
-  const child = spawn(NGINX, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "pipe", "pipe"] });
-  running.push(child);
-  let output = "";
-  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  // Ready once it answers (it prints nothing when it starts).
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${output}`);
-    const ok = await fetch(`${url}/healthz`).then(
-      () => true,
-      () => false,
-    );
-    if (ok) break;
-    if (i > 200) throw new Error(`nginx did not answer: ${output}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return { url, logs };
-}
+type Nginx = Front & { logs: NginxLogs };
+const running: Nginx[] = [];
 
 let api: TestApi;
 let nginx: Nginx;
 let cacheUrl: string;
 
 beforeAll(async () => {
-  api = await startTestApi(standardCatalog());
+  // nginx checks keys with the server's GET /edge/key, which it answers to its proxies only.
+  api = await startTestApi(standardCatalog(), { trustProxy: ["127.0.0.1"] });
   api.clock.now = T0;
   nginx = await startNginx(Number(new URL(api.url).port));
+  running.push(nginx);
   cacheUrl = nginx.url;
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of running) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    child.kill("SIGKILL");
-    await once(child, "exit");
-  }
+  for (const n of running) await n.stop();
   await api?.close();
 });
 
@@ -129,14 +64,25 @@ describe("nginx with deploy/nginx/flash-sale-api.conf", () => {
     expect([br.encoding, br2.encoding, br2.cache]).toEqual(["br", "br", "HIT"]);
   });
 
-  it("never caches a 401 or shares a copy between keys", async () => {
+  it("answers a missing or invalid key with the API's 401, never from a copy; every valid key shares the copy", async () => {
     await viaCache(`/v1/sales/active.json?apikey=${api.key}`);
     for (const path of ["/v1/sales/active.json", `/v1/sales/active.json?apikey=${"A".repeat(32)}`]) {
-      for (let i = 0; i < 2; i++) {
-        const r = await viaCache(path);
-        expect([path, r.status, r.cache, r.cacheControl]).toEqual([path, 401, "MISS", "no-store"]);
-      }
+      // The key check's answer is kept for EDGE_KEY_TTL: the second refusal comes from it, still no-store onward.
+      const first = await viaCache(path);
+      const again = await viaCache(path);
+      expect([path, first.status, first.cache, first.cacheControl]).toEqual([path, 401, "MISS", "no-store"]);
+      expect([path, again.status, again.cache, again.cacheControl, again.body]).toEqual([
+        path,
+        401,
+        "HIT",
+        "no-store",
+        first.body,
+      ]);
     }
+    const other = await createKey(api.keysFile, "other-partner", new Date(), { rate: 1e9, burst: 1e9 });
+    await api.handler.reload();
+    const shared = await viaCache(`/v1/sales/active.json?apikey=${other}`);
+    expect([shared.status, shared.cache]).toEqual([200, "HIT"]);
   });
 
   it("caches the 404 of a product between sales like a 200; not that of an unknown product", async () => {
@@ -254,6 +200,7 @@ describe("nginx's logs", () => {
     const closedPort = await freePort();
     const down = await startNginx(closedPort);
     const control = await startNginx(closedPort, (site) => site.replace(/(error_log \S+) crit;/, "$1 error;"));
+    running.push(down, control);
     for (const n of [down, control]) {
       const r = await fetch(`${n.url}/v1/sales/active.json?affid=log-502&apikey=${key}`);
       expect(r.status).toBe(502);

@@ -38,8 +38,9 @@ beforeAll(async () => {
   const options = { databaseUrl, flushMs: 3_600_000, maxRows: 10_000, figuresTtlMs: 0, now: Date.now };
   serverUsage = startUsage(options);
   cacheUsage = startUsage(options);
-  // The real clock: Varnish counts its TTLs on it.
-  api = await startTestApi(catalog, { clock: Date.now, usage: serverUsage });
+  // The real clock: Varnish counts its TTLs on it. Varnish checks keys with the server's GET /edge/key, which it
+  // answers to its proxies only.
+  api = await startTestApi(catalog, { clock: Date.now, usage: serverUsage, trustProxy: ["127.0.0.1"] });
   keys = await loadKeyRing(api.keysFile);
   varnish = await startVarnish(VCL, Number(new URL(api.url).port));
 }, 60_000);

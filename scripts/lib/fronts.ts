@@ -1,0 +1,156 @@
+// The shipped fronts (deploy/nginx, deploy/varnish) as the tests and the edge benchmark run them: the real nginx and
+// varnishd, on a given loopback port in front of a server, with everything they write in a given directory.
+import { spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const NGINX_CONF = fileURLToPath(new URL("../../deploy/nginx/flash-sale-api.conf", import.meta.url));
+const VARNISH_VCL = fileURLToPath(new URL("../../deploy/varnish/default.vcl", import.meta.url));
+
+/** A running front. */
+export interface Front {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Where a front runs and what it runs as. */
+interface FrontOptions {
+  /** The program (its path, as requireProgram or the benchmark found it). */
+  program: string;
+  /** Its working directory (made if missing): configuration, cache, logs, instance. */
+  dir: string;
+  /** The loopback port it listens on. */
+  port: number;
+  /** The server's port on 127.0.0.1. */
+  upstreamPort: number;
+  /** Run under `taskset -c <cpus>` (the benchmark). Default: not pinned. */
+  cpus?: string;
+}
+
+/** Replaces `from` by `to` in `text`, failing if `from` is not there (the shipped file changed under its caller). */
+function edit(text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`the shipped configuration lacks ${JSON.stringify(from)}`);
+  return text.replaceAll(from, to);
+}
+
+function launch(o: FrontOptions, args: string[]): ChildProcess {
+  return o.cpus
+    ? spawn("taskset", ["-c", o.cpus, o.program, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    : spawn(o.program, args, { stdio: ["ignore", "pipe", "pipe"] });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGKILL");
+  await once(child, "exit");
+}
+
+/**
+ * The nginx site file's paths: the access log (the configuration's own format), the site's error log, and nginx's
+ * own error log (at `info`: what it writes before it knows the request's server).
+ */
+export interface NginxLogs {
+  access: string;
+  error: string;
+  global: string;
+}
+
+/** nginx's main file for one site file: in the foreground, as root, its temp paths and logs under `dir`. */
+function nginxMain(dir: string, site: string, global: string, workers = 1, connections = 1024): string {
+  return (
+    `daemon off;\nmaster_process ${workers > 1 ? "on" : "off"};\nworker_processes ${workers};\nuser root;\n` +
+    `pid ${join(dir, "nginx.pid")};\nerror_log ${global} info;\nevents { worker_connections ${connections}; }\n` +
+    `http {\n  access_log off;\n  client_body_temp_path ${join(dir, "body")};\n  proxy_temp_path ${join(dir, "proxy")};\n` +
+    `  include ${site};\n}\n`
+  );
+}
+
+/**
+ * Starts nginx with deploy/nginx/flash-sale-api.conf: its listen address, upstream, cache directories and log files
+ * moved under `dir`; `site` changes the text after that (a control case). Resolves once it answers /healthz.
+ */
+export async function startNginxFront(
+  o: FrontOptions & { site?: (site: string) => string },
+): Promise<Front & { logs: NginxLogs }> {
+  await mkdir(join(o.dir, "logs"), { recursive: true });
+  const logs = {
+    access: join(o.dir, "logs", "access.log"),
+    error: join(o.dir, "logs", "error.log"),
+    global: join(o.dir, "logs", "global.log"),
+  };
+  let site = await readFile(NGINX_CONF, "utf8");
+  site = edit(site, "server 127.0.0.1:8080;", `server 127.0.0.1:${o.upstreamPort};`);
+  site = edit(site, "listen 80;", `listen 127.0.0.1:${o.port};`);
+  site = edit(site, "/var/cache/nginx/flash-sale-api", join(o.dir, "cache"));
+  site = edit(site, "access_log /var/log/nginx/flash-sale-api.access.log ", `access_log ${logs.access} `);
+  site = edit(site, "error_log /var/log/nginx/flash-sale-api.error.log ", `error_log ${logs.error} `);
+  site = o.site ? o.site(site) : site;
+  await writeFile(join(o.dir, "site.conf"), site);
+  await writeFile(join(o.dir, "nginx.conf"), nginxMain(o.dir, join(o.dir, "site.conf"), logs.global));
+  const child = launch(o, ["-p", o.dir, "-c", join(o.dir, "nginx.conf")]);
+  let output = "";
+  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+  const url = `http://127.0.0.1:${o.port}`;
+  await waitForAnswer(`${url}/healthz`, child, () => output);
+  return { url, child, logs, stop: () => stopChild(child) };
+}
+
+/** Polls `url` until it answers at all (nginx prints nothing when it starts); fails if `child` exits first. */
+async function waitForAnswer(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}): ${output()}`);
+    const ok = await fetch(url).then(
+      (r) => r.arrayBuffer().then(() => true),
+      () => false,
+    );
+    if (ok) return;
+    if (i > 400) throw new Error(`${url} did not answer: ${output()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * Starts varnishd with deploy/varnish/default.vcl (or `vcl`, a path, with the same backend) in the foreground, its
+ * backend's port set, started as the VCL's header says (`-p http_gzip_support=off`), its instance `<dir>/instance`
+ * (varnishadm and varnishncsa reach it by that name). Resolves once it answers.
+ */
+export async function startVarnishFront(
+  o: FrontOptions & { vcl?: string; storage?: string; pkill: string },
+): Promise<Front & { instance: string }> {
+  await mkdir(o.dir, { recursive: true });
+  await chmod(o.dir, 0o755); // varnishd reads the VCL as its own user
+  const vcl = edit(await readFile(o.vcl ?? VARNISH_VCL, "utf8"), '.port = "8080";', `.port = "${o.upstreamPort}";`);
+  await writeFile(join(o.dir, "front.vcl"), vcl);
+  const instance = join(o.dir, "instance");
+  const child = launch(o, [
+    ...["-F", "-n", instance, "-a", `127.0.0.1:${o.port}`, "-T", "127.0.0.1:0", "-f", join(o.dir, "front.vcl")],
+    ...["-s", o.storage ?? "malloc,64m", "-p", "http_gzip_support=off"],
+  ]);
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const take = (c: Buffer) => {
+      output += c.toString();
+      if (output.includes("Child launched OK")) resolve();
+    };
+    child.stdout!.on("data", take);
+    child.stderr!.on("data", take);
+    child.once("exit", (code) => reject(new Error(`varnishd exited (${code}): ${output}`)));
+  });
+  // The child process listens on the socket once it has started: until then a connection is refused.
+  const url = `http://127.0.0.1:${o.port}`;
+  await waitForAnswer(`${url}/healthz`, child, () => output);
+  return {
+    url,
+    child,
+    instance,
+    stop: async () => {
+      await stopChild(child);
+      // varnishd's cache process outlives its manager when that is killed.
+      spawnSync(o.pkill, ["-9", "-f", instance]);
+    },
+  };
+}

@@ -1,0 +1,20 @@
+// The shipped nginx front (deploy/nginx) for the tests: the real nginx from Debian on a free loopback port in front of
+// a server, with its cache and logs in a temp dir removed after the test file (scripts/lib/fronts.ts starts it).
+import { requireProgram } from "../../scripts/lib/test-programs.ts";
+import { startNginxFront } from "../../scripts/lib/fronts.ts";
+import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
+import { freePort, tempDir } from "./fixture.ts";
+
+/** nginx with the shipped site in front of 127.0.0.1:`upstreamPort`; `site` changes the site's text (a control case). */
+export async function startNginx(
+  upstreamPort: number,
+  site?: (site: string) => string,
+): Promise<Front & { logs: NginxLogs }> {
+  return startNginxFront({
+    program: requireProgram("nginx"),
+    dir: await tempDir("fsa-nginx-"),
+    port: await freePort(),
+    upstreamPort,
+    ...(site ? { site } : {}),
+  });
+}
