@@ -1,5 +1,6 @@
-// KEYS_SYNC for the CLI's processes (npm run serve, npm start, npm run portal): reads the setting, starts the key
-// transport (src/keys/key-sync.ts, imported only when it is set, as ioredis is), and says what it does on stderr.
+// KEYS_SYNC for the CLI's processes (npm run serve, npm start, npm run portal, npm run keys): reads the setting, starts
+// the key transport (src/keys/key-sync.ts, imported only when it is set, as ioredis is), routes the process's changes
+// of the keys to Redis under KEYS_SYNC=shared, and says what it does on stderr.
 import cluster from "node:cluster";
 import { describeError } from "../errors.ts";
 import type { KeySync, KeySyncRole, KeySyncStatus } from "../keys/key-sync.ts";
@@ -27,7 +28,8 @@ const since = (s: KeySyncStatus) =>
 
 /**
  * Starts KEYS_SYNC's transport for `keysFile` if the environment asks for it: null otherwise. `who` names the
- * process in its lines (`serve`, `portal`); `onApplied` is the server's reload. Throws only for a bad setting.
+ * process in its lines (`serve`, `portal`, `keys`); `onApplied` is the server's reload. Under `shared`, the process's
+ * changes of the keys go to Redis until it is closed. Throws only for a bad setting.
  */
 export async function startKeySyncFromEnv(
   env: Record<string, string | undefined>,
@@ -38,9 +40,12 @@ export async function startKeySyncFromEnv(
 ): Promise<KeySync | null> {
   if (!env.KEYS_SYNC) return null;
   const role = parseKeySyncRole(env.KEYS_SYNC, redisUrl)!;
-  const { startKeySync } = await import("../keys/key-sync.ts");
+  const [{ startKeySync }, { routeKeysChanges }] = await Promise.all([
+    import("../keys/key-sync.ts"),
+    import("../keys/keys-store.ts"),
+  ]);
   const at = where(redisUrl!);
-  return startKeySync({
+  const sync = startKeySync({
     redisUrl: redisUrl!,
     keysFile,
     role,
@@ -49,17 +54,28 @@ export async function startKeySyncFromEnv(
       console.error(
         role === "publish"
           ? `${who}: keys published through Redis at ${at} (change ${s.change})`
-          : `${who}: keys followed from Redis at ${at} (change ${s.change})`,
+          : `${who}: keys ${role === "shared" ? "shared" : "followed"} from Redis at ${at} (change ${s.change})`,
       ),
     onUnavailable: (err, s) =>
       role === "publish"
         ? warn("keys_publish_failed", `${keysFile} cannot be published through Redis at ${at}: trying again`, err)
         : warn(
             "keys_source_unavailable",
-            `keys cannot be had from Redis at ${at}: serving the keys ${keysFile} holds (${since(s)}) until it answers`,
+            `keys cannot be had from Redis at ${at}: serving the keys ${keysFile} holds (${since(s)}) until it answers${role === "shared" ? "; changes of the keys fail meanwhile" : ""}`,
             err,
           ),
+    onSeeded: (change) =>
+      console.error(`${who}: Redis at ${at} held no keys (or older ones): gave it ${keysFile} (change ${change})`),
   });
+  if (!sync.store) return sync;
+  const unroute = routeKeysChanges(keysFile, sync.store);
+  return {
+    ...sync,
+    close: () => {
+      unroute();
+      return sync.close();
+    },
+  };
 }
 
 /** Adds the transport's gauges to the server's /metrics (labelled by worker, as the others are). */
@@ -74,10 +90,11 @@ export function addKeySyncMetrics(metrics: Metrics | null, sync: KeySync): void 
   };
 }
 
-/** Reads KEYS_SYNC (`publish`, `follow`, or unset: none) against REDIS_URL, which it needs. */
+/** Reads KEYS_SYNC (`publish`, `follow`, `shared`, or unset: none) against REDIS_URL, which it needs. */
 function parseKeySyncRole(value: string | undefined, redisUrl: string | undefined): KeySyncRole | null {
   if (value === undefined || value === "") return null;
-  if (value !== "publish" && value !== "follow") throw new Error(`KEYS_SYNC must be publish or follow, not "${value}"`);
+  if (value !== "publish" && value !== "follow" && value !== "shared")
+    throw new Error(`KEYS_SYNC must be publish, follow or shared, not "${value}"`);
   if (!redisUrl) throw new Error(`KEYS_SYNC=${value} needs REDIS_URL: the keys go through Redis`);
   return value;
 }

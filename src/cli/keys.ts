@@ -1,4 +1,5 @@
-// `npm run keys -- create | set | rotate | revoke | list`: manages the API keys file (hashes only) so nobody edits it by hand.
+// `npm run keys -- create | set | rotate | revoke | list`: manages the API keys file (hashes only) so nobody edits it by
+// hand; with KEYS_SYNC=shared, the keys every machine shares through Redis (and this machine's copy of them).
 import { parseConfig } from "../config.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import type { KeyRecord, Limits } from "../keys/keys-file.ts";
@@ -13,6 +14,8 @@ import {
   setKeyLimits,
 } from "../keys/keys-file.ts";
 import { KeysLockedError } from "../keys/keys-lock.ts";
+import { KeysUnavailableError } from "../keys/keys-store.ts";
+import { startKeySyncFromEnv } from "./key-sync.ts";
 
 const USAGE =
   "usage: npm run keys -- create <name> [--rate N] [--burst N] | set <name> [--rate N] [--burst N] [--default] | rotate <name> [--grace 24h] | revoke <name> | list";
@@ -100,44 +103,54 @@ async function main(argv: string[]): Promise<number> {
   if (rate !== undefined) limits.rate = rate;
   if (burst !== undefined) limits.burst = burst;
 
-  switch (command) {
-    case "create": {
-      // The key alone on stdout, so that `KEY=$(npm run -s keys -- create x)` works.
-      process.stdout.write((await createKey(file, name!, new Date(), limits)) + "\n");
-      console.error(`created key "${name}" in ${file}; it is shown only now`);
-      return 0;
+  // KEYS_SYNC=shared: the change is made in Redis, and followed into this machine's copy (publish and follow have a
+  // process of their own carry the file; a follower's copy refuses changes).
+  const shared =
+    process.env.KEYS_SYNC === "shared" ? await startKeySyncFromEnv(process.env, config.redisUrl, file, "keys") : null;
+  const where = shared ? "the keys shared through Redis" : file;
+  try {
+    switch (command) {
+      case "create": {
+        // The key alone on stdout, so that `KEY=$(npm run -s keys -- create x)` works.
+        process.stdout.write((await createKey(file, name!, new Date(), limits)) + "\n");
+        console.error(`created key "${name}" in ${where}; it is shown only now`);
+        return 0;
+      }
+      case "set": {
+        if (values.default && (rate !== undefined || burst !== undefined))
+          throw new UsageError("set: --default cannot be combined with --rate or --burst");
+        if (!values.default && rate === undefined && burst === undefined)
+          throw new UsageError(`set needs --rate, --burst or --default; ${USAGE}`);
+        const record = await setKeyLimits(file, name!, values.default ? "default" : limits);
+        console.error(`key "${name}": ${limitsText(record)}; running servers apply it within seconds`);
+        return 0;
+      }
+      case "rotate": {
+        const grace = parseGrace(values.grace ?? DEFAULT_GRACE);
+        const now = new Date();
+        process.stdout.write((await rotateKey(file, name!, grace, now)) + "\n");
+        const until = new Date(now.getTime() + grace).toISOString();
+        console.error(
+          `rotated key "${name}"; the new key is shown only now; ${grace > 0 ? `the old one works until ${until}` : "the old one is refused once servers reload (within seconds)"}`,
+        );
+        return 0;
+      }
+      case "revoke":
+        await revokeKey(file, name!);
+        console.error(`revoked key "${name}"; running servers refuse it after their next reload (within seconds)`);
+        return 0;
+      default: {
+        await shared?.sync(); // this machine's copy brought up to date (unless Redis does not answer: then it says so)
+        const { keys } = await loadKeysFile(file);
+        if (keys.length === 0) console.error(`no keys in ${where}`);
+        const now = Date.now();
+        for (const k of keys)
+          process.stdout.write(`${k.name}\t${limitsText(k)}\tcreated ${k.created}\t${statusText(k, now)}\n`);
+        return 0;
+      }
     }
-    case "set": {
-      if (values.default && (rate !== undefined || burst !== undefined))
-        throw new UsageError("set: --default cannot be combined with --rate or --burst");
-      if (!values.default && rate === undefined && burst === undefined)
-        throw new UsageError(`set needs --rate, --burst or --default; ${USAGE}`);
-      const record = await setKeyLimits(file, name!, values.default ? "default" : limits);
-      console.error(`key "${name}": ${limitsText(record)}; running servers apply it within seconds`);
-      return 0;
-    }
-    case "rotate": {
-      const grace = parseGrace(values.grace ?? DEFAULT_GRACE);
-      const now = new Date();
-      process.stdout.write((await rotateKey(file, name!, grace, now)) + "\n");
-      const until = new Date(now.getTime() + grace).toISOString();
-      console.error(
-        `rotated key "${name}"; the new key is shown only now; ${grace > 0 ? `the old one works until ${until}` : "the old one is refused once servers reload (within seconds)"}`,
-      );
-      return 0;
-    }
-    case "revoke":
-      await revokeKey(file, name!);
-      console.error(`revoked key "${name}"; running servers refuse it after their next reload (within seconds)`);
-      return 0;
-    default: {
-      const { keys } = await loadKeysFile(file);
-      if (keys.length === 0) console.error(`no keys in ${file}`);
-      const now = Date.now();
-      for (const k of keys)
-        process.stdout.write(`${k.name}\t${limitsText(k)}\tcreated ${k.created}\t${statusText(k, now)}\n`);
-      return 0;
-    }
+  } finally {
+    await shared?.close();
   }
 }
 
@@ -145,9 +158,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const input = err instanceof UsageError || err instanceof KeyInputError;
-    console.error(
-      input || err instanceof KeysFileError || err instanceof KeysLockedError ? `keys: ${err.message}` : err,
-    );
+    const known = err instanceof KeysFileError || err instanceof KeysLockedError || err instanceof KeysUnavailableError;
+    console.error(input || known ? `keys: ${err.message}` : err);
     process.exit(input ? 2 : 1);
   },
 );

@@ -35,9 +35,12 @@ async function main(args: string[]): Promise<void> {
     return makeAdmin(api.databaseUrl, args[1]);
   }
   if (args.length) throw new Error(`unknown arguments: ${args.join(" ")} (usage: npm run portal [-- admin <email>])`);
-  // The portal writes the keys file: its machine is the source, which KEYS_SYNC=publish gives to other machines.
+  // The portal changes the keys: on the one machine whose keys file is published (publish), or in Redis (shared, for
+  // portals on several machines); a follower's keys file is a copy, which the next version would overwrite.
   if (process.env.KEYS_SYNC === "follow")
-    throw new Error("KEYS_SYNC=follow: the portal writes the keys, so run it where they are published from (publish)");
+    throw new Error(
+      "KEYS_SYNC=follow: the portal writes the keys, so run it with KEYS_SYNC=shared (portals on several machines) or where they are published from (publish)",
+    );
   const keySync = await startKeySyncFromEnv(process.env, api.redisUrl, api.keysFile, "portal");
   const portal = await runPortal(config, api, log);
   console.log(`portal: serving the developer portal on ${portal.url}`);

@@ -1,9 +1,10 @@
 // The API keys file: a name, a hash and dates per key, never the key itself; every change made under a lock.
 import { createHash, randomBytes, randomInt } from "node:crypto";
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { acquireKeysLock } from "./keys-lock.ts";
+import { changeFileOf, keysStoreFor } from "./keys-store.ts";
 
 /**
  * The newest format written. 2 added `rotated` and `previous` (a replaced key's hash and the end of its grace
@@ -161,8 +162,22 @@ export async function writeKeysText(path: string, text: string): Promise<void> {
 /**
  * Reads the keys file, applies `change` and writes the result, holding the writers' lock throughout, so that
  * concurrent changes are applied one after another and none is lost. Grace periods ended by `now` are dropped.
+ * Where this process shares the keys through Redis (KEYS_SYNC=shared), the change is made there instead
+ * (src/keys/keys-store.ts), and the file gets it as every machine's copy does; a file that follows Redis is not
+ * changed directly (the next version from Redis would undo it).
  */
 export async function updateKeysFile<T>(path: string, now: Date, change: (file: KeysFile) => T): Promise<T> {
+  const store = keysStoreFor(path);
+  if (store) return store.update(now, change);
+  if (
+    await stat(changeFileOf(path)).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw new KeysFileError(
+      `${path} is a copy of the keys in Redis (${changeFileOf(path)} is beside it): a change made to it would be overwritten; run with KEYS_SYNC=shared (and REDIS_URL) to change the keys there, or remove ${changeFileOf(path)} if this machine no longer follows Redis`,
+    );
   const release = await mkdir(dirname(path), { recursive: true })
     .then(() => acquireKeysLock(path))
     .catch((err: unknown) => {
@@ -170,12 +185,7 @@ export async function updateKeysFile<T>(path: string, now: Date, change: (file: 
     });
   try {
     const file = await loadKeysFile(path);
-    const result = change(file);
-    for (const record of file.keys) {
-      const live = record.previous?.filter((p) => Date.parse(p.until) > now.getTime());
-      if (live?.length) record.previous = live;
-      else delete record.previous;
-    }
+    const result = applyKeysChange(file, now, change);
     await writeKeysFile(path, file).catch((err: unknown) => {
       throw errno(err) ? new KeysFileError(`${path}: cannot write keys file: ${errno(err)}`) : err;
     });
@@ -183,6 +193,17 @@ export async function updateKeysFile<T>(path: string, now: Date, change: (file: 
   } finally {
     await release();
   }
+}
+
+/** Applies `change` to `file` in place and drops the grace periods ended by `now`: a change as every store makes it. */
+export function applyKeysChange<T>(file: KeysFile, now: Date, change: (file: KeysFile) => T): T {
+  const result = change(file);
+  for (const record of file.keys) {
+    const live = record.previous?.filter((p) => Date.parse(p.until) > now.getTime());
+    if (live?.length) record.previous = live;
+    else delete record.previous;
+  }
+  return result;
 }
 
 /** The code of a file-system error (EACCES, ENOSPC...), if `err` is one. */

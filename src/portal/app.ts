@@ -1,6 +1,7 @@
 // The developer portal as a Hono app: security headers, sessions and CSRF checks around the routes of each part.
 import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
+import { KeysUnavailableError } from "../keys/keys-store.ts";
 import { createClientResolver } from "../serve/client-address.ts";
 import { bodyLimit } from "hono/body-limit";
 import { csrf } from "hono/csrf";
@@ -10,7 +11,7 @@ import { timingSafeEqual } from "node:crypto";
 import { html } from "hono/html";
 import { registerAccountRoutes } from "./account-routes.ts";
 import type { Portal, PortalEnv, PortalOptions } from "./context.ts";
-import { render } from "./context.ts";
+import { pageContext, render } from "./context.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
 import { DEFAULT_MAIL_LIMITS } from "./mail-limits.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
@@ -24,6 +25,7 @@ import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
 import { findAccount } from "./store/accounts.ts";
 import { DEFAULT_SESSION_LIMITS, resumeSession } from "./store/sessions.ts";
 import { DEFAULT_THROTTLE } from "./store/throttle.ts";
+import { page } from "./views/layout.ts";
 
 /** The largest form body accepted, bytes. */
 const MAX_BODY = 16 * 1024;
@@ -121,7 +123,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   app.notFound((c) =>
     render(c, portal, 404, "Not found", html`<p>There is no such page here. <a href="/">Start again</a>.</p>`),
   );
-  app.onError((err, c) => {
+  app.onError(async (err, c) => {
     if (err instanceof HTTPException) return err.getResponse();
     portal.log(
       JSON.stringify({
@@ -133,6 +135,15 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
         error: { name: err.name, message: err.message, stack: err.stack },
       }),
     );
+    // The keys are kept in Redis (KEYS_SYNC=shared), which does not answer: the partner is told what to do.
+    if (err instanceof KeysUnavailableError) {
+      c.header("Retry-After", "60");
+      const body = html`<p role="alert">
+        Your keys cannot be changed at the moment: the service that shares them with our API servers does not answer.
+        Your change was not made. Please try again in a few minutes.
+      </p>`;
+      return c.html(await page(pageContext(c, portal), "Keys cannot be changed now", body), 503);
+    }
     return c.html("<!doctype html><title>Error</title><p>Something went wrong on our side. Please try again.</p>", 500);
   });
   return app;
