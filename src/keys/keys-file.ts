@@ -169,12 +169,7 @@ export async function writeKeysText(path: string, text: string): Promise<void> {
 export async function updateKeysFile<T>(path: string, now: Date, change: (file: KeysFile) => T): Promise<T> {
   const store = keysStoreFor(path);
   if (store) return store.update(now, change);
-  if (
-    await stat(changeFileOf(path)).then(
-      () => true,
-      () => false,
-    )
-  )
+  if (await exists(changeFileOf(path)))
     throw new KeysFileError(
       `${path} is a copy of the keys in Redis (${changeFileOf(path)} is beside it): a change made to it would be overwritten; run with KEYS_SYNC=shared (and REDIS_URL) to change the keys there, or remove ${changeFileOf(path)} if this machine no longer follows Redis`,
     );
@@ -205,6 +200,12 @@ export function applyKeysChange<T>(file: KeysFile, now: Date, change: (file: Key
   }
   return result;
 }
+
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 /** The code of a file-system error (EACCES, ENOSPC...), if `err` is one. */
 function errno(err: unknown): string | undefined {
