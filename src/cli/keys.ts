@@ -142,7 +142,7 @@ async function main(argv: string[]): Promise<number> {
       default: {
         await shared?.sync(); // this machine's copy brought up to date (unless Redis does not answer: then it says so)
         const { keys } = await loadKeysFile(file);
-        if (keys.length === 0) console.error(`no keys in ${where}`);
+        if (keys.length === 0) console.error(`no keys in ${shared?.status().synced ? where : file}`);
         const now = Date.now();
         for (const k of keys)
           process.stdout.write(`${k.name}\t${limitsText(k)}\tcreated ${k.created}\t${statusText(k, now)}\n`);
