@@ -24,7 +24,11 @@ export interface ServerOptions {
    * reopened about once a second, all at nearly the same moment: 7% fewer requests/s and twice the p99 latency.
    */
   maxRequestsPerSocket?: number;
-  /** Connections open at once; more are refused. Default 10 000. */
+  /**
+   * Connections open at once; more are refused. Default 16 384: room for requests beside the event streams a server
+   * holds (10,000 at most, src/serve/events/hub.ts), so that one whose streams are all taken still answers the lists,
+   * /healthz and the clients that poll.
+   */
   maxConnections?: number;
   /** Largest request header block, bytes (larger is a 431). Default 16 384. */
   maxHeaderSize?: number;
@@ -65,7 +69,7 @@ export const SERVER_DEFAULTS: Required<Omit<ServerOptions, "tls">> = {
   requestTimeout: 15_000,
   keepAliveTimeout: 5_000,
   maxRequestsPerSocket: 10_000,
-  maxConnections: 10_000,
+  maxConnections: 16_384,
   maxHeaderSize: 16 * 1024,
   maxSendingPerAddress: 16,
   sendTimeout: 60_000,

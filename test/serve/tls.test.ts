@@ -255,7 +255,7 @@ describe("HTTPS", () => {
       expect(second.headers.connection).toBe("close");
       expect(server.server.headersTimeout).toBe(10_000);
       expect(server.server.requestTimeout).toBe(15_000);
-      expect(server.server.maxConnections).toBe(10_000);
+      expect(server.server.maxConnections).toBe(16_384);
     } finally {
       agent.destroy();
       await server.close();
