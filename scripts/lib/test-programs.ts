@@ -54,6 +54,7 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
   { name: "python3", debian: "python3", why: "runs the guide's Python sample" },
   { name: "curl", debian: "curl", why: "runs the guide's curl sample" },
   { name: "pgrep", debian: "procps", why: "finds the cluster test's workers" },
+  { name: "tail", debian: "coreutils", why: "follows nginx's access log to count usage of what nginx answered" },
   { name: "pkill", debian: "procps", why: "stops what is left of varnishd after its test" },
   {
     name: "aiosmtpd",

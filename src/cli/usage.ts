@@ -1,32 +1,26 @@
-// `npm run usage -- varnish [-n <instance>]`: counts the requests Varnish answers from its cache against their keys
-// (src/usage/cache-log.ts) and hands them to the usage store (DATABASE_URL) as the API servers do. Run it on each
-// Varnish machine, beside varnishd.
-import { watchFile } from "node:fs";
+// `npm run usage -- varnish [-n <instance>]` and `npm run usage -- nginx <access log>`: count the requests the shipped
+// front answers itself (from its cache, or its 429s) against their keys' names (src/usage/cache-log.ts) and hand
+// them to the usage store (DATABASE_URL) as the API servers do. Run it on each front's machine, beside the front.
 import { parseConfig } from "../config.ts";
 import { describeError } from "../errors.ts";
-import { loadKeyRing } from "../serve/keys.ts";
-import { followVarnish } from "../usage/cache-log.ts";
+import { followNginx, followVarnish } from "../usage/cache-log.ts";
+import type { LogFollower } from "../usage/cache-log.ts";
 import { startUsage } from "../usage/hand-over.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 
-const USAGE = "usage: npm run usage -- varnish [-n <varnishd instance name>]";
-/** How often the keys file is checked for changes (a new key's hits are counted from then on), ms. */
-const KEYS_POLL_MS = 1000;
+const USAGE = "usage: npm run usage -- varnish [-n <varnishd instance name>] | nginx <its flash_sale_api access log>";
 
-async function main(): Promise<void> {
+function main(): void {
   const { positionals, values } = parseCommandLine(
     { args: process.argv.slice(2), allowPositionals: true, options: { n: { type: "string" } } },
     USAGE,
   );
-  if (positionals.length !== 1 || positionals[0] !== "varnish") throw new UsageError(USAGE);
+  const [front, file] = positionals;
+  const valid =
+    (front === "varnish" && positionals.length === 1) ||
+    (front === "nginx" && positionals.length === 2 && values.n === undefined);
+  if (!valid) throw new UsageError(USAGE);
   const config = parseConfig(process.env);
-  let keys = await loadKeyRing(config.keysFile);
-  watchFile(config.keysFile, { interval: KEYS_POLL_MS }, () => {
-    loadKeyRing(config.keysFile).then(
-      (ring) => (keys = ring),
-      (err: unknown) => console.error(`usage: keys file not reloaded (${describeError(err).message})`),
-    );
-  });
   const usage = startUsage({
     databaseUrl: config.databaseUrl,
     flushMs: config.usageFlushMs,
@@ -38,19 +32,25 @@ async function main(): Promise<void> {
     onAvailable: () => console.error("usage: the usage store answers again"),
   });
   let stopping = false;
-  const follower = followVarnish({
-    program: process.env.VARNISHNCSA ?? "varnishncsa",
-    ...(values.n ? { instance: values.n } : {}),
-    keys: () => keys,
-    meter: usage.meter,
-    now: Date.now,
-    onExit: (code, stderr) => {
-      if (stopping) return;
-      console.error(`usage: varnishncsa exited (${code}): ${stderr.trim()}`);
-      void usage.close().then(() => process.exit(1));
-    },
-  });
-  console.error(`usage: counting Varnish's cache hits${values.n ? ` (instance ${values.n})` : ""} per key`);
+  const onExit = (program: string) => (code: number | null, stderr: string) => {
+    if (stopping) return;
+    console.error(`usage: ${program} exited (${code}): ${stderr.trim()}`);
+    void usage.close().then(() => process.exit(1));
+  };
+  let follower: LogFollower;
+  if (front === "varnish") {
+    follower = followVarnish({
+      program: process.env.VARNISHNCSA ?? "varnishncsa",
+      ...(values.n ? { instance: values.n } : {}),
+      meter: usage.meter,
+      now: Date.now,
+      onExit: onExit("varnishncsa"),
+    });
+    console.error(`usage: counting what Varnish answers itself${values.n ? ` (instance ${values.n})` : ""} per key`);
+  } else {
+    follower = followNginx({ program: "tail", file: file!, meter: usage.meter, now: Date.now, onExit: onExit("tail") });
+    console.error(`usage: counting what nginx answers itself per key, from ${file}`);
+  }
   const stop = () => {
     stopping = true;
     follower.stop();
@@ -60,7 +60,9 @@ async function main(): Promise<void> {
   process.once("SIGINT", stop);
 }
 
-main().catch((err: unknown) => {
+try {
+  main();
+} catch (err) {
   console.error(`usage: ${(err as Error).message ?? String(err)}`);
   process.exit(err instanceof UsageError ? 2 : 1);
-});
+}

@@ -1,36 +1,27 @@
-// Usage answered by a cache in front of the API: Varnish's own request log (varnishncsa, reading its shared memory
-// log) gives every request it answered from the cache; each is counted against its key, as the servers count the
-// requests that reach them. Only hits are counted here (misses and passes reach a server, which counts them), so
-// nothing is counted twice. The key travels from varnishncsa's output (a pipe, never a file) into this process's
-// memory only: it is hashed and looked up in the keys file at once, and only its name is kept.
+// Usage answered by a cache in front of the API. Varnish's request log (varnishncsa, reading its shared memory log)
+// and the shipped nginx's access log give every request the front answered itself, from its cache (a hit) or on its
+// own (the 429 of a key over its rate), each counted against its key as the servers count the requests that reach
+// them. Misses and passes reach a server, which counts them, so nothing is counted twice. The shipped configurations
+// log the key's name (Varnish: `std.log("key:<name>")`; nginx: `key=<name>`), once its check has passed, and never
+// the key: nothing here sees a key.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { ApiError } from "../errors.ts";
-import type { KeyRing } from "../serve/keys.ts";
-import { parseTarget } from "../serve/request.ts";
 import type { Meter } from "./meter.ts";
 
-/**
- * varnishncsa's line per client request: how Varnish handled it (hit, miss, pass, pipe, synth), the status and body
- * bytes it sent, and the URL's query (with its leading `?`, or empty).
- */
-export const VARNISHNCSA_FORMAT = "%{Varnish:handling}x %s %b %q";
+/** varnishncsa's line per client request: how Varnish handled it, the status and body bytes it sent, the key's name. */
+export const VARNISHNCSA_FORMAT = "%{Varnish:handling}x %s %b %{VCL_Log:key}x";
+/** Only the requests whose key the VCL named (a refused key is named nowhere). */
+const VARNISHNCSA_QUERY = 'VCL_Log ~ "^key:"';
+/** Answers Varnish made without the API: from its cache, or synthetic (deploy/varnish/default.vcl's 429). */
+const ANSWERED_HERE = new Set(["hit", "synth"]);
 
-/** One varnishncsa line: counted into `meter` when it is a hit with a valid key; returns whether it was counted. */
-export function countCacheLine(line: string, keys: KeyRing, meter: Meter, nowMs: number): boolean {
-  const [handling, status, bytes, query = ""] = line.split(" ", 4);
-  if (handling !== "hit") return false;
+/** One varnishncsa line: counted into `meter` when Varnish answered it for a named key; returns whether it was. */
+export function countCacheLine(line: string, meter: Meter, nowMs: number): boolean {
+  const [handling = "", status, bytes, key = "-"] = line.split(" ", 4);
+  if (!ANSWERED_HERE.has(handling) || key === "-" || key === "") return false;
   const code = Number(status);
   if (!Number.isInteger(code)) return false;
-  let parsed;
-  try {
-    parsed = parseTarget(`/${query.startsWith("?") ? query : ""}`);
-  } catch {
-    return false;
-  }
-  const found = keys.check(parsed.query, nowMs);
-  if (found instanceof ApiError) return false;
-  meter.count(found.name, code, bytes === "-" ? 0 : Number(bytes) || 0, nowMs);
+  meter.count(key, code, bytes === "-" ? 0 : Number(bytes) || 0, nowMs);
   return true;
 }
 
@@ -39,25 +30,68 @@ export interface CacheLogOptions {
   program: string;
   /** Varnish's instance name (varnishd -n), or undefined for the default. */
   instance?: string;
-  /** The keys in force (reloaded by the caller as the keys file changes). */
-  keys: () => KeyRing;
   meter: Meter;
   now: () => number;
   onExit: (code: number | null, stderr: string) => void;
 }
 
-/** Starts varnishncsa and counts its hits until `stop`. */
-export function followVarnish(options: CacheLogOptions): { stop(): void; readonly counted: number } {
-  const args = ["-F", VARNISHNCSA_FORMAT, "-q", 'VCL_call eq "HIT"'];
+/** A follower of a front's log: what it has counted, and how to stop it. */
+export interface LogFollower {
+  stop(): void;
+  readonly counted: number;
+}
+
+/** Starts varnishncsa and counts what Varnish answered itself until `stop`. */
+export function followVarnish(options: CacheLogOptions): LogFollower {
+  const args = ["-F", VARNISHNCSA_FORMAT, "-q", VARNISHNCSA_QUERY];
   if (options.instance) args.unshift("-n", options.instance);
-  const child = spawn(options.program, args, { stdio: ["ignore", "pipe", "pipe"] });
+  return follow(options.program, args, (line) => countCacheLine(line, options.meter, options.now()), options.onExit);
+}
+
+/**
+ * The end of a line of deploy/nginx's `flash_sale_api` format: `"<request>" <status> <bytes> "-" "<agent>" rt=<s>
+ * cache=<status> upstream=<status> key=<name>` (nginx writes a quote inside the agent as \x22).
+ */
+const NGINX_LINE = /" (\d{3}) (\d+) "-" "[^"]*" rt=\S+ cache=(\S+) upstream=(\S+) key=(\S+)$/;
+
+/** One access-log line of the shipped nginx: counted when nginx answered it for a named key; returns whether it was. */
+export function countNginxLine(line: string, meter: Meter, nowMs: number): boolean {
+  const m = NGINX_LINE.exec(line);
+  if (!m) return false;
+  const [, status, bytes, cache, upstream, key] = m;
+  if (key === "-" || !(cache === "HIT" || (status === "429" && upstream === "-"))) return false;
+  meter.count(key!, Number(status), Number(bytes), nowMs);
+  return true;
+}
+
+/** Follows the nginx access log `file` from its end (through rotations, as `tail -F` does) until `stop`. */
+export function followNginx(options: {
+  /** tail's program. */
+  program: string;
+  file: string;
+  meter: Meter;
+  now: () => number;
+  onExit: (code: number | null, stderr: string) => void;
+}): LogFollower {
+  const args = ["-F", "-n", "0", options.file];
+  return follow(options.program, args, (line) => countNginxLine(line, options.meter, options.now()), options.onExit);
+}
+
+/** Runs `program`, passes each line of its output to `count`, and counts the lines it counted. */
+function follow(
+  program: string,
+  args: string[],
+  count: (line: string) => boolean,
+  onExit: (code: number | null, stderr: string) => void,
+): LogFollower {
+  const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4096)));
   let counted = 0;
   createInterface({ input: child.stdout }).on("line", (line) => {
-    if (countCacheLine(line, options.keys(), options.meter, options.now())) counted++;
+    if (count(line)) counted++;
   });
-  child.once("exit", (code) => options.onExit(code, stderr));
+  child.once("exit", (code) => onExit(code, stderr));
   return {
     stop: () => void child.kill("SIGTERM"),
     get counted() {

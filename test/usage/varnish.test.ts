@@ -1,7 +1,7 @@
 // Usage behind the shipped Varnish configuration, with the real varnishd and varnishncsa: a polling partner's
-// requests answered from the cache never reach a server, so they are counted from Varnish's request log
-// (src/usage/cache-log.ts) into the same store; together with the server's own counts every request is counted
-// exactly once. Nothing written by either holds the key.
+// requests answered from the cache (and the 429s of a key over its rate, which Varnish answers itself) never reach a
+// server, so they are counted from Varnish's request log (src/usage/cache-log.ts) into the same store; together with
+// the server's own counts every request is counted exactly once. Nothing written by either holds the key.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,8 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { openDatabase } from "../../src/portal/db/database.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { loadKeyRing } from "../../src/serve/keys.ts";
-import type { KeyRing } from "../../src/serve/keys.ts";
 import { followVarnish } from "../../src/usage/cache-log.ts";
 import { startUsage } from "../../src/usage/hand-over.ts";
 import type { Usage } from "../../src/usage/hand-over.ts";
@@ -28,7 +26,6 @@ let varnish: Varnish;
 let serverUsage: Usage;
 let cacheUsage: Usage;
 let databaseUrl: string;
-let keys: KeyRing;
 
 beforeAll(async () => {
   databaseUrl = join(await tempDir("fsa-usage-varnish-"), "portal.db");
@@ -41,7 +38,6 @@ beforeAll(async () => {
   // The real clock: Varnish counts its TTLs on it. Varnish checks keys with the server's GET /edge/key, which it
   // answers to its proxies only.
   api = await startTestApi(catalog, { clock: Date.now, usage: serverUsage, trustProxy: ["127.0.0.1"] });
-  keys = await loadKeyRing(api.keysFile);
   varnish = await startVarnish(VCL, Number(new URL(api.url).port));
 }, 60_000);
 
@@ -57,7 +53,6 @@ describe("usage behind Varnish", () => {
     const follower = followVarnish({
       program: VARNISHNCSA,
       instance: varnish.instance,
-      keys: () => keys,
       meter: cacheUsage.meter,
       now: Date.now,
       onExit: () => {},
@@ -67,7 +62,8 @@ describe("usage behind Varnish", () => {
     try {
       // varnishncsa reads the log from when it is attached: a probe with another key, until one of its hits is seen.
       const probeKey = await createKey(api.keysFile, "probe", new Date(), { rate: 1e9, burst: 1e9 });
-      keys = await loadKeyRing(api.keysFile);
+      // A key of 1 request a second, in bursts of 2, for the edge's 429s.
+      const slowKey = await createKey(api.keysFile, "slow", new Date(), { rate: 1, burst: 2 });
       await api.handler.reload();
       for (let deadline = Date.now() + 10_000; follower.counted === 0 && Date.now() < deadline;)
         await (await fetch(`${varnish.url}/v1/products/sizes.json?apikey=${probeKey}`)).arrayBuffer();
@@ -94,6 +90,26 @@ describe("usage behind Varnish", () => {
         await new Promise((r) => setImmediate(r));
       }
       expect(await today()).toMatchObject({ ok: polls, client_error: 2, not_modified: 0, limited: 0, server_error: 0 });
+      // Over its rate at the edge: Varnish's own 429s, counted from its log (the API never sees them).
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await fetch(`${varnish.url}/v1/sales/active.json?apikey=${slowKey}`);
+        await r.arrayBuffer();
+        statuses.push(r.status);
+      }
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2);
+      const slow = () => countsOnDay(db, ["slow"], Date.now());
+      await serverUsage.flush();
+      for (let deadline = Date.now() + 10_000; Date.now() < deadline;) {
+        await cacheUsage.flush();
+        const c = await slow();
+        if (c.ok + c.limited >= 5) break;
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(await slow()).toMatchObject({
+        ok: statuses.filter((s) => s === 200).length,
+        limited: statuses.filter((s) => s === 429).length,
+      });
       // What is stored holds the key's name, never the key.
       const file = await readFile(databaseUrl);
       expect(file.includes(Buffer.from(api.key))).toBe(false);
