@@ -8,7 +8,7 @@ import type { LogFollower } from "../usage/cache-log.ts";
 import { startUsage } from "../usage/hand-over.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 
-const USAGE = "usage: npm run usage -- varnish [-n <varnishd instance name>] | nginx <its flash_sale_api access log>";
+const USAGE = "npm run usage -- varnish [-n <varnishd instance name>] | nginx <its flash_sale_api access log>";
 
 function main(): void {
   const { positionals, values } = parseCommandLine(
