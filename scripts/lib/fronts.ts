@@ -59,12 +59,15 @@ export interface NginxLogs {
   global: string;
 }
 
-/** nginx's main file for one site file: in the foreground, as root, its temp paths and logs under `dir`. */
-function nginxMain(dir: string, site: string, global: string, workers = 1, connections = 1024): string {
+/**
+ * nginx's main file for one site file: in the foreground, as root, its temp paths and logs under `dir`; `sendfile on`
+ * as Debian's nginx.conf has it.
+ */
+export function nginxMain(dir: string, site: string, global: string, workers = 1, connections = 1024): string {
   return (
     `daemon off;\nmaster_process ${workers > 1 ? "on" : "off"};\nworker_processes ${workers};\nuser root;\n` +
     `pid ${join(dir, "nginx.pid")};\nerror_log ${global} info;\nevents { worker_connections ${connections}; }\n` +
-    `http {\n  access_log off;\n  client_body_temp_path ${join(dir, "body")};\n  proxy_temp_path ${join(dir, "proxy")};\n` +
+    `http {\n  access_log off;\n  sendfile on;\n  client_body_temp_path ${join(dir, "body")};\n  proxy_temp_path ${join(dir, "proxy")};\n` +
     `  include ${site};\n}\n`
   );
 }
@@ -100,7 +103,7 @@ export async function startNginxFront(
 }
 
 /** Polls `url` until it answers at all (nginx prints nothing when it starts); fails if `child` exits first. */
-async function waitForAnswer(url: string, child: ChildProcess, output: () => string): Promise<void> {
+export async function waitForAnswer(url: string, child: ChildProcess, output: () => string): Promise<void> {
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}): ${output()}`);
     const ok = await fetch(url).then(
