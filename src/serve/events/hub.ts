@@ -169,6 +169,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
    * sales beginning at once) does not drop a client that reads it.
    */
   const stalled = (s: Stream): boolean => {
+    if (s.res.destroyed) return true; // dropped already (it leaves `streams` once its socket has closed)
     if (s.res.writableLength <= o.maxUnsentBytes) return false;
     dropped++;
     s.res.destroy();
