@@ -45,6 +45,7 @@ interface CalendarTemplate {
  */
 export function createCalendars() {
   const templates = new Map<string, CalendarTemplate>();
+  let renders = 0;
   const templateOf = (
     lists: { active: LoadedBlob; upcoming: LoadedBlob },
     options: { store: string | null; builtAt: string; refreshSeconds: number },
@@ -56,6 +57,7 @@ export function createCalendars() {
         (b) => (JSON.parse(b.identity.toString("utf8")) as { sales: ListedSale[] }).sales,
       );
       const { text, urlEnds } = renderCalendar(sales, options);
+      renders++;
       const identity = Buffer.from(text);
       t = { blob: blobOf(identity, createHash("sha256").update(identity).digest("hex").slice(0, 32)), urlEnds };
       if (templates.size >= CALENDAR_TEMPLATES) templates.delete(templates.keys().next().value!);
@@ -84,6 +86,8 @@ export function createCalendars() {
       // Sent as it is: gzip made per request would cost what the splice saves.
       return { body: blobOf(identity, hash), contentType: CALENDAR_TYPE, gzip: null, brotli: null };
     },
+    /** Feeds kept (at most CALENDAR_TEMPLATES) and feeds rendered so far. */
+    stats: () => ({ feeds: templates.size, renders }),
   };
 }
 

@@ -75,7 +75,10 @@ export interface Handler {
   stats(): HandlerStats;
   /** Ends every event stream (clients reconnect elsewhere); the server's graceful close calls it first. */
   endStreams(): void;
-  /** Resolves once no gzip template is being made in the background (tests wait on it instead of sleeping). */
+  /**
+   * Resolves once no gzip template is being made and no calendar feed rendered in the background (tests wait on it
+   * instead of sleeping).
+   */
   idle(): Promise<void>;
   /** The metrics, when `metricsToken` turned them on (the server adds its connections with `watch`). */
   readonly metrics: Metrics | null;
@@ -95,4 +98,6 @@ interface HandlerStats {
   bodyReads: number;
   /** Event streams open, dropped for not reading, and announced/updated events kept for resuming. */
   events: { streams: number; dropped: number; swapEvents: number };
+  /** Calendar feeds kept (at most 32, without affid) and rendered so far (src/serve/calendar-feeds.ts renders ahead). */
+  calendars: { feeds: number; renders: number };
 }

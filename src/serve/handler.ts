@@ -33,7 +33,7 @@ import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.t
 import { health } from "./health.ts";
 import { searchBody } from "./search.ts";
 import { createEventHub } from "./events/hub.ts";
-import { calendarLists, createCalendars } from "./calendar.ts";
+import { createCalendarFeeds } from "./calendar-feeds.ts";
 import { sendUsage } from "./usage.ts";
 
 /** How long a reload waits before closing the packs only the snapshot it replaced used (no request reads them then). */
@@ -73,9 +73,11 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   });
   const variants = createVariants(compressor, options.variantCacheBytes ?? DEFAULT_VARIANT_CACHE_BYTES);
   const gate = createAdmission(options);
+  const feeds = createCalendarFeeds({ refreshSeconds: maxAge, clock, scheduler: options.events?.scheduler });
   const stateOf = (snapshot: LoadedSnapshot | null, keys: KeyRing): State => {
     const resources = snapshot ? createResources(snapshot, compressor) : null;
     resources?.warm(Math.floor(clock() / 1000));
+    if (resources && snapshot) feeds.warm(resources, snapshot);
     return { snapshot, resources, gate: gate(keys, resources) };
   };
 
@@ -88,7 +90,6 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
   const events = createEventHub(clock, options.events);
-  const calendars = createCalendars();
   events.swap(state.snapshot);
   const metrics = options.metricsToken
     ? createMetrics({
@@ -147,21 +148,9 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     nowMs: number,
     headers: string[],
   ): [number, number] => {
-    const now = Math.floor(nowMs / 1000);
-    const paths = calendarLists(a.path);
-    const [active, upcoming] = [paths.active, paths.upcoming].map((p) =>
-      s.resources!.at(p, s.resources!.statesOf(p), now),
-    );
-    if (active instanceof Missing || upcoming instanceof Missing || !active || !upcoming) throw notFound();
-    const changes = [active.changesAt, upcoming.changesAt].filter((c) => c !== null);
+    const { rep, changesAt } = feeds.at(s.resources!, s.snapshot!, a.path, a.affid, Math.floor(nowMs / 1000));
     const ttl =
-      changes.length === 0
-        ? maxAge
-        : Math.max(0, Math.min(maxAge, Math.floor((Math.min(...changes) * 1000 - nowMs) / 1000)));
-    const rep = calendars.represent(
-      { active: active.body, upcoming: upcoming.body },
-      { store: paths.store, affid: a.affid, builtAt: s.snapshot!.manifest.built_at, refreshSeconds: maxAge },
-    );
+      changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
     return sendRepresentation(req, res, rep, { ttl, headers });
   };
 
@@ -309,9 +298,12 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     bodies: bodies.size,
     bodyReads: bodies.reads,
     events: events.stats(),
+    calendars: feeds.stats(),
   });
   handler.endStreams = () => events.close();
-  handler.idle = () => variants.templates.idle();
+  handler.idle = async () => {
+    await Promise.all([variants.templates.idle(), feeds.idle()]);
+  };
   (handler as { metrics: Metrics | null }).metrics = metrics;
   handler.reload = async () => {
     try {

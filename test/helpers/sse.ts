@@ -16,15 +16,21 @@ export function clockScheduler(clock: { now: number }) {
   };
   return {
     scheduler,
-    /** Sets the clock to `seconds` and runs every timer due by then, soonest first (at most 10,000). */
+    /**
+     * Runs every timer due by `seconds`, soonest first, each with the clock at its due time (as a real clock would be
+     * when it fires), then sets the clock to `seconds` (at most 10,000 timers).
+     */
     advanceTo: (seconds: number): void => {
-      clock.now = seconds;
       for (let i = 0; i < 10_000; i++) {
         let next: [number, { fn: () => void; due: number }] | undefined;
         for (const entry of timers)
           if (entry[1].due <= seconds * 1000 && (!next || entry[1].due < next[1].due)) next = entry;
-        if (!next) return;
+        if (!next) {
+          clock.now = seconds;
+          return;
+        }
         timers.delete(next[0]);
+        clock.now = Math.max(clock.now, next[1].due / 1000);
         next[1].fn();
       }
       throw new Error("timers kept falling due");

@@ -5,8 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { D, sale, standardCatalog, startTestApi, T0, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { clockScheduler } from "../helpers/sse.ts";
 
 const H = 3600;
+const FEEDS = ["women", "men", "kids", "home"]
+  .map((s) => `/v1/sales/${s}/upcoming.ics`)
+  .concat("/v1/sales/upcoming.ics");
 /** Debian's python3 (python3-icalendar is a Debian package; a python3 earlier on PATH may not see it). */
 const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 requireProgram("icalendar"); // npm test's first step installs python3-icalendar; named here if it could not
@@ -124,5 +128,52 @@ describe("GET /v1/sales/upcoming.ics", () => {
     expect(res.status).toBe(404);
     expect(((await res.json()) as { detail: string }).detail).toContain("unknown store");
     expect((await api.get("/v1/sales/upcoming.ics")).status).toBe(401);
+  });
+});
+
+describe("calendar feeds rendered ahead", () => {
+  it("renders every feed when the snapshot loads and each change's next state after it: no request renders one", async () => {
+    // The timers run on the handler's clock (the fixture's, made by startTestApi), T0 until then.
+    const made: { api?: TestApi } = {};
+    const clock = {
+      get now() {
+        return made.api ? made.api.clock.now : T0;
+      },
+      set now(v: number) {
+        made.api!.clock.now = v;
+      },
+    };
+    const timers = clockScheduler(clock);
+    const ahead = (made.api = await startTestApi(standardCatalog(), { events: { scheduler: timers.scheduler } }));
+    try {
+      const follow = (t: number) => timers.advanceTo(t);
+      const renders = () => ahead.handler.stats().calendars.renders;
+      const askAll = async () => {
+        for (const path of FEEDS) {
+          expect((await ahead.get(withKey(ahead, path))).status).toBe(200);
+          expect((await ahead.get(withKey(ahead, path, "affid=partner7"))).status).toBe(200);
+        }
+      };
+      await ahead.handler.idle();
+      const atLoad = renders();
+      // Each feed now and in its next state.
+      expect(atLoad).toBeGreaterThanOrEqual(FEEDS.length + 1);
+      await askAll();
+      expect(renders()).toBe(atLoad);
+      // "soon" (home) begins at T0+2H: a request at the instant finds its feed rendered (at load, as the next state).
+      follow(T0 + 2 * H);
+      await askAll();
+      expect(renders()).toBe(atLoad);
+      // A few seconds on, the state after the next change ("soon" ends at T0+5H) is rendered, before it comes.
+      follow(T0 + 2 * H + 5);
+      await ahead.handler.idle();
+      const ahead5 = renders();
+      expect(ahead5).toBeGreaterThan(atLoad);
+      follow(T0 + 5 * H);
+      await askAll();
+      expect(renders()).toBe(ahead5);
+    } finally {
+      await ahead.close();
+    }
   });
 });
