@@ -2,7 +2,7 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { buildSnapshot } from "../build/index.ts";
-import { writeSampleCatalog } from "../catalog/sample/index.ts";
+import { liveSaleBegins, writeSampleCatalog } from "../catalog/sample/index.ts";
 import { parseConfig } from "../config.ts";
 import type { Config } from "../config.ts";
 import { createKey, loadKeysFile } from "../keys/keys-file.ts";
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     console.error(`start: building the sample catalog (${reason})...`);
     const catalogDir = join(config.dataDir, "sample-catalog");
     await rm(catalogDir, { recursive: true, force: true });
-    await writeSampleCatalog(catalogDir, { now: new Date(now) });
+    await writeSampleCatalog(catalogDir, { now: new Date(now), live: true });
     const result = await buildSnapshot({
       catalogDir,
       dataDir: config.dataDir,
@@ -103,6 +103,9 @@ async function main(): Promise<void> {
   console.log(
     `start: serving on ${config.tls ? "https" : "http"}://${config.host}:${port}; try:\n  curl '${base}/v1/sales/active.json?apikey=${key}'`,
   );
+  // A sample just built has a sale beginning a minute or two from now (live-sales.ts): worth watching on the stream.
+  const begins = reason ? ` (a sample sale begins at ${new Date(liveSaleBegins(now)).toISOString()})` : "";
+  console.log(`start: sale events as they happen${begins}:\n  curl -N '${base}/v1/events?apikey=${key}'`);
   const portal = await runPortal(parsePortalConfig(process.env), { ...config, baseUrl: base }, (l) => console.error(l));
   console.log(`start: developer portal (sign up, make keys) on ${portal.url}`);
   if (demo) console.log(`start: the demo key's usage: ${portal.url}/usage (signed in as ${demo.email})`);

@@ -303,3 +303,48 @@ describe("sample CLI", () => {
     expect((await readdir(out)).sort()).toEqual([...FILES].sort());
   });
 });
+
+describe("writeSampleCatalog with live sales (npm start's sample)", () => {
+  it("adds a sale beginning on the first whole minute a minute after now and one ending a minute later, the rest as it was", async () => {
+    const now = new Date(NOW_MS + 20_500); // 15:30:20.5: the live sale begins at 15:32:00
+    const liveDir = join(root, "live");
+    const plainDir = join(root, "live-plain");
+    const live = await writeSampleCatalog(liveDir, { seed: SEED, products: PRODUCTS, now, live: true });
+    const plain = await writeSampleCatalog(plainDir, { seed: SEED, products: PRODUCTS, now });
+    // The products and the planned sales are the same; two sales come after them.
+    expect(await sha256(join(liveDir, "products.ndjson"))).toBe(await sha256(join(plainDir, "products.ndjson")));
+    const liveLines = lines(await readFile(join(liveDir, "sales.ndjson"), "utf8"));
+    const plainLines = lines(await readFile(join(plainDir, "sales.ndjson"), "utf8"));
+    expect(liveLines.slice(0, plainLines.length)).toEqual(plainLines);
+    const [begins, ends] = liveLines.slice(plainLines.length).map((l) => SaleSchema.parse(JSON.parse(l)));
+    expect(liveLines).toHaveLength(plainLines.length + 2);
+    expect([live.sales, live.upcoming, live.active, live.ended]).toEqual([
+      plain.sales + 2,
+      plain.upcoming + 1,
+      plain.active + 1,
+      plain.ended,
+    ]);
+    expect([begins!.store, begins!.begins, begins!.ends]).toEqual([
+      "women",
+      "2026-11-22T15:32:00Z",
+      "2026-11-24T15:32:00Z",
+    ]);
+    expect([ends!.store, ends!.ends]).toEqual(["men", "2026-11-22T15:33:00Z"]);
+    expect(Date.parse(ends!.begins)).toBeLessThanOrEqual(now.getTime());
+    // Each lists products of its store that one other sale lists: a product is in two sales at most.
+    const all = [...plainLines, ...liveLines.slice(plainLines.length)].map((l) => SaleSchema.parse(JSON.parse(l)));
+    for (const sale of [begins!, ends!]) {
+      expect(sale.product_ids.length, sale.key).toBeGreaterThan(0);
+      for (const id of sale.product_ids) {
+        const listedIn = all.filter((s) => s.product_ids.includes(id));
+        expect(listedIn.map((s) => s.store)).toEqual([sale.store, sale.store]);
+      }
+    }
+    // The same now gives the same files; the loader takes them.
+    const again = join(root, "live-again");
+    await writeSampleCatalog(again, { seed: SEED, products: PRODUCTS, now, live: true });
+    expect(await sha256(join(again, "sales.ndjson"))).toBe(await sha256(join(liveDir, "sales.ndjson")));
+    const catalog = await loadCatalog(liveDir, { now: now.getTime() });
+    expect(catalog.sales).toHaveLength(liveLines.length);
+  });
+});

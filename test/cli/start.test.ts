@@ -53,6 +53,22 @@ describe("npm start", () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as { sales: unknown[] };
       expect(body.sales.length).toBeGreaterThan(0);
+      // The sample's live sale begins a minute or two from now, and the stream it points at opens with a comment.
+      const events = /curl -N '([^']+)'/.exec(out.stdout)?.[1];
+      const begins = /a sample sale begins at (\S+)\)/.exec(out.stdout)?.[1];
+      expect(events).toMatch(/\/v1\/events\?apikey=[A-Za-z0-9]{32}$/);
+      const wait = Date.parse(begins!) - Date.now();
+      expect(wait).toBeGreaterThan(0);
+      expect(wait).toBeLessThanOrEqual(120_000);
+      const upcoming = (await (await fetch(example.replace("active.json", "upcoming.json"))).json()) as {
+        sales: { sale_key: string; begins: string }[];
+      };
+      expect(upcoming.sales.find((s) => s.sale_key.endsWith("-live"))?.begins).toBe(begins!.replace(".000Z", "Z"));
+      const stream = await fetch(events!);
+      expect(stream.headers.get("content-type")).toBe("text/event-stream");
+      const first = await stream.body!.getReader().read();
+      expect(new TextDecoder().decode(first.value)).toMatch(/^retry: \d+\n: /);
+      await stream.body!.cancel().catch(() => undefined);
     } finally {
       child.kill("SIGTERM");
       await exited;

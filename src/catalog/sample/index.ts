@@ -8,9 +8,11 @@ import type { Random } from "./random.ts";
 import { createRandom, deriveSeed } from "./random.ts";
 import type { PlannedSale } from "./sales.ts";
 import { planSales, renderSale } from "./sales.ts";
+import { planLiveSales } from "./live-sales.ts";
 import { createLineWriter } from "./write.ts";
 
 export { planSales, PRODUCTS_PER_SALE } from "./sales.ts";
+export { liveSaleBegins } from "./live-sales.ts";
 export { createSampleProduct } from "./products.ts";
 
 /** Products in the default sample: 160 sales, about 40,000 SKUs. */
@@ -33,6 +35,11 @@ export interface SampleCatalogOptions {
   products?: number;
   /** The instant sales are arranged around (active, upcoming, ended). Default: the current time. */
   now?: Date;
+  /**
+   * Adds two sales to watch change (live-sales.ts): one beginning at the first whole minute at least a minute after
+   * `now` (liveSaleBegins), one ending a minute after that. `npm start` asks for them. Default false.
+   */
+  live?: boolean;
 }
 
 export interface SampleCatalogSummary {
@@ -78,9 +85,11 @@ export async function writeSampleCatalog(
     throw err;
   }
 
+  // After the products: the live sales list some of theirs.
+  const all = options.live ? [...plan, ...planLiveSales(plan, now)] : plan;
   const sales = createLineWriter(join(dir, "sales.ndjson"));
   try {
-    for (const sale of plan) await sales.write(JSON.stringify(renderSale(sale)));
+    for (const sale of all) await sales.write(JSON.stringify(renderSale(sale)));
     bytes += await sales.close();
   } catch (err) {
     await sales.abort();
@@ -92,9 +101,9 @@ export async function writeSampleCatalog(
   await writeFile(join(dir, "catalog.json"), metaText);
   bytes += Buffer.byteLength(metaText);
 
-  const count = (status: PlannedSale["status"]): number => plan.filter((s) => s.status === status).length;
+  const count = (status: PlannedSale["status"]): number => all.filter((s) => s.status === status).length;
   return {
-    sales: plan.length,
+    sales: all.length,
     products: productCount,
     skus,
     active: count("active"),
