@@ -12,6 +12,7 @@
 //   memory of its recent swaps (bounded), so those resume on the server that sent them only.
 // - Bounded: streams per key and per server are capped (429, 503); a stream whose unsent bytes in this process pass
 //   `maxUnsentBytes` is dropped; close() ends every stream (the server's graceful close calls it).
+import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { STORES } from "../../catalog/schema.ts";
@@ -84,6 +85,9 @@ interface Stream extends Joined {
   types: ReadonlySet<EventType> | null;
   affid: string;
 }
+
+/** Under WORKERS=N, which worker holds a stream (said in its first comment, as /healthz says it): each sends alike. */
+const WORKER = cluster.worker ? ` worker ${cluster.worker.id}` : "";
 
 const HEADERS = [
   "Content-Type",
@@ -266,7 +270,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       });
       const now = Math.floor(clock() / 1000);
       if (now < through) fire();
-      const head = Buffer.from(`retry: ${o.retryMs}\n: ${schedule?.snapshot.id ?? "no snapshot"}\n\n`);
+      const head = Buffer.from(`retry: ${o.retryMs}\n: ${schedule?.snapshot.id ?? "no snapshot"}${WORKER}\n\n`);
       const lastId = req.headers["last-event-id"];
       const replay = typeof lastId === "string" ? missed(lastId.trim(), Math.min(now, through)) : [];
       res.write(head);
