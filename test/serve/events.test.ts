@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import type { EventStreamOptions } from "../../src/serve/events/hub.ts";
+import { createHandler } from "../../src/serve/handler.ts";
+import { startServer } from "../../src/serve/server.ts";
 import {
   BASE,
   D,
@@ -170,6 +172,49 @@ describe("GET /v1/events", () => {
     const resumed = await stream(api, "", { "Last-Event-ID": `${T0}.1.AAAAAAAAAAAAAAAA` });
     await resumed.until(() => resumed.events.length === 4);
     expect(resumed.events.map((e) => e.id)).toEqual(client.events.map((e) => e.id));
+  });
+
+  it("gives sale.announced and sale.updated the same IDs on two servers that loaded the same snapshots", async () => {
+    const a = await start();
+    // A replica: another server on the same published snapshots (as npm run ship copies them), its own clock.
+    const replicaClock = { now: T0 };
+    const replicaTimers = clockScheduler(replicaClock);
+    const replica = await createHandler({
+      dataDir: a.dataDir,
+      keysFile: a.keysFile,
+      clock: () => replicaClock.now * 1000,
+      events: { scheduler: replicaTimers.scheduler },
+    });
+    const replicaServer = await startServer(replica, "127.0.0.1", 0);
+    opened.push(replicaServer);
+    const replicaUrl = `http://127.0.0.1:${replicaServer.port}`;
+    a.clock.now = T0 + H;
+    replicaClock.now = T0 + H;
+    const onA = await stream(a);
+    const onReplica = await openSse(replicaUrl + withKey(a, "/v1/events"));
+    opened.push(onReplica);
+    const catalog = standardCatalog();
+    catalog.sales = catalog.sales.map((s) => (s.key === "dresses" ? { ...s, name: "Dresses, now more" } : s));
+    catalog.sales.push(sale("hats", { store: "men", begins: iso(T0 + 3 * H), ends: iso(T0 + 4 * H) }));
+    const catalogDir = join(a.dataDir, "..", "catalog");
+    await writeCatalog(catalogDir, catalog);
+    await buildSnapshot({ catalogDir, dataDir: a.dataDir, baseUrl: BASE, docsCacheDir: DOCS_CACHE });
+    // Each picks the new snapshot up at a second of its own.
+    expect((await a.handler.reload()).snapshotChanged).toBe(true);
+    replicaClock.now = T0 + H + 7;
+    expect((await replica.reload()).snapshotChanged).toBe(true);
+    await onA.until(() => onA.events.length === 2);
+    await onReplica.until(() => onReplica.events.length === 2);
+    const ids = (c: SseClient) => c.events.map((e) => `${e.event} ${e.id}`);
+    expect(ids(onReplica)).toEqual(ids(onA));
+    expect(onA.events.map((e) => e.event).sort()).toEqual(["sale.announced", "sale.updated"]);
+    // A client of server a that left before the swap resumes on the replica: the swap's events, as a sent them.
+    const resumed = await openSse(replicaUrl + withKey(a, "/v1/events"), {
+      "Last-Event-ID": `${T0}.1.AAAAAAAAAAAAAAAA`,
+    });
+    opened.push(resumed);
+    await resumed.until(() => resumed.events.length === 2);
+    expect(ids(resumed)).toEqual(ids(onA));
   });
 
   it("answers 429 past the streams of a key, 503 past the server's, and 400 for an unknown type", async () => {
