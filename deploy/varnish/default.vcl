@@ -80,6 +80,10 @@ sub vcl_recv {
     }
     set req.url = std.querysort(req.url);
     if (req.url ~ "^/v1/(events|usage\.json)(\?|$)") {
+        if (req.url ~ "^/v1/events") {
+            # A stream: sent for as long as the client stays (send_timeout, 10 min by default, would end it).
+            set sess.send_timeout = 1h;
+        }
         return (pass);
     }
     if (req.url !~ "^/v1/" || req.url ~ "^/v1/openapi\.json(\?|$)") {
@@ -150,10 +154,13 @@ sub vcl_backend_response {
         }
         return (deliver);
     }
-    # Per key: this Varnish sets the key's own from its bucket (vcl_deliver).
-    unset beresp.http.RateLimit-Limit;
-    unset beresp.http.RateLimit-Remaining;
-    unset beresp.http.RateLimit-Reset;
+    if (!bereq.uncacheable) {
+        # Per key, so never in a shared copy: this Varnish sends the key's own from its bucket (vcl_deliver). What is
+        # passed (the stream, a key's usage, what the API answers itself) keeps the API's.
+        unset beresp.http.RateLimit-Limit;
+        unset beresp.http.RateLimit-Remaining;
+        unset beresp.http.RateLimit-Reset;
+    }
     if (beresp.status != 200 && !(beresp.status == 404 && beresp.http.Cache-Control ~ "(^|,)\s*public")) {
         set beresp.uncacheable = true;
         set beresp.ttl = 0s;
