@@ -54,12 +54,19 @@ export function followVarnish(options: CacheLogOptions): LogFollower {
  */
 const NGINX_LINE = /" (\d{3}) (\d+) "-" "[^"]*" rt=\S+ cache=(\S+) upstream=(\S+) key=(\S+)$/;
 
+/**
+ * nginx's cache statuses of an answer from a copy, without the API: a hit, and a copy served while one request
+ * fetches its replacement (UPDATING, deploy/nginx's proxy_cache_use_stale updating) or stale (STALE). Not
+ * REVALIDATED: the API answered that request's conditional fetch, and counted it.
+ */
+const FROM_CACHE = new Set(["HIT", "UPDATING", "STALE"]);
+
 /** One access-log line of the shipped nginx: counted when nginx answered it for a named key; returns whether it was. */
 export function countNginxLine(line: string, meter: Meter, nowMs: number): boolean {
   const m = NGINX_LINE.exec(line);
   if (!m) return false;
   const [, status, bytes, cache, upstream, key] = m;
-  if (key === "-" || !(cache === "HIT" || (status === "429" && upstream === "-"))) return false;
+  if (key === "-" || !(FROM_CACHE.has(cache!) || (status === "429" && upstream === "-"))) return false;
   meter.count(key!, Number(status), Number(bytes), nowMs);
   return true;
 }

@@ -1,0 +1,61 @@
+// The fronts' log lines as usage: which are counted (what the front answered itself, for a named key) and which are
+// left to the server that answered them. The real fronts' lines are counted in nginx.test.ts and varnish.test.ts.
+import { describe, expect, it } from "vitest";
+import { countCacheLine, countNginxLine } from "../../src/usage/cache-log.ts";
+import { Meter } from "../../src/usage/meter.ts";
+
+const T = Date.parse("2026-11-22T17:00:00Z");
+const REQUEST = '127.0.0.1 - - [22/Nov/2026:17:00:00 +0000] "GET /v1/sales/active.json?apikey=[redacted] HTTP/1.1" ';
+
+describe("nginx's access log (deploy/nginx's flash_sale_api format)", () => {
+  it.each([
+    ['200 123 "-" "curl/8" rt=0.001 cache=HIT upstream=- key=demo', [1, 0, 0, 0, 0, 123]],
+    ['304 0 "-" "curl/8" rt=0.001 cache=HIT upstream=- key=demo', [0, 1, 0, 0, 0, 0]],
+    // served from the expired copy while one request fetches the new one: the API never saw it
+    ['200 123 "-" "curl/8" rt=0.001 cache=UPDATING upstream=- key=demo', [1, 0, 0, 0, 0, 123]],
+    // nginx's own 429 for a key over its rate
+    ['429 99 "-" "curl/8" rt=0.000 cache=- upstream=- key=demo', [0, 0, 0, 1, 0, 99]],
+    // a quote in the user agent, as nginx writes it
+    ['200 5 "-" "a\\x22b" rt=0.001 cache=HIT upstream=- key=p.a1.k2', [1, 0, 0, 0, 0, 5]],
+  ])("counts %s", (tail, counts) => {
+    const m = new Meter("t", 100);
+    expect(countNginxLine(REQUEST + tail, m, T)).toBe(true);
+    expect(m.take()!.rows[0]!.counts).toEqual(counts);
+  });
+
+  it.each([
+    // the API answered these, and counted them
+    '200 123 "-" "curl/8" rt=0.001 cache=MISS upstream=200 key=demo',
+    '200 123 "-" "curl/8" rt=0.001 cache=EXPIRED upstream=200 key=demo',
+    '304 0 "-" "curl/8" rt=0.001 cache=REVALIDATED upstream=304 key=demo',
+    '429 99 "-" "curl/8" rt=0.001 cache=- upstream=429 key=demo',
+    // no key passed the check
+    '401 99 "-" "curl/8" rt=0.000 cache=HIT upstream=- key=-',
+    "not a line of that format",
+  ])("leaves %s", (tail) => {
+    const m = new Meter("t", 100);
+    expect(countNginxLine(REQUEST + tail, m, T)).toBe(false);
+    expect(m.take()).toBeNull();
+  });
+});
+
+describe("varnishncsa's lines (%{Varnish:handling}x %s %b %{VCL_Log:key}x)", () => {
+  it.each([
+    ["hit 200 123 demo", [1, 0, 0, 0, 0, 123]],
+    ["hit 304 0 demo", [0, 1, 0, 0, 0, 0]],
+    ["synth 429 99 demo", [0, 0, 0, 1, 0, 99]],
+  ])("counts %s", (line, counts) => {
+    const m = new Meter("t", 100);
+    expect(countCacheLine(line, m, T)).toBe(true);
+    expect(m.take()!.rows[0]!.counts).toEqual(counts);
+  });
+
+  it.each(["miss 200 123 demo", "pass 200 5 demo", "hit 401 99 -", "hit 401 99 ", "hit x 1 demo"])(
+    "leaves %s",
+    (line) => {
+      const m = new Meter("t", 100);
+      expect(countCacheLine(line, m, T)).toBe(false);
+      expect(m.take()).toBeNull();
+    },
+  );
+});
