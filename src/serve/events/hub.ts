@@ -174,7 +174,8 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
    */
   const stalled = (s: Stream): boolean => {
     if (s.res.destroyed) return true; // dropped already (it leaves `streams` once its socket has closed)
-    if (s.res.writableLength <= o.maxUnsentBytes) return false;
+    // A direct stream's response holds nothing itself: its socket's count is the whole (and cheaper to read).
+    if ((s.socket ?? s.res).writableLength <= o.maxUnsentBytes) return false;
     dropped++;
     s.res.destroy();
     return true;
