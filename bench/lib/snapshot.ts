@@ -41,6 +41,8 @@ export interface PrepareOptions {
   stableFor?: number;
   /** Progress messages. */
   log?: (message: string) => void;
+  /** Changes the sample catalog (its directory) before it is built, e.g. adds a sale. Default none. */
+  edit?: (catalogDir: string) => Promise<void>;
 }
 
 type Segment = Routes["resources"][string][number];
@@ -60,6 +62,7 @@ export async function prepareSnapshot(workDir: string, options: PrepareOptions):
     now: new Date(),
     products: options.products ?? DEFAULT_SAMPLE_PRODUCTS,
   });
+  await options.edit?.(catalogDir);
   const catalogNote = `sample catalog (writeSampleCatalog, seed ${seed}, ${options.products ?? `${DEFAULT_SAMPLE_PRODUCTS} (default)`} products)`;
   const started = performance.now();
   await buildSnapshot({ catalogDir, dataDir, baseUrl: options.baseUrl, source: "bench", force: true });
