@@ -304,7 +304,7 @@ async function main(): Promise<number> {
       ),
       ...note(
         "WARN",
-        `in the 2 s from the instant the polling p99 was ${fmtMs(near.p99)} ms: a poll then may wait for a slice of the event's fan-out (4 ms at most) and for the first answers of the new list`,
+        `in the 2 s from the instant the polling p99 was ${fmtMs(near.p99)} ms: a poll then may wait for the event's fan-out (written at a stretch up to 100 ms, src/serve/events/fan-out.ts) and for the first answers of the new list`,
         near.p99 >= TARGETS.pollP99Ms,
       ),
     ];

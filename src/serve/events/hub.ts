@@ -6,7 +6,8 @@
 //   that fires early sends nothing and waits again; one that fires late sends what it passed, in order.
 // - An event's frame is made once per batch and affid (with its HTTP/1.1 chunk framing, frames.ts), then written to
 //   every stream that wants it, straight to the stream's socket (node's response, which ends the stream, sent only
-//   its head), in slices that leave room for other requests (fan-out.ts); heartbeats go out the same way.
+//   its head), in slices that bound how long other requests wait (fan-out.ts): up to 100 ms for an event, 4 ms for a
+//   heartbeat.
 // - A stream's ID sequence is the order (pos, rank, id) of schedule.ts; Last-Event-ID resumes after the event it
 //   names: begins/ends are recomputed from the snapshot (24 h back), announced/updated come from this process's
 //   memory of its recent swaps (bounded), so those resume on the server that sent them only.
@@ -49,8 +50,14 @@ export interface EventStreamOptions {
   replaySeconds?: number;
   /** Announced/updated events kept for resuming (the oldest are forgotten first). Default 10 000. */
   maxSwapEvents?: number;
-  /** Longest a fan-out (an event or a heartbeat to every stream) holds the event loop at a stretch, ms. Default 4. */
-  sliceMs?: number;
+  /**
+   * Longest an event's fan-out (to every stream) holds the event loop at a stretch, ms. Default 100: at 10,000 streams
+   * one goes out whole (70-90 ms here), as fast as the server can write it; more streams, and the rest go after the
+   * requests that waited (fan-out.ts says why not in short slices).
+   */
+  eventSliceMs?: number;
+  /** The same for a heartbeat, which has no hurry, ms. Default 4. */
+  heartbeatSliceMs?: number;
 }
 
 const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler">> = {
@@ -61,7 +68,8 @@ const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler">> = {
   maxUnsentBytes: 65_536,
   replaySeconds: 86_400,
   maxSwapEvents: 10_000,
-  sliceMs: 4,
+  eventSliceMs: 100,
+  heartbeatSliceMs: 4,
 };
 
 const NODE_TIMERS: Scheduler = {
@@ -106,7 +114,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const o = { ...EVENT_DEFAULTS, ...options };
   const timers = options.scheduler ?? NODE_TIMERS;
   const streams = new Set<Stream>();
-  const fan = createFanOut(streams, { sliceMs: o.sliceMs });
+  const fan = createFanOut(streams);
   const perKey = new Map<string, number>();
   let schedule: Schedule | null = null;
   /** Events placed at or before this second have been sent (or were due before any stream could want them). */
@@ -140,7 +148,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const fanOut = (events: readonly SaleEvent[]) => {
     if (events.length === 0 || streams.size === 0) return;
     const frames = framer(events);
-    fan.push((s) => write(s, events, frames(s.affid)));
+    fan.push((s) => write(s, events, frames(s.affid)), o.eventSliceMs);
   };
 
   const write = (s: Stream, events: readonly SaleEvent[], frames: Frames) => {
@@ -209,7 +217,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     if (streams.size === 0 || closed) return;
     fan.push((s) => {
       if (!stalled(s)) send(s, HEARTBEAT_FRAMES, null);
-    });
+    }, o.heartbeatSliceMs);
     heartbeat = timers.setTimeout(beat, o.heartbeatMs);
   };
 
