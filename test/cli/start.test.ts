@@ -79,9 +79,13 @@ describe("npm start", () => {
     const root = await tempDir();
     const { child, out, exited } = start({ DATA_DIR: join(root, "data"), PORTAL_PORT: "0" });
     try {
+      // Up to the last line npm start prints (each line may come in a chunk of its own).
       const [, example, portalUrl] = await new Promise<RegExpExecArray>((resolve, reject) => {
         child.stdout.on("data", () => {
-          const m = /curl '([^']+)'[\s\S]*developer portal \(sign up, make keys\) on (\S+)/.exec(out.stdout);
+          const m =
+            /curl '([^']+)'[\s\S]*developer portal \(sign up, make keys\) on (\S+)[\s\S]*the demo key's usage: /.exec(
+              out.stdout,
+            );
           if (m) resolve(m);
         });
         void exited.then((code) => reject(new Error(`start exited (${code}): ${out.stderr}`)));
