@@ -204,15 +204,10 @@ export function createMetrics(source: MetricsSource): Metrics {
       "counter",
       () => [{ labels: {}, value: usage().dropped }],
     );
-    custom(
-      "usage_handovers_total",
-      "Batches of usage handed to the usage store, by result.",
-      "counter",
-      () => [
-        { labels: { result: "ok" }, value: usage().batches },
-        { labels: { result: "failed" }, value: usage().failures },
-      ],
-    );
+    custom("usage_handovers_total", "Batches of usage handed to the usage store, by result.", "counter", () => [
+      { labels: { result: "ok" }, value: usage().batches },
+      { labels: { result: "failed" }, value: usage().failures },
+    ]);
   }
   custom("connections_open", "Client connections open now.", "gauge", async () => {
     const counts = await Promise.all(
