@@ -3,7 +3,6 @@
 
 /** The status classes a partner's figures are split by, in the order of a row's counts. */
 export const STATUS_CLASSES = ["ok", "not_modified", "client_error", "limited", "server_error"] as const;
-export type StatusClass = (typeof STATUS_CLASSES)[number];
 /** Index of the bytes sent in a row's counts, after the status classes. */
 export const BYTES = STATUS_CLASSES.length;
 
