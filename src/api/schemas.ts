@@ -130,7 +130,7 @@ const UsageCountsSchema = z
   })
   .meta({ id: "UsageCounts", description: "A key's requests over a span, by status class." });
 
-export const UsageSchema = z
+const UsageSchema = z
   .strictObject({
     key: z.string().meta({ description: "The key's name (as the developer portal lists it): never the key itself" }),
     limits: z.strictObject({

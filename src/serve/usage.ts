@@ -27,7 +27,7 @@ const span = (c: Counts & { since: number }) => ({
 });
 
 /** The Usage body (src/api/schemas.ts) of an admitted request's key. */
-export function usageBody(a: Admitted, burst: Take, figures: UsageFigures | null) {
+function usageBody(a: Admitted, burst: Take, figures: UsageFigures | null) {
   return {
     key: a.credential.name,
     limits: { rate: a.credential.limit.rate, burst: a.credential.limit.burst },

@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import type { Meter } from "./meter.ts";
 
 /** varnishncsa's line per client request: how Varnish handled it, the status and body bytes it sent, the key's name. */
-export const VARNISHNCSA_FORMAT = "%{Varnish:handling}x %s %b %{VCL_Log:key}x";
+const VARNISHNCSA_FORMAT = "%{Varnish:handling}x %s %b %{VCL_Log:key}x";
 /** Only the requests whose key the VCL named (a refused key is named nowhere). */
 const VARNISHNCSA_QUERY = 'VCL_Log ~ "^key:"';
 /** Answers Varnish made without the API: from its cache, or synthetic (deploy/varnish/default.vcl's 429). */

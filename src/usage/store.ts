@@ -8,8 +8,8 @@ export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 /** Per-minute figures are kept this long, per-day figures 400 days; batch IDs a week (a batch is re-sent within that). */
-export const MINUTES_KEPT_MS = 48 * HOUR_MS;
-export const DAYS_KEPT_MS = 400 * DAY_MS;
+const MINUTES_KEPT_MS = 48 * HOUR_MS;
+const DAYS_KEPT_MS = 400 * DAY_MS;
 const BATCH_IDS_KEPT_MS = 7 * DAY_MS;
 
 /** Rows per INSERT: 8 values each, well inside SQLite's and PostgreSQL's limits on parameters. */
