@@ -1,12 +1,15 @@
 // The API server's side of usage per key: the meter the handler counts into, its hand-over to the store every few
-// seconds (off the request path), and the figures GET /v1/usage.json reads back, cached briefly per key.
+// seconds (off the request path, the database itself in a worker thread: store-thread.ts), and the figures GET
+// /v1/usage.json reads back, cached briefly per key.
 import { randomUUID } from "node:crypto";
-import type { PortalDatabase } from "../portal/db/database.ts";
-import { openDatabase } from "../portal/db/database.ts";
-import { migrate } from "../portal/db/migrations.ts";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import { Meter } from "./meter.ts";
 import type { Counts } from "./store.ts";
-import { countsBetween, countsOnDay, DAY_MS, HOUR_MS, MINUTE_MS, pruneUsage, recordBatch } from "./store.ts";
+import { HOUR_MS } from "./store.ts";
+import type { StoreRequest } from "./store-thread.ts";
 
 /** Figures of one key, as of the last hand-over of every server. */
 export interface UsageFigures {
@@ -47,25 +50,61 @@ export interface Usage {
 /** Figures cached per key at most (emptied when full): a flood of keys cannot grow it. */
 const FIGURES_MAX = 10_000;
 
+/** A request to the store thread, less its ID. */
+type Ask = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, "id"> : never) : never;
+
+/** The worker's source: registers tsx's loader in the thread (execArgv's --import does not reach workers), then runs it. */
+function storeThreadSource(): string {
+  const tsx = join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/api/index.mjs");
+  const entry = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), "store-thread.ts")).href;
+  return `import(${JSON.stringify(pathToFileURL(tsx).href)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
+}
+
+/** The store thread, started on first use and again after it ended; `ask` resolves with its answer or rejects. */
+function storeThread(databaseUrl: string) {
+  let worker: Worker | null = null;
+  let next = 0;
+  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const start = (): Worker => {
+    const w = new Worker(storeThreadSource(), { eval: true, workerData: { databaseUrl } });
+    w.unref(); // a server that stops is not kept alive by it (close() hands over first)
+    w.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: { name: string; message: string } }) => {
+      const p = waiting.get(m.id);
+      waiting.delete(m.id);
+      if (m.ok) p?.resolve(m.result);
+      else p?.reject(Object.assign(new Error(m.error?.message ?? "usage store failed"), { name: m.error?.name }));
+    });
+    const end = (err: Error) => {
+      if (worker === w) worker = null;
+      for (const p of waiting.values()) p.reject(err);
+      waiting.clear();
+    };
+    w.on("error", end);
+    w.on("exit", (code) => end(new Error(`the usage store thread exited (${code})`)));
+    return w;
+  };
+  return {
+    ask<T>(req: Ask): Promise<T> {
+      worker ??= start();
+      const id = ++next;
+      const w = worker;
+      return new Promise<T>((resolve, reject) => {
+        waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        w.postMessage({ ...req, id });
+      });
+    },
+    async close(): Promise<void> {
+      if (!worker) return;
+      await this.ask({ op: "close" }).catch(() => {});
+      await worker?.terminate();
+      worker = null;
+    },
+  };
+}
+
 export function startUsage(options: UsageOptions): Usage {
   const meter = new Meter(randomUUID(), options.maxRows);
-  let db: Promise<PortalDatabase> | null = null;
-  /** The store, opened (and migrated) on first use and again after a failure to open. */
-  const store = (): Promise<PortalDatabase> => {
-    if (!db) {
-      db = openDatabase(options.databaseUrl).then(async (opened) => {
-        try {
-          await migrate(opened, options.now());
-          return opened;
-        } catch (err) {
-          await opened.close().catch(() => {});
-          throw err;
-        }
-      });
-      db.catch(() => (db = null));
-    }
-    return db;
-  };
+  const thread = storeThread(options.databaseUrl);
   let available = true;
   let batches = 0;
   let failures = 0;
@@ -82,8 +121,7 @@ export function startUsage(options: UsageOptions): Usage {
     for (let i = 0; i < 2; i++) {
       const batch = meter.take();
       if (!batch) return;
-      const opened = await store();
-      await recordBatch(opened, batch, options.now());
+      await thread.ask({ op: "record", batch, now: options.now() });
       meter.acknowledge(batch);
       batches++;
       if (!available) options.onAvailable?.();
@@ -92,7 +130,7 @@ export function startUsage(options: UsageOptions): Usage {
     const now = options.now();
     if (now - prunedAt >= HOUR_MS) {
       prunedAt = now;
-      await pruneUsage(await store(), now);
+      await thread.ask({ op: "prune", now });
     }
   };
   const flush = (): Promise<void> => {
@@ -105,20 +143,8 @@ export function startUsage(options: UsageOptions): Usage {
   timer.unref();
 
   const cached = new Map<string, { at: number; figures: Promise<UsageFigures | null> }>();
-  const read = async (key: string, now: number): Promise<UsageFigures | null> => {
-    try {
-      const opened = await store();
-      const day = now - (now % DAY_MS);
-      const hour = now - (now % MINUTE_MS) - HOUR_MS;
-      const [today, lastHour] = await Promise.all([
-        countsOnDay(opened, [key], now),
-        countsBetween(opened, [key], hour, now + MINUTE_MS),
-      ]);
-      return { today: { ...today, since: day }, lastHour: { ...lastHour, since: hour } };
-    } catch {
-      return null;
-    }
-  };
+  const read = (key: string, now: number): Promise<UsageFigures | null> =>
+    thread.ask<UsageFigures>({ op: "figures", key, now }).catch(() => null);
 
   return {
     meter,
@@ -136,7 +162,7 @@ export function startUsage(options: UsageOptions): Usage {
       clearInterval(timer);
       await running;
       await flush();
-      if (db) await (await db.catch(() => null))?.close();
+      await thread.close();
     },
     stats: () => ({ rows: meter.rows, dropped: meter.dropped, batches, failures }),
   };

@@ -1,0 +1,73 @@
+// The usage store's side of the hand-over, in a worker thread of the API server (started by hand-over.ts): it opens
+// the database, records batches, prunes, and reads a key's figures. Kept off the server's own thread because loading
+// the SQLite driver there (its JavaScript and its native runtime) cost every request 3-5% in `npm run bench -- serve
+// --cases metering`, though the counting itself takes 15 ns a request; in this thread it costs requests nothing.
+import { parentPort, workerData } from "node:worker_threads";
+import { describeError } from "../errors.ts";
+import type { PortalDatabase } from "../portal/db/database.ts";
+import { openDatabase } from "../portal/db/database.ts";
+import { migrate } from "../portal/db/migrations.ts";
+import type { UsageBatch } from "./meter.ts";
+import { countsBetween, countsOnDay, DAY_MS, HOUR_MS, MINUTE_MS, pruneUsage, recordBatch } from "./store.ts";
+
+/** What the server's thread asks; each answered by `{ id, ok, result }` or `{ id, ok: false, error }`. */
+export type StoreRequest =
+  | { id: number; op: "record"; batch: UsageBatch; now: number }
+  | { id: number; op: "prune"; now: number }
+  | { id: number; op: "figures"; key: string; now: number }
+  | { id: number; op: "close" };
+
+const { databaseUrl } = workerData as { databaseUrl: string };
+let db: Promise<PortalDatabase> | null = null;
+
+/** The store, opened (and migrated) on first use and again after a failure to open. */
+function store(now: number): Promise<PortalDatabase> {
+  if (!db) {
+    db = openDatabase(databaseUrl).then(async (opened) => {
+      try {
+        await migrate(opened, now);
+        return opened;
+      } catch (err) {
+        await opened.close().catch(() => {});
+        throw err;
+      }
+    });
+    db.catch(() => (db = null));
+  }
+  return db;
+}
+
+/** A key's counts today (UTC) and in the last hour, with the instants they start at. */
+async function figures(key: string, now: number) {
+  const opened = await store(now);
+  const day = now - (now % DAY_MS);
+  const hour = now - (now % MINUTE_MS) - HOUR_MS;
+  const [today, lastHour] = await Promise.all([
+    countsOnDay(opened, [key], now),
+    countsBetween(opened, [key], hour, now + MINUTE_MS),
+  ]);
+  return { today: { ...today, since: day }, lastHour: { ...lastHour, since: hour } };
+}
+
+async function answer(req: StoreRequest): Promise<unknown> {
+  switch (req.op) {
+    case "record":
+      return recordBatch(await store(req.now), req.batch, req.now);
+    case "prune":
+      return pruneUsage(await store(req.now), req.now);
+    case "figures":
+      return figures(req.key, req.now);
+    case "close": {
+      const opened = await db?.catch(() => null);
+      db = null;
+      return opened?.close();
+    }
+  }
+}
+
+parentPort!.on("message", (req: StoreRequest) => {
+  answer(req).then(
+    (result) => parentPort!.postMessage({ id: req.id, ok: true, result }),
+    (err: unknown) => parentPort!.postMessage({ id: req.id, ok: false, error: describeError(err) }),
+  );
+});
