@@ -1,7 +1,6 @@
 // The portal's database layer, the same cases against both backends: SQLite in a temp file and a real PostgreSQL
 // started by the test. Migrations (recorded, applied once, a newer schema refused), accounts, sessions, tokens,
 // the sign-in throttle, the audit trail, and the full sign-up-to-key flow over HTTP.
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/portal/db/database.ts";
 import type { PortalDatabase } from "../../src/portal/db/database.ts";
@@ -11,9 +10,8 @@ import { listAudit, recordAudit } from "../../src/portal/store/audit.ts";
 import { createSession, endAllSessions, resumeSession } from "../../src/portal/store/sessions.ts";
 import { lockedFor, recordFailure } from "../../src/portal/store/throttle.ts";
 import { consumeToken, issueToken } from "../../src/portal/store/tokens.ts";
-import { tempDir } from "../helpers/fixture.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
-import { startPostgres } from "./postgres-server.ts";
+import { bothDatabases, startPostgres } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
@@ -28,10 +26,7 @@ afterAll(async () => {
   await smtp?.stop();
 });
 
-const backends = [
-  { name: "SQLite", url: async () => join(await tempDir("fsa-portal-db-"), "portal.db") },
-  { name: "PostgreSQL", url: () => Promise.resolve(postgres.url) },
-];
+const backends = bothDatabases(() => postgres);
 
 describe.each(backends)("the portal database on $name", ({ name, url }) => {
   let db: PortalDatabase;

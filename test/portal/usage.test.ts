@@ -5,7 +5,6 @@
 // account's key ID is a 404 (page and CSV), the operator's pages are a 404 to a partner, and a key labelled as a
 // formula gives no formula cell (the CSV read back by Python's csv module).
 import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { hashPassword } from "../../src/portal/passwords.ts";
@@ -13,9 +12,9 @@ import { createAccount, findAccountByEmail, updateAccount } from "../../src/port
 import { startUsage } from "../../src/usage/hand-over.ts";
 import type { Usage } from "../../src/usage/hand-over.ts";
 import { DAY_MS } from "../../src/usage/store.ts";
-import { startTestApi, T0, tempDir } from "../helpers/fixture.ts";
+import { startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
-import { startPostgres } from "./postgres-server.ts";
+import { bothDatabases, startPostgres } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
@@ -53,10 +52,7 @@ afterAll(async () => {
   await smtp?.stop();
 });
 
-const backends = [
-  { name: "SQLite", url: async () => join(await tempDir("fsa-usage-pages-"), "portal.db") },
-  { name: "PostgreSQL", url: () => Promise.resolve(postgres.url) },
-];
+const backends = bothDatabases(() => postgres);
 
 describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
   let portal: TestPortal;

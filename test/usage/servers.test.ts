@@ -14,7 +14,7 @@ import { countsOnDay, requestsIn } from "../../src/usage/store.ts";
 import type { Counts } from "../../src/usage/store.ts";
 import { BASE, iso, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 import { watchOutput } from "../helpers/processes.ts";
-import { startPostgres } from "../portal/postgres-server.ts";
+import { bothDatabases, startPostgres } from "../portal/postgres-server.ts";
 import type { PostgresServer } from "../portal/postgres-server.ts";
 
 let postgres: PostgresServer;
@@ -67,10 +67,7 @@ async function send(url: string, path: string, key: string, n: number): Promise<
   return statuses;
 }
 
-const backends = [
-  { name: "SQLite", url: async () => join(await tempDir("fsa-usage-db-"), "portal.db") },
-  { name: "PostgreSQL", url: () => Promise.resolve(postgres.url) },
-];
+const backends = bothDatabases(() => postgres);
 
 describe.each(backends)("servers handing usage to $name", ({ url }) => {
   let databaseUrl: string;

@@ -1,7 +1,6 @@
 // The portal's reads of usage, against both stores (SQLite in a temp file, a real PostgreSQL): the accounts ordered
 // by the requests of all their keys (from the minutes for the last 24 hours, from the days for 30 days), each
 // account's requests, and the spans and last uses the usage pages show.
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/portal/db/database.ts";
 import type { PortalDatabase } from "../../src/portal/db/database.ts";
@@ -17,8 +16,8 @@ import {
   recordBatch,
   requestsOfAccounts,
 } from "../../src/usage/store.ts";
-import { T0, tempDir } from "../helpers/fixture.ts";
-import { startPostgres } from "../portal/postgres-server.ts";
+import { T0 } from "../helpers/fixture.ts";
+import { bothDatabases, startPostgres } from "../portal/postgres-server.ts";
 import type { PostgresServer } from "../portal/postgres-server.ts";
 
 let postgres: PostgresServer;
@@ -29,10 +28,7 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-const backends = [
-  { name: "SQLite", url: async () => join(await tempDir("fsa-usage-reads-"), "portal.db") },
-  { name: "PostgreSQL", url: () => Promise.resolve(postgres.url) },
-];
+const backends = bothDatabases(() => postgres);
 
 const NOW = T0 * 1000 + 30 * MINUTE_MS + 12_345; // 17:30:12 on the fixture's day
 const minute = (ms: number) => ms - (ms % MINUTE_MS);

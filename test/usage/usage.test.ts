@@ -23,7 +23,7 @@ import {
 } from "../../src/usage/store.ts";
 import { startTestApi, T0, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
-import { startPostgres } from "../portal/postgres-server.ts";
+import { bothDatabases, startPostgres } from "../portal/postgres-server.ts";
 import type { PostgresServer } from "../portal/postgres-server.ts";
 
 let postgres: PostgresServer;
@@ -34,10 +34,7 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-const backends = [
-  { name: "SQLite", url: async () => join(await tempDir("fsa-usage-"), "portal.db") },
-  { name: "PostgreSQL", url: () => Promise.resolve(postgres.url) },
-];
+const backends = bothDatabases(() => postgres);
 
 describe.each(backends)("usage per key, stored in $name", ({ url }) => {
   let api: TestApi;
