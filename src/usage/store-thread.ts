@@ -15,6 +15,7 @@ export type StoreRequest =
   | { id: number; op: "record"; batch: UsageBatch; now: number }
   | { id: number; op: "prune"; now: number }
   | { id: number; op: "figures"; key: string; now: number }
+  | { id: number; op: "open"; now: number }
   | { id: number; op: "close" };
 
 const { databaseUrl } = workerData as { databaseUrl: string };
@@ -57,6 +58,8 @@ async function answer(req: StoreRequest): Promise<unknown> {
       return pruneUsage(await store(req.now), req.now);
     case "figures":
       return figures(req.key, req.now);
+    case "open":
+      return void (await store(req.now));
     case "close": {
       const opened = await db?.catch(() => null);
       db = null;
