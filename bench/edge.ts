@@ -19,7 +19,7 @@ import { cpuSeconds } from "../scripts/lib/proc.ts";
 import { requireProgram } from "../scripts/lib/test-programs.ts";
 import { DEFAULT_EDGE_KEY_TTL } from "../src/defaults.ts";
 import { generateKey, hashKey, updateKeysFile } from "../src/keys/keys-file.ts";
-import { CheckError, expect, expectOk, expectSameBytes, httpGet } from "./lib/check.ts";
+import { expect, runBench, expectOk, expectSameBytes, httpGet } from "./lib/check.ts";
 import { errorsVerdict, fmtInt, note, renderTable, verdict } from "./lib/report.ts";
 import type { Table, Verdict } from "./lib/report.ts";
 import { measureInterleaved, pairedRatio } from "./lib/rounds.ts";
@@ -366,10 +366,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    log(`${err instanceof CheckError ? "CHECK FAILED: " : ""}${(err as Error).message ?? String(err)}`);
-    process.exit(1);
-  },
-);
+runBench(main, log);

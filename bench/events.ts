@@ -20,7 +20,7 @@ import { createKey } from "../src/keys/keys-file.ts";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
 import type { ClientsConfig, PollerResult, StreamsResult } from "./events/clients.ts";
 import { summarizeProfiles } from "./lib/profile.ts";
-import { CheckError, expect, httpGet, waitForBrotli } from "./lib/check.ts";
+import { CheckError, expect, runBench, httpGet, waitForBrotli } from "./lib/check.ts";
 import { fmtInt, fmtMs, fmtX, note, verdict } from "./lib/report.ts";
 import type { Verdict } from "./lib/report.ts";
 import { countLogLines, loadNote, preflight, startDeployedOn } from "./lib/servers.ts";
@@ -321,10 +321,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    log(`${err instanceof CheckError ? "CHECK FAILED: " : ""}${(err as Error).message ?? String(err)}`);
-    process.exit(1);
-  },
-);
+runBench(main, log);

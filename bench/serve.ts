@@ -16,7 +16,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
-import { CheckError } from "./lib/check.ts";
+import { runBench } from "./lib/check.ts";
 import { summarizeProfiles } from "./lib/profile.ts";
 import { fmtBytes } from "./lib/report.ts";
 import { loadNote, preflight } from "./lib/servers.ts";
@@ -134,10 +134,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    log(`${err instanceof CheckError ? "CHECK FAILED: " : ""}${(err as Error).message ?? String(err)}`);
-    process.exit(1);
-  },
-);
+runBench(main, log);

@@ -46,6 +46,20 @@ export class CheckError extends Error {
   override name = "CheckError";
 }
 
+/**
+ * A benchmark's entry point: runs `main` and exits with the code it resolves with (0 all targets met, 2 some missed),
+ * or 1 after logging why it failed (a failed check says so).
+ */
+export function runBench(main: () => Promise<number>, log: (message: string) => void): void {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      log(`${err instanceof CheckError ? "CHECK FAILED: " : ""}${(err as Error).message ?? String(err)}`);
+      process.exit(1);
+    },
+  );
+}
+
 export function expect(ok: boolean, what: string): void {
   if (!ok) throw new CheckError(what);
 }
