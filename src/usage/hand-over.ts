@@ -51,7 +51,8 @@ export interface Usage {
 const FIGURES_MAX = 10_000;
 
 /** A request to the store thread, less its ID. */
-type Ask = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, "id"> : never) : never;
+type WithoutId<T> = T extends unknown ? Omit<T, "id"> : never;
+type Ask = WithoutId<StoreRequest>;
 
 /** The worker's source: registers tsx's loader in the thread (execArgv's --import does not reach workers), then runs it. */
 function storeThreadSource(): string {

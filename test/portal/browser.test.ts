@@ -6,8 +6,6 @@
 // Every page is checked with axe-core (no serious or critical violations), must fit the screen's width, asks no other
 // host for anything and breaks no CSP rule; a screenshot of each is kept.
 import { mkdir, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -24,22 +22,15 @@ import { freePort, startTestApi } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 import { startRedis, stopProcess } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
+import { checkPage } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { linkIn, startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const CHROMIUM = requireProgram("chromium");
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 /** Kept after the run (overwritten by the next), to be looked at. */
 const SHOTS = join(tmpdir(), "flash-sale-portal-screenshots");
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 /** How soon both API servers must apply a change made in the portal, ms. */
 const WITHIN_MS = 2_000;
@@ -78,18 +69,7 @@ describe("the portal in Chromium", () => {
 
   /** Checks the page as it is now (axe, width, CSP) and keeps a screenshot named `name`. */
   async function check(page: Page, name: string): Promise<void> {
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate<AxeViolation[]>(
-      `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)`,
-    );
-    for (const v of violations.filter((v) => v.impact === "serious" || v.impact === "critical"))
-      problems.push(
-        `${name}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
-      );
-    // Against the screen, not window.innerWidth: a phone's browser widens its layout viewport to a page too wide.
-    const overflow = await page.evaluate<number>(`document.documentElement.scrollWidth - screen.width`);
-    if (overflow > 0) problems.push(`${name}: ${overflow} px wider than the screen`);
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    problems.push(...(await checkPage(page, name, SHOTS)));
   }
 
   beforeAll(async () => {

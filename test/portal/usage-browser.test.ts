@@ -5,8 +5,6 @@
 // accounts busiest first and the account's usage. Every page is checked with axe-core (no serious or critical
 // violations), must fit the screen's width and break no CSP rule; a screenshot of each is kept to be looked at.
 import { mkdir, readFile, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -19,22 +17,15 @@ import { startUsage } from "../../src/usage/hand-over.ts";
 import type { Usage } from "../../src/usage/hand-over.ts";
 import { startTestApi, T0, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { checkPage } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const CHROMIUM = requireProgram("chromium");
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 /** Kept after the run (overwritten by the next), to be looked at. */
 const SHOTS = join(tmpdir(), "flash-sale-portal-usage-screenshots");
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 describe("the usage pages in Chromium", () => {
   let smtp: SmtpServer;
@@ -46,17 +37,7 @@ describe("the usage pages in Chromium", () => {
 
   /** Checks the page as it is now (axe, width) and keeps a screenshot named `name`. */
   async function check(page: Page, name: string): Promise<void> {
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate<AxeViolation[]>(
-      `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)`,
-    );
-    for (const v of violations.filter((v) => v.impact === "serious" || v.impact === "critical"))
-      problems.push(
-        `${name}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
-      );
-    const overflow = await page.evaluate<number>(`document.documentElement.scrollWidth - screen.width`);
-    if (overflow > 0) problems.push(`${name}: ${overflow} px wider than the screen`);
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    problems.push(...(await checkPage(page, name, SHOTS)));
   }
 
   /** A phone-sized browser signed in as `email`. */
