@@ -159,7 +159,10 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
     const caughtUp = await until(b, meanwhile, 200, since);
     expect(await status(b, kept)).toBe(200);
     expect(await gauge(b, "keys_synced")).toBe("1");
-    expect(b.output().match(/"event":"keys_source_unavailable"/g)).toHaveLength(1);
+    // One report for the outage: up to the line that says the follower is in step again. (A command that times out
+    // under load after that is an outage of its own, and reported as one.)
+    const back = b.output().split("serve: keys followed from Redis").slice(0, 2).join("");
+    expect(back.match(/"event":"keys_source_unavailable"/g)).toHaveLength(1);
     console.log(`after Redis came back, the follower caught up in ${caughtUp.toFixed(0)} ms`);
   }, 60_000);
 
