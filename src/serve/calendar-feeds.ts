@@ -141,6 +141,15 @@ export function createCalendarFeeds(o: CalendarFeedOptions) {
 
   return {
     at,
+    /**
+     * GET /v1/sales/[<store>/]upcoming.ics at `nowMs` (epoch ms): the feed, and its max-age (the lists' own: never past
+     * the instant the feed changes).
+     */
+    answer(r: Resources, snapshot: LoadedSnapshot, path: string, affid: string, nowMs: number) {
+      const { rep, changesAt } = at(r, snapshot, path, affid, Math.floor(nowMs / 1000));
+      const left = changesAt === null ? Infinity : Math.floor((changesAt * 1000 - nowMs) / 1000);
+      return { rep, ttl: Math.max(0, Math.min(o.refreshSeconds, left)) };
+    },
     /** Renders, ahead of their requests, the feeds of `snapshot` in force now and in their next state, and so on. */
     warm(r: Resources, snapshot: LoadedSnapshot): void {
       generation++;
