@@ -61,11 +61,11 @@ export interface NginxLogs {
 
 /**
  * nginx's main file for one site file: in the foreground, as root, its temp paths and logs under `dir`; `sendfile on`
- * as Debian's nginx.conf has it.
+ * as Debian's nginx.conf has it, and `pcre_jit on` as deploy/nginx's header asks.
  */
 export function nginxMain(dir: string, site: string, global: string, workers = 1, connections = 1024): string {
   return (
-    `daemon off;\nmaster_process ${workers > 1 ? "on" : "off"};\nworker_processes ${workers};\nuser root;\n` +
+    `daemon off;\nmaster_process ${workers > 1 ? "on" : "off"};\nworker_processes ${workers};\nuser root;\npcre_jit on;\n` +
     `pid ${join(dir, "nginx.pid")};\nerror_log ${global} info;\nevents { worker_connections ${connections}; }\n` +
     `http {\n  access_log off;\n  sendfile on;\n  client_body_temp_path ${join(dir, "body")};\n  proxy_temp_path ${join(dir, "proxy")};\n` +
     `  include ${site};\n}\n`
@@ -78,7 +78,7 @@ export function nginxMain(dir: string, site: string, global: string, workers = 1
  */
 export async function startNginxFront(
   o: FrontOptions & { site?: (site: string) => string },
-): Promise<Front & { logs: NginxLogs }> {
+): Promise<Front & { logs: NginxLogs; stderr: () => string }> {
   await mkdir(join(o.dir, "logs"), { recursive: true });
   const logs = {
     access: join(o.dir, "logs", "access.log"),
@@ -99,7 +99,8 @@ export async function startNginxFront(
   child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
   const url = `http://127.0.0.1:${o.port}`;
   await waitForAnswer(`${url}/healthz`, child, () => output);
-  return { url, child, logs, stop: () => stopChild(child) };
+  // What nginx says while it reads its configuration (warnings included) goes to stderr, not to its error logs.
+  return { url, child, logs, stderr: () => output, stop: () => stopChild(child) };
 }
 
 /** Polls `url` until it answers at all (nginx prints nothing when it starts); fails if `child` exits first. */

@@ -2,7 +2,6 @@
 // server: the edge contract (test/helpers/edge-contract.ts), and the access log's key names.
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
 import { describeEdgeContract, send } from "../helpers/edge-contract.ts";
 import { startTestApi } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
@@ -15,7 +14,7 @@ describeEdgeContract("nginx", (port) => startNginx(port), {
 
 describe("nginx's access log with keys checked at the edge", () => {
   let api: TestApi;
-  let nginx: Front & { logs: NginxLogs };
+  let nginx: Awaited<ReturnType<typeof startNginx>>;
   beforeAll(async () => {
     api = await startTestApi(undefined, { clock: Date.now, trustProxy: ["127.0.0.1"] });
     nginx = await startNginx(Number(new URL(api.url).port));
@@ -23,6 +22,13 @@ describe("nginx's access log with keys checked at the edge", () => {
   afterAll(async () => {
     await nginx?.stop();
     await api?.close();
+  });
+
+  it("starts without a warning (its variables fit nginx's table: variables_hash_max_size)", async () => {
+    // What it says while reading its configuration goes to stderr; what it says once started, to its global log.
+    const said = nginx.stderr() + (await readFile(nginx.logs.global, "utf8"));
+    expect(said).toMatch(/\[notice\]/); // nginx's own start lines are there: the log is the one it writes
+    expect(said.split("\n").filter((l) => /\[(warn|error|crit|alert|emerg)\]/.test(l))).toEqual([]);
   });
 
   it("names the key of every request it checked, hits and 429s included, never the key; key=- without one", async () => {

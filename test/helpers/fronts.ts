@@ -9,7 +9,7 @@ import { freePort, tempDir } from "./fixture.ts";
 export async function startNginx(
   upstreamPort: number,
   site?: (site: string) => string,
-): Promise<Front & { logs: NginxLogs }> {
+): Promise<Front & { logs: NginxLogs; stderr: () => string }> {
   return startNginxFront({
     program: requireProgram("nginx"),
     dir: await tempDir("fsa-nginx-"),
