@@ -1,7 +1,8 @@
 // Edge benchmark (issue 26): a product detail and the all-store sale list polled by 1, 100 and 10,000 distinct keys
 // through the shipped fronts with keys checked at the edge (deploy/nginx, deploy/varnish), against nginx serving the
 // same bytes from a file; the fronts, nginx and the server as deployed share one core, wrk has the other. For each run,
-// the requests that reached the server (the resource, and key checks), counted in its request log.
+// the requests that reached the server (the resource, and key checks), counted in its request log. With one key, two
+// controls beside them: each front's cache with no key check at all, the ceiling a check's cost is measured against.
 // Run: npm run bench -- edge [--duration 10] [--warmup 2] [--rounds 1] [--connections 64] [--keys 1,100,10000]
 //        [--max-age 5] [--products N] [--keep]
 // --max-age: the server's MAX_AGE, short so that a run spans several (the server's requests per max-age are the point).
@@ -54,6 +55,20 @@ const o = {
 /** Hits through a front against nginx serving the same bytes from a file, on the same core. */
 const TARGET = 0.9;
 const FRONTS = ["nginx edge", "varnish edge"] as const;
+/**
+ * Controls, polled with one key: each front's cache with no key check at all, the most a check could leave it. nginx:
+ * the shipped configuration without its `auth_request` (the maps, log format and cache as shipped); Varnish: a VCL that
+ * only leaves `apikey` out of the hash (the shipped VCL's check is restarts, so it cannot be taken out alone).
+ */
+const CONTROLS = { "nginx edge": "nginx, no check", "varnish edge": "varnish, no check" } as const;
+const CHECK_LINE = "        auth_request /edge/key;\n";
+const CONTROL_VCL =
+  [
+    "vcl 4.1;",
+    'backend api { .host = "127.0.0.1"; .port = "8080"; }', // the port is set as for the shipped VCL
+    'sub vcl_hash { hash_data(regsuball(req.url, "([?&])apikey=[^&]*", "\\1")); return (lookup); }',
+    'sub vcl_deliver { if (obj.hits > 0) { set resp.http.X-Cache = "HIT"; } else { set resp.http.X-Cache = "MISS"; } }',
+  ].join("\n") + "\n";
 
 /** A wrk script polling `path` with `keys` in turn (one thread, one Lua state: the keys go round in order). */
 const pollScript = (path: string, keys: readonly string[]) =>
@@ -195,6 +210,32 @@ async function main(): Promise<number> {
     });
     stops.push(() => varnish.stop());
     fronts["varnish edge"] = { front: varnish, pid: workerPid(varnish, true) };
+    const nginxBare = await startNginxFront({
+      program: requireProgram("nginx"),
+      dir: join(workDir, "nginx-no-check"),
+      port: await freePort(),
+      site: (site) => {
+        expect(site.includes(CHECK_LINE), "deploy/nginx has no `auth_request /edge/key;` line to take out");
+        return site.replace(CHECK_LINE, "");
+      },
+      ...edge,
+    });
+    stops.push(() => nginxBare.stop());
+    fronts[CONTROLS["nginx edge"]] = { front: nginxBare, pid: workerPid(nginxBare, false) };
+    const bareDir = await mkdtemp(join(tmpdir(), "fsa-bench-varnish-"));
+    stops.push(() => rm(bareDir, { recursive: true, force: true }));
+    await writeFile(join(workDir, "no-check.vcl"), CONTROL_VCL);
+    const varnishBare = await startVarnishFront({
+      program: requireProgram("varnishd"),
+      pkill: requireProgram("pkill"),
+      dir: bareDir,
+      vcl: join(workDir, "no-check.vcl"),
+      port: await freePort(),
+      storage: "malloc,256m",
+      ...edge,
+    });
+    stops.push(() => varnishBare.stop());
+    fronts[CONTROLS["varnish edge"]] = { front: varnishBare, pid: workerPid(varnishBare, true) };
 
     // Checked before anything is measured: every front sends the server's bytes; the edges' second answer is a hit.
     for (const path of Object.values(resources)) {
@@ -252,7 +293,10 @@ async function main(): Promise<number> {
       for (const n of o.keyCounts) {
         const script = join(workDir, `poll-${path.replace(/\W+/g, "-")}-${n}.lua`);
         await writeFile(script, pollScript(path, keys.slice(0, n)));
-        const streams: Stream[] = Object.entries(fronts).map(([name, { front, pid }]) => ({
+        // The controls check no key: the number of keys changes nothing for them, so they run with the fewest.
+        const controls: readonly string[] = n === Math.min(...o.keyCounts) ? [] : Object.values(CONTROLS);
+        const polled = Object.entries(fronts).filter(([name]) => !controls.includes(name));
+        const streams: Stream[] = polled.map(([name, { front, pid }]) => ({
           name,
           url: `${front.url}${path}`,
           pid,
@@ -311,12 +355,29 @@ async function main(): Promise<number> {
       ],
     };
     const verdicts: Verdict[] = [errorsVerdict(table, "in any run")];
-    for (const r of results.filter((x) => x.front !== "nginx file")) {
+    const controlNames: readonly string[] = Object.values(CONTROLS);
+    for (const r of results.filter((x) => x.front !== "nginx file" && !controlNames.includes(x.front))) {
       const what = `${r.front}, ${r.path}, ${fmtInt(r.n)} keys: ${r.perCore?.toFixed(2) ?? "?"}x nginx from a file per core, ${r.ratio?.toFixed(2) ?? "?"}x its req/s`;
       // With 10,000 keys the server answers a check a key every 2-3 s on the same core: not hits only.
       if (r.n <= 100)
         verdicts.push(verdict((r.perCore ?? 0) >= TARGET, `cache hits at >= ${TARGET}x per core (${what})`));
       else verdicts.push(...note("info", what));
+    }
+    // What the target asks against what each front's cache gives with no check at all, in the same rounds.
+    for (const front of FRONTS) {
+      for (const path of Object.values(resources)) {
+        const n = Math.min(...o.keyCounts);
+        const pick = (name: string) => results.find((r) => r.front === name && r.path === path && r.n === n);
+        const edge = pick(front);
+        const bare = pick(CONTROLS[front]);
+        if (!edge?.perCore || !bare?.perCore) continue;
+        verdicts.push(
+          ...note(
+            "info",
+            `${CONTROLS[front]}, ${path}: ${bare.perCore.toFixed(2)}x nginx from a file per core (the most a check can leave); ${front} with its check: ${edge.perCore.toFixed(2)}x, ${(edge.perCore / bare.perCore).toFixed(2)} of that`,
+          ),
+        );
+      }
     }
     for (const front of FRONTS) {
       for (const path of Object.values(resources)) {
