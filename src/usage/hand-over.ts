@@ -37,7 +37,10 @@ export interface UsageOptions {
 
 export interface Usage {
   readonly meter: Meter;
-  /** A key's figures from the store, reused for `figuresTtlMs`; null when the store cannot be reached. */
+  /**
+   * A key's figures from the store, reused for `figuresTtlMs` (and for one period more while newer ones are read);
+   * null when the store cannot be reached.
+   */
   figures(key: string): Promise<UsageFigures | null>;
   /** Hands over what was counted now (and what an earlier hand-over could not). */
   flush(): Promise<void>;
@@ -146,9 +149,27 @@ export function startUsage(options: UsageOptions): Usage {
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
-  const cached = new Map<string, { at: number; figures: Promise<UsageFigures | null> }>();
-  const read = (key: string, now: number): Promise<UsageFigures | null> =>
-    thread.ask<UsageFigures>({ op: "figures", key, now }).catch(() => null);
+  /** A key's figures as read at `at`; `value` once the read is done, `next` while a newer read runs. */
+  interface Cached {
+    at: number;
+    figures: Promise<UsageFigures | null>;
+    value?: UsageFigures | null;
+    next?: Promise<void>;
+  }
+  const cached = new Map<string, Cached>();
+  const read = (key: string, now: number): Cached => {
+    const entry: Cached = {
+      at: now,
+      figures: thread.ask<UsageFigures>({ op: "figures", key, now }).catch(() => null),
+    };
+    void entry.figures.then((value) => (entry.value = value));
+    return entry;
+  };
+  const remember = (key: string, entry: Cached) => {
+    if (cached.size >= FIGURES_MAX && !cached.has(key)) cached.clear();
+    cached.set(key, entry);
+    return entry;
+  };
 
   return {
     meter,
@@ -156,10 +177,17 @@ export function startUsage(options: UsageOptions): Usage {
       const now = options.now();
       const hit = cached.get(key);
       if (hit && now - hit.at < options.figuresTtlMs) return hit.figures;
-      if (cached.size >= FIGURES_MAX) cached.clear();
-      const figures = read(key, now);
-      cached.set(key, { at: now, figures });
-      return figures;
+      // Just expired (within one more period) and read: answered with them while one read brings the new ones, so
+      // that no request waits for the store (its reads queue behind hand-overs). Older, or never read: waited for.
+      if (hit?.value && now - hit.at < 2 * options.figuresTtlMs) {
+        hit.next ??= (async () => {
+          const entry = read(key, now);
+          await entry.figures;
+          if (cached.get(key) === hit) remember(key, entry);
+        })();
+        return Promise.resolve(hit.value);
+      }
+      return remember(key, read(key, now)).figures;
     },
     flush,
     async close() {

@@ -247,3 +247,40 @@ describe("a usage store that cannot be reached", () => {
     }
   });
 });
+
+describe("a key's figures for GET /v1/usage.json", () => {
+  it("are reused for their period, then answered at once for one period more while newer ones are read", async () => {
+    const clock = { ms: T0 * 1000 };
+    const usage = startUsage({
+      databaseUrl: join(await tempDir("fsa-usage-figures-"), "portal.db"),
+      flushMs: 3_600_000,
+      maxRows: 1000,
+      figuresTtlMs: 2_000,
+      now: () => clock.ms,
+    });
+    const counted = async (n: number) => {
+      for (let i = 0; i < n; i++) usage.meter.count("figures", 200, 10, clock.ms);
+      await usage.flush();
+    };
+    const ok = async () => (await usage.figures("figures"))?.today.ok;
+    try {
+      await counted(1);
+      expect(await ok()).toBe(1);
+      await counted(2);
+      clock.ms += 1_999;
+      expect(await ok()).toBe(1); // within the period: the same figures
+      clock.ms += 2; // expired by 1 ms: the old figures at once, and a new read started
+      const stale = usage.figures("figures");
+      expect((await stale)?.today.ok).toBe(1);
+      // The new read lands: the next request gets it (awaited through the store's own queue of requests).
+      for (let turn = 0; turn < 1_000 && (await ok()) !== 3; turn++) await new Promise((r) => setImmediate(r));
+      expect(await ok()).toBe(3);
+      // Two periods after a read, nothing old is answered: the request waits for the store.
+      await counted(4);
+      clock.ms += 4_000;
+      expect(await ok()).toBe(7);
+    } finally {
+      await usage.close();
+    }
+  });
+});
