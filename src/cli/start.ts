@@ -5,13 +5,13 @@ import { buildSnapshot } from "../build/index.ts";
 import { liveSaleBegins, writeSampleCatalog } from "../catalog/sample/index.ts";
 import { parseConfig } from "../config.ts";
 import type { Config } from "../config.ts";
-import { createKey, loadKeysFile } from "../keys/keys-file.ts";
+import { loadKeysFile } from "../keys/keys-file.ts";
 import { MANIFEST_FILE, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
 import { parsePortalConfig } from "../portal/config.ts";
 import { openDatabase } from "../portal/db/database.ts";
 import { migrate } from "../portal/db/migrations.ts";
-import { createDemoAccount } from "../portal/demo-account.ts";
+import { createDemoAccount, DEMO_LABEL } from "../portal/demo-account.ts";
 import { runPortal } from "../portal/run-portal.ts";
 import { summarize } from "./build-summary.ts";
 import { runServer } from "./run-server.ts";
@@ -54,12 +54,12 @@ async function sourceOf(dataDir: string, id: string): Promise<string | null> {
   }
 }
 
-/** The portal's demo account owning the demo key `key` (in the portal's database, migrated first): its sign-in. */
-async function demoAccount(databaseUrl: string, key: string): Promise<{ email: string; password: string }> {
+/** The portal's demo account and its key (in the portal's database, migrated first, and the keys file). */
+async function demoAccount(databaseUrl: string, keysFile: string) {
   const db = await openDatabase(databaseUrl);
   try {
     await migrate(db, Date.now());
-    return await createDemoAccount(db, "demo", key, Date.now());
+    return await createDemoAccount(db, keysFile, Date.now());
   } finally {
     await db.close();
   }
@@ -89,9 +89,9 @@ async function main(): Promise<void> {
   let key = "<your key>";
   let demo = null;
   if (keys.length === 0) {
-    key = await createKey(config.keysFile, "demo");
-    console.log(`start: created API key "demo": ${key}`);
-    demo = await demoAccount(config.databaseUrl, key);
+    demo = await demoAccount(config.databaseUrl, config.keysFile);
+    key = demo.key;
+    console.log(`start: created API key "${DEMO_LABEL}": ${key}`);
     console.log(`start: its usage is in the portal: sign in as ${demo.email} with the password ${demo.password}`);
   } else {
     console.error(

@@ -1,6 +1,8 @@
-// The demo partner account `npm start` makes when it makes the demo key: verified, active, owning that key, so that a
-// person can sign in to the portal at once and watch the demo key's usage.
+// The demo partner account `npm start` makes with the demo key: verified, active, owning that key (made as the portal
+// makes any partner's key, `p.<account>.<key>` in the keys file, so that what an operator does to the account, such
+// as suspending it, applies to the key), so that a person can sign in to the portal at once and watch its usage.
 import type { PortalDatabase } from "./db/database.ts";
+import { createPartnerKey, DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 import { hashPassword } from "./passwords.ts";
 import { randomId } from "./secrets.ts";
 import { createAccount, findAccountByEmail, updateAccount } from "./store/accounts.ts";
@@ -9,28 +11,35 @@ import { endAllSessions } from "./store/sessions.ts";
 /** The demo account's email (example.com: a domain reserved for examples, which no one receives mail at). */
 const DEMO_EMAIL = "demo@example.com";
 
+/** The demo key's label in the portal. */
+export const DEMO_LABEL = "demo";
+
 /**
- * Makes the demo account the owner of the keys file's key `keyName` (`key` itself gives the first and last 4
- * characters shown), with a new random password, returned: the only time it is seen. A database that kept the
- * account from an earlier demo key (its keys file was removed) has it given the new key and password instead.
+ * Makes the demo account, with a new random password, and a key of its own in `keysFile`; returns the password and
+ * the key: the only time they are seen. A database that kept the account from an earlier demo (its keys file was
+ * removed, and its keys with it) has the account given the new password and key, its old keys' rows dropped.
  */
 export async function createDemoAccount(
   db: PortalDatabase,
-  keyName: string,
-  key: string,
+  keysFile: string,
   now: number,
-): Promise<{ email: string; password: string }> {
+): Promise<{ email: string; password: string; key: string }> {
   const password = randomId(20);
   const hash = await hashPassword(password);
   const made = await createAccount(db, { email: DEMO_EMAIL, partner: "Demo partner", password: hash }, now);
   const account = made ?? (await findAccountByEmail(db, DEMO_EMAIL))!;
   await updateAccount(db, account.id, { password: hash, verified: now, status: "active" });
-  if (!made) await endAllSessions(db, account.id); // the old password's sessions
-  await db.run(
-    `INSERT INTO api_keys (id, account_id, file_name, label, first4, last4, created) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (file_name) DO UPDATE SET account_id = excluded.account_id, first4 = excluded.first4,
-       last4 = excluded.last4, created = excluded.created`,
-    [randomId(10), account.id, keyName, keyName, key.slice(0, 4), key.slice(-4), now],
+  if (!made) {
+    await endAllSessions(db, account.id); // the old password's sessions
+    await db.run("DELETE FROM api_keys WHERE account_id = ?", [account.id]);
+  }
+  const { key } = await createPartnerKey(
+    db,
+    keysFile,
+    { id: account.id, rate: null, burst: null },
+    DEMO_LABEL,
+    DEFAULT_KEY_LIMIT,
+    now,
   );
-  return { email: DEMO_EMAIL, password };
+  return { email: DEMO_EMAIL, password, key };
 }

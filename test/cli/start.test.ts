@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
+import { loadKeysFile } from "../../src/keys/keys-file.ts";
 import { MANIFEST_FILE, snapshotDir } from "../../src/snapshot/format.ts";
 import { currentSnapshotId } from "../../src/snapshot/load.ts";
 import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
@@ -112,6 +113,9 @@ describe("npm start", () => {
       await client.get("/sign-in");
       const keys = await client.post("/sign-in", { email: email!, password: password! });
       expect(keys.text).toMatch(/<h3>demo<\/h3>/);
+      // Named in the keys file as every partner key is, so that what is done to the account applies to it.
+      const [account] = (await loadKeysFile(join(root, "data", "keys.json"))).keys;
+      expect(account?.name).toMatch(/^p\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
       for (;;) {
         const total = usageTable((await client.get("/usage")).text).get("Total");
         if (total?.[0] === 5) {
