@@ -1,5 +1,5 @@
-// Usage per key in the portal's database (migration 3): batches from the API servers added to per-minute and per-day
-// figures, each key's last use, retention, and the reads the portal and GET /v1/usage.json make.
+// Usage per key in the portal's database (migrations 3 and 4): batches from the API servers added to per-minute,
+// per-hour and per-day figures, each key's last use, retention, and the reads the portal and GET /v1/usage.json make.
 import type { PortalDatabase, Queries, Row, SqlValue } from "../portal/db/database.ts";
 import { BYTES, STATUS_CLASSES } from "./meter.ts";
 import type { UsageBatch, UsageRow } from "./meter.ts";
@@ -7,7 +7,10 @@ import type { UsageBatch, UsageRow } from "./meter.ts";
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
-/** Per-minute figures are kept this long, per-day figures 400 days; batch IDs a week (a batch is re-sent within that). */
+/**
+ * Per-minute and per-hour figures are kept this long, per-day figures 400 days; batch IDs a week (a batch is re-sent
+ * within that).
+ */
 const MINUTES_KEPT_MS = 48 * HOUR_MS;
 const DAYS_KEPT_MS = 400 * DAY_MS;
 const BATCH_IDS_KEPT_MS = 7 * DAY_MS;
@@ -54,8 +57,8 @@ const countsOf = (row: Row): Counts => {
 /** Adds `rows` (merged by key and period `periodOf`) to `table`'s figures. */
 async function addRows(
   tx: Queries,
-  table: "usage_minute" | "usage_day",
-  period: "minute" | "day",
+  table: "usage_minute" | "usage_hour" | "usage_day",
+  period: "minute" | "hour" | "day",
   rows: readonly UsageRow[],
   periodOf: (row: UsageRow) => number,
 ): Promise<void> {
@@ -95,6 +98,7 @@ export async function recordBatch(db: PortalDatabase, batch: UsageBatch, nowMs: 
     ]);
     if (fresh === 0) return false;
     await addRows(tx, "usage_minute", "minute", batch.rows, (r) => r.minute);
+    await addRows(tx, "usage_hour", "hour", batch.rows, (r) => r.minute - (r.minute % HOUR_MS));
     await addRows(tx, "usage_day", "day", batch.rows, (r) => r.minute - (r.minute % DAY_MS));
     const last = new Map<string, number>();
     for (const r of batch.rows) last.set(r.key, Math.max(last.get(r.key) ?? 0, r.last));
@@ -116,6 +120,7 @@ export async function recordBatch(db: PortalDatabase, batch: UsageBatch, nowMs: 
 export async function pruneUsage(db: PortalDatabase, nowMs: number): Promise<void> {
   await db.batch([
     { sql: "DELETE FROM usage_minute WHERE minute < ?", params: [nowMs - MINUTES_KEPT_MS] },
+    { sql: "DELETE FROM usage_hour WHERE hour < ?", params: [nowMs - MINUTES_KEPT_MS] },
     { sql: "DELETE FROM usage_day WHERE day < ?", params: [nowMs - DAYS_KEPT_MS] },
     { sql: "DELETE FROM usage_batches WHERE at < ?", params: [nowMs - BATCH_IDS_KEPT_MS] },
   ]);
@@ -197,10 +202,23 @@ export async function lastUsed(db: PortalDatabase, keys: readonly string[]): Pro
   return new Map(rows.map((r) => [String(r.key_name), Number(r.at)]));
 }
 
-/** Where a span's figures are read: the minutes (exact, 48 h back at most) or the days (whole UTC days). */
-const tableOf = (step: typeof HOUR_MS | typeof DAY_MS) =>
-  step === HOUR_MS ? { table: "usage_minute", column: "minute" } : { table: "usage_day", column: "day" };
-const requestsSum = `SUM(u.${STATUS_CLASSES.join(" + u.")})`;
+/**
+ * The rows of a span's figures, as `(key_name, requests)`, and their parameters. HOUR_MS: exact to the minute, 48 h
+ * back at most, read from the hours but for the part of the first hour inside the span, read from its minutes (an hour
+ * is 60 rows a key there, 1 here); DAY_MS: whole UTC days, from the days.
+ */
+function spanRows(step: typeof HOUR_MS | typeof DAY_MS, fromMs: number, toMs: number): [string, SqlValue[]] {
+  const requests = STATUS_CLASSES.join(" + ");
+  if (step === DAY_MS)
+    return [`SELECT key_name, ${requests} AS requests FROM usage_day WHERE day >= ? AND day < ?`, [fromMs, toMs]];
+  const firstHour = fromMs - (fromMs % HOUR_MS) + (fromMs % HOUR_MS === 0 ? 0 : HOUR_MS);
+  return [
+    `SELECT key_name, ${requests} AS requests FROM usage_minute WHERE minute >= ? AND minute < ?
+     UNION ALL
+     SELECT key_name, ${requests} AS requests FROM usage_hour WHERE hour >= ? AND hour < ?`,
+    [fromMs, Math.min(firstHour, toMs), firstHour, toMs],
+  ];
+}
 
 /** An account and the requests its keys made in a span. */
 export interface AccountTraffic {
@@ -210,7 +228,7 @@ export interface AccountTraffic {
 
 /**
  * A page of every account of the portal, busiest first (by the requests of all its keys, api_keys.file_name, from
- * `fromMs` to `toMs`, read from the minutes with HOUR_MS and the days with DAY_MS), then by email; accounts whose
+ * `fromMs` to `toMs`, exact to the minute with HOUR_MS, whole days with DAY_MS: spanRows), then by email; accounts whose
  * keys made no request in the span come last, with 0.
  */
 export async function accountsByTraffic(
@@ -221,15 +239,15 @@ export async function accountsByTraffic(
   limit: number,
   offset: number,
 ): Promise<AccountTraffic[]> {
-  const { table, column } = tableOf(step);
+  const [span, params] = spanRows(step, fromMs, toMs);
   const rows = await db.all(
     `SELECT a.id AS account_id, COALESCE(t.requests, 0) AS requests FROM accounts a
      LEFT JOIN (
-       SELECT k.account_id, ${requestsSum} AS requests FROM api_keys k JOIN ${table} u ON u.key_name = k.file_name
-       WHERE u.${column} >= ? AND u.${column} < ? GROUP BY k.account_id
+       SELECT k.account_id, SUM(u.requests) AS requests FROM api_keys k JOIN (${span}) u ON u.key_name = k.file_name
+       GROUP BY k.account_id
      ) t ON t.account_id = a.id
      ORDER BY COALESCE(t.requests, 0) DESC, a.email, a.id LIMIT ? OFFSET ?`,
-    [fromMs, toMs, limit, offset],
+    [...params, limit, offset],
   );
   return rows.map((r) => ({ accountId: String(r.account_id), requests: Number(r.requests) }));
 }
@@ -244,12 +262,11 @@ export async function requestsOfAccounts(
 ): Promise<Map<string, number>> {
   const found = new Map<string, number>(accountIds.map((id) => [id, 0]));
   if (accountIds.length === 0) return found;
-  const { table, column } = tableOf(step);
+  const [span, params] = spanRows(step, fromMs, toMs);
   const rows = await db.all(
-    `SELECT k.account_id, ${requestsSum} AS requests FROM api_keys k JOIN ${table} u ON u.key_name = k.file_name
-     WHERE k.account_id IN (${placeholders(accountIds.length)}) AND u.${column} >= ? AND u.${column} < ?
-     GROUP BY k.account_id`,
-    [...accountIds, fromMs, toMs],
+    `SELECT k.account_id, SUM(u.requests) AS requests FROM api_keys k JOIN (${span}) u ON u.key_name = k.file_name
+     WHERE k.account_id IN (${placeholders(accountIds.length)}) GROUP BY k.account_id`,
+    [...params, ...accountIds],
   );
   for (const r of rows) found.set(String(r.account_id), Number(r.requests));
   return found;

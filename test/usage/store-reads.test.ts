@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/portal/db/database.ts";
 import type { PortalDatabase } from "../../src/portal/db/database.ts";
-import { migrate } from "../../src/portal/db/migrations.ts";
+import { migrate, MIGRATIONS } from "../../src/portal/db/migrations.ts";
 import { createAccount } from "../../src/portal/store/accounts.ts";
 import { keysUse, readUsage, trafficWindow } from "../../src/portal/usage-reads.ts";
 import type { PartnerKey } from "../../src/portal/partner-keys.ts";
@@ -71,6 +71,8 @@ describe.each(backends)("usage reads in $name", ({ url }) => {
     // A key no account owns (an operator's) and a minute just past the 24 hours: counted by neither order.
     await record("demo-operator", NOW - HOUR_MS, 1000);
     await record(name("quiet", "q1"), NOW - 24 * HOUR_MS - 2 * MINUTE_MS, 7);
+    // In the same hour as that minute, but inside the 24 hours: counted (the span is exact to the minute).
+    await record(name("quiet", "q1"), NOW - 24 * HOUR_MS + 5 * MINUTE_MS, 3);
   });
   afterAll(async () => {
     await db?.close();
@@ -81,17 +83,17 @@ describe.each(backends)("usage reads in $name", ({ url }) => {
     expect(await accountsByTraffic(db, step, from, to, 10, 0)).toEqual([
       { accountId: ids.busy, requests: 30 },
       { accountId: ids.steady, requests: 5 },
-      { accountId: ids.quiet, requests: 0 },
+      { accountId: ids.quiet, requests: 3 },
       { accountId: ids["zed-none"], requests: 0 },
     ]);
     // A page at a time.
     expect(await accountsByTraffic(db, step, from, to, 2, 1)).toEqual([
       { accountId: ids.steady, requests: 5 },
-      { accountId: ids.quiet, requests: 0 },
+      { accountId: ids.quiet, requests: 3 },
     ]);
     expect(await requestsOfAccounts(db, [ids.quiet!, ids.steady!, ids.busy!], step, from, to)).toEqual(
       new Map([
-        [ids.quiet, 0],
+        [ids.quiet, 3],
         [ids.steady, 5],
         [ids.busy, 30],
       ]),
@@ -104,7 +106,7 @@ describe.each(backends)("usage reads in $name", ({ url }) => {
     expect(await accountsByTraffic(db, step, from, to, 10, 0)).toEqual([
       { accountId: ids.steady, requests: 105 },
       { accountId: ids.busy, requests: 30 },
-      { accountId: ids.quiet, requests: 7 },
+      { accountId: ids.quiet, requests: 10 },
       { accountId: ids["zed-none"], requests: 0 },
     ]);
     expect(await requestsOfAccounts(db, [], step, from, to)).toEqual(new Map());
@@ -146,13 +148,64 @@ describe.each(backends)("usage reads in $name", ({ url }) => {
     );
     expect(Object.fromEntries(use)).toEqual({
       s1: { last: NOW - 10 * MINUTE_MS, idle: false },
-      q1: { last: NOW - 24 * HOUR_MS - 2 * MINUTE_MS, idle: false },
+      q1: { last: NOW - 24 * HOUR_MS + 5 * MINUTE_MS, idle: false },
       new: { last: null, idle: false },
       old: { last: null, idle: true },
       gone: { last: null, idle: false },
     });
     // Used last 30 days ago: idle.
-    const later = await keysUse(db, [key("q1", "quiet", "active", NOW - 40 * DAY_MS)], NOW + 29 * DAY_MS);
+    const later = await keysUse(
+      db,
+      [key("q1", "quiet", "active", NOW - 40 * DAY_MS)],
+      NOW + 29 * DAY_MS + 10 * MINUTE_MS,
+    );
     expect(later.get("q1")!.idle).toBe(true);
+  });
+});
+
+/** A database of its own: a new SQLite file, or a new database on the test file's PostgreSQL (the suite above has its). */
+async function freshDatabase(name: string, url: () => Promise<string>): Promise<PortalDatabase> {
+  if (name === "SQLite") return openDatabase(await url());
+  const server = await openDatabase(await url());
+  await server.run("CREATE DATABASE before_hours");
+  await server.close();
+  return openDatabase((await url()).replace(/\/postgres$/, "/before_hours"));
+}
+
+describe.each(backends)("usage counted before migration 4, in $name", ({ name: backend, url }) => {
+  it("is read by the hour once migrated: the minutes kept are added up into hours", async () => {
+    const db = await freshDatabase(backend, url);
+    try {
+      await migrate(
+        db,
+        NOW,
+        MIGRATIONS.filter((m) => m.version <= 3),
+      );
+      const made = await createAccount(db, { email: "old@example.test", partner: "old", password: "x" }, NOW);
+      const name = `p.${made!.id}.k`;
+      await db.run(
+        "INSERT INTO api_keys (id, account_id, file_name, label, first4, last4, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ["k", made!.id, name, "k", "abcd", "wxyz", NOW - DAY_MS],
+      );
+      // Minutes of three hours, one of them the first hour of the 24: 2 + 3 + 4 + 5 inside it, 1 just before it.
+      for (const [at, ok] of [
+        [NOW - 24 * HOUR_MS - MINUTE_MS, 1],
+        [NOW - 24 * HOUR_MS + MINUTE_MS, 2],
+        [NOW - 5 * HOUR_MS, 3],
+        [NOW - 5 * HOUR_MS + MINUTE_MS, 4],
+        [NOW - MINUTE_MS, 5],
+      ] as const)
+        await db.run(
+          `INSERT INTO usage_minute (key_name, minute, ok, not_modified, client_error, limited, server_error, bytes)
+           VALUES (?, ?, ?, 0, 0, 0, 0, 0)`,
+          [name, minute(at), ok],
+        );
+      expect(await migrate(db, NOW)).toEqual([4]);
+      const { step, from, to } = trafficWindow("24h", NOW);
+      expect(await requestsOfAccounts(db, [made!.id], step, from, to)).toEqual(new Map([[made!.id, 14]]));
+      expect((await db.all("SELECT COUNT(*) AS n FROM usage_hour WHERE key_name = ?", [name]))[0]!.n).toBe(3);
+    } finally {
+      await db.close();
+    }
   });
 });

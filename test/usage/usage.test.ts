@@ -53,6 +53,7 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
     await migrate(db, now());
     // The PostgreSQL database is shared by both suites' servers: start from no usage.
     await db.run("DELETE FROM usage_minute");
+    await db.run("DELETE FROM usage_hour");
     await db.run("DELETE FROM usage_day");
     await db.run("DELETE FROM usage_last");
   });
