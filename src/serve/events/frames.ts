@@ -1,5 +1,6 @@
-// The bytes of an event stream: an event's frame (its id, type and data, `affid` spliced into the sale's links), made
-// once per batch and affid, as it is and as an HTTP/1.1 chunk, so that writing it to a stream's socket is one write.
+// The bytes of an event stream: a batch's frames for one group of streams (each event's id, type and data, `affid`
+// spliced into the sale's links), rendered ahead of the instant but for the `sent` field, which is filled in as the
+// batch goes out. A stream is sent them in one write: as one HTTP/1.1 chunk, or as they are (a view of the same bytes).
 import type { SaleEvent } from "./schedule.ts";
 
 /** A sale body as sent: its bytes and the offsets of its page links' closing quotes (where `&affid=` goes). */
@@ -8,47 +9,66 @@ export interface SaleBytes {
   links: readonly number[];
 }
 
-/** One batch's frames for one affid, as they are and as HTTP/1.1 chunks (each its own chunk). */
-export interface Frames {
-  plain: Buffer[];
-  chunked: Buffer[];
-  /** Every frame of the batch, concatenated (for the streams that want them all), made when first asked for. */
-  all: { plain?: Buffer; chunked?: Buffer };
+/** What one write sends a stream: its frames as one HTTP/1.1 chunk, and the same frames as they are (a view of it). */
+export interface Bytes {
+  chunked: Buffer;
+  plain: Buffer;
 }
 
-/** `frames` of the given sale bytes, sent at `sent` (RFC 3339 with ms). */
-export function makeFrames(
+/** Frames rendered but for `sent`: one chunk's bytes, with a placeholder at each offset of `sentAt`. */
+export interface Template {
+  bytes: Buffer;
+  sentAt: readonly number[];
+  /** The length of the chunk's size line (the frames as they are start there and end 2 bytes before the end). */
+  head: number;
+}
+
+/** `sent` as every frame has it: RFC 3339 with ms, always this long (years 0000-9999). */
+const SENT_LENGTH = "2000-01-01T00:00:00.000Z".length;
+const PLACEHOLDER = "-".repeat(SENT_LENGTH);
+const CRLF = Buffer.from("\r\n");
+
+/** The frames of `events` (each read through `bytes`) with `affid`, but for their `sent`. */
+export function renderTemplate(
   events: readonly SaleEvent[],
   bytes: (e: SaleEvent) => SaleBytes,
   affid: string,
-  sent: string,
-) {
-  const plain = events.map((e) => frame(e, bytes(e), affid, sent));
-  return { plain, chunked: plain.map(asChunk), all: {} };
+): Template {
+  const parts: Buffer[] = [];
+  const sentAt: number[] = [];
+  let length = 0;
+  for (const e of events) {
+    const head = Buffer.from(`id: ${e.id}\nevent: ${e.type}\ndata: {"sale":`);
+    const sale = withAffid(bytes(e), affid);
+    const at = `,"at":"${new Date(e.at * 1000).toISOString().replace(".000Z", "Z")}","sent":"`;
+    sentAt.push(length + head.length + sale.length + at.length);
+    const tail = Buffer.from(`${at}${PLACEHOLDER}"}\n\n`);
+    parts.push(head, sale, tail);
+    length += head.length + sale.length + tail.length;
+  }
+  const size = Buffer.from(`${length.toString(16)}\r\n`);
+  return {
+    bytes: Buffer.concat([size, ...parts, CRLF]),
+    sentAt: sentAt.map((at) => at + size.length),
+    head: size.length,
+  };
 }
 
-const HEARTBEAT = Buffer.from(": keep-alive\n\n");
+/**
+ * Fills `sent` (RFC 3339 with ms) into the template, in place: a template is filled once, and its bytes are then
+ * written as they are.
+ */
+export function fill(t: Template, sent: string): Bytes {
+  if (sent.length !== SENT_LENGTH) throw new Error(`sent must be ${SENT_LENGTH} characters: ${sent}`);
+  for (const at of t.sentAt) t.bytes.write(sent, at, SENT_LENGTH, "latin1");
+  return { chunked: t.bytes, plain: t.bytes.subarray(t.head, t.bytes.length - CRLF.length) };
+}
+
 /** The comment line every stream is sent every `heartbeatMs`. */
-export const HEARTBEAT_FRAMES: Frames = { plain: [HEARTBEAT], chunked: [asChunk(HEARTBEAT)], all: {} };
-
-/** The bytes of the `chosen` frames (null: all) of a batch, chunked or not. */
-export function bytesOf(frames: Frames, kind: "plain" | "chunked", chosen: readonly number[] | null): Buffer {
-  const list = frames[kind];
-  if (chosen === null) return list.length === 1 ? list[0]! : (frames.all[kind] ??= Buffer.concat(list));
-  return chosen.length === 1 ? list[chosen[0]!]! : Buffer.concat(chosen.map((i) => list[i]!));
-}
-
-/** `data` as one chunk of an HTTP/1.1 chunked body: its size in hex, CRLF, the data, CRLF. */
-function asChunk(data: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")]);
-}
-
-/** One event as the stream sends it. */
-function frame(e: SaleEvent, sale: SaleBytes, affid: string, sent: string): Buffer {
-  const head = `id: ${e.id}\nevent: ${e.type}\ndata: {"sale":`;
-  const tail = `,"at":"${new Date(e.at * 1000).toISOString().replace(".000Z", "Z")}","sent":"${sent}"}\n\n`;
-  return Buffer.concat([Buffer.from(head), withAffid(sale, affid), Buffer.from(tail)]);
-}
+export const HEARTBEAT: Bytes = fill(
+  { bytes: Buffer.from(`e\r\n: keep-alive\n\n\r\n`), sentAt: [], head: 3 },
+  PLACEHOLDER,
+);
 
 /** The sale's JSON with `&affid=` in each page link. */
 function withAffid({ identity, links }: SaleBytes, affid: string): Buffer {

@@ -2,17 +2,21 @@
 //
 // Design (the invariants every change must keep):
 // - One timer per process, armed for the next begins/ends instant of the snapshot served (schedule.ts), never one
-//   per stream. When it fires it reads the clock, sends every event placed in (through, now] and re-arms: a timer
-//   that fires early sends nothing and waits again; one that fires late sends what it passed, in order.
-// - An event's frame is made once per batch and affid (with its HTTP/1.1 chunk framing, frames.ts), then written to
-//   every stream that wants it, straight to the stream's socket (node's response, which ends the stream, sent only
-//   its head), in slices that bound how long other requests wait (fan-out.ts): up to 100 ms for an event, 4 ms for a
-//   heartbeat.
+//   per stream, and kept to the millisecond (instant-timer.ts). When it fires it reads the clock, sends every event
+//   placed in (through, now] and re-arms: one that fires late sends what it passed, in order. No event is sent before
+//   its instant.
+// - Streams are grouped by what they are sent (affid, store and type filters: groups.ts). The next instant's frames
+//   are rendered for each group as soon as the timer is armed (frames.ts), but for their `sent`, which is filled in as
+//   the batch goes out; each group's bytes are written to every stream of the group, straight to the stream's socket
+//   (node's response, which ends the stream, sent only its head), one write a stream and batch, in slices that bound
+//   how long other requests wait (fan-out.ts): up to 100 ms for an event, 4 ms for a heartbeat, which an event
+//   overtakes.
 // - A stream's ID sequence is the order (pos, rank, id) of schedule.ts; Last-Event-ID resumes after the event it
 //   names: begins/ends are recomputed from the snapshot (24 h back), announced/updated come from this process's
 //   memory of its recent swaps (bounded), so those resume on the server that sent them only.
 // - Bounded: streams per key and per server are capped (429, 503); a stream whose unsent bytes in this process pass
-//   `maxUnsentBytes` is dropped; close() ends every stream (the server's graceful close calls it).
+//   `maxUnsentBytes` is dropped; the frames rendered ahead are capped (groups.ts); close() ends every stream (the
+//   server's graceful close calls it).
 import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -22,16 +26,16 @@ import type { LoadedSnapshot } from "../../snapshot/load.ts";
 import type { Admitted } from "../admission.ts";
 import { createFanOut } from "./fan-out.ts";
 import type { Joined } from "./fan-out.ts";
-import { bytesOf, HEARTBEAT_FRAMES, makeFrames } from "./frames.ts";
-import type { Frames, SaleBytes } from "./frames.ts";
+import { fill, HEARTBEAT } from "./frames.ts";
+import type { Bytes, SaleBytes, Template } from "./frames.ts";
+import { createGroups, render } from "./groups.ts";
+import type { Group } from "./groups.ts";
+import { createInstantTimer } from "./instant-timer.ts";
+import type { Scheduler } from "./instant-timer.ts";
 import { compareEvents, createSchedule, EVENT_TYPES, firstAfter, swapEvents } from "./schedule.ts";
-import type { EventType, SaleEvent, Schedule } from "./schedule.ts";
+import type { SaleEvent, Schedule } from "./schedule.ts";
 
-/** Timers, injectable so that tests move the event timer with their clock. */
-export interface Scheduler {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+export type { Scheduler } from "./instant-timer.ts";
 
 export interface EventStreamOptions {
   /** The timers the hub uses. Default: node's, unref'd (they never keep the process alive). */
@@ -76,22 +80,17 @@ const NODE_TIMERS: Scheduler = {
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
-/** Longest single wait (node's timers take at most 2^31-1 ms); a longer one is waited in parts. */
-const MAX_WAIT_MS = 3_600_000;
-
 interface Stream extends Joined {
   res: ServerResponse;
   /**
    * The socket its bytes are written to directly, or null to write through `res` (a response queued behind another
-   * on its connection has no socket yet). See `send`.
+   * on its connection has no socket yet). See `deliver`.
    */
   socket: Socket | null;
-  /** Whether the response is chunked (HTTP/1.1; an HTTP/1.0 one is sent as it is, until the connection closes). */
+  /** Whether its socket is written HTTP/1.1 chunks (an HTTP/1.0 response is sent as it is, until the connection closes). */
   chunked: boolean;
   key: string;
-  stores: ReadonlySet<string> | null;
-  types: ReadonlySet<EventType> | null;
-  affid: string;
+  group: Group<Stream>;
 }
 
 /** Under WORKERS=N, which worker holds a stream (said in its first comment, as /healthz says it): each sends alike. */
@@ -114,12 +113,10 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const o = { ...EVENT_DEFAULTS, ...options };
   const timers = options.scheduler ?? NODE_TIMERS;
   const streams = new Set<Stream>();
-  const fan = createFanOut(streams);
   const perKey = new Map<string, number>();
   let schedule: Schedule | null = null;
   /** Events placed at or before this second have been sent (or were due before any stream could want them). */
   let through = Math.floor(clock() / 1000);
-  let timer: unknown = null;
   let heartbeat: unknown = null;
   let closed = false;
   /** Recent swaps' events, in the order sent, with their bodies copied (their snapshot's packs may be closed). */
@@ -129,51 +126,19 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const swapBytes = new WeakMap<SaleEvent, SaleBytes>();
 
   /**
-   * The frames of `events` for one affid, made once per batch (when a stream with that affid is first written to: a
-   * batch may still be going out after a swap, so its sales are read from the snapshot it was made under).
-   */
-  const framer = (events: readonly SaleEvent[]) => {
-    const sent = new Date(clock()).toISOString();
-    const bodies = schedule?.snapshot.bodies;
-    const saleOf = (event: SaleEvent): SaleBytes => swapBytes.get(event) ?? bodies!.get(event.body);
-    const made = new Map<string, Frames>();
-    return (affid: string): Frames => {
-      let frames = made.get(affid);
-      if (!frames) made.set(affid, (frames = makeFrames(events, saleOf, affid, sent)));
-      return frames;
-    };
-  };
-
-  /** Writes `events` to every stream that wants them; drops a stream that has stopped reading. */
-  const fanOut = (events: readonly SaleEvent[]) => {
-    if (events.length === 0 || streams.size === 0) return;
-    const frames = framer(events);
-    fan.push((s) => write(s, events, frames(s.affid)), o.eventSliceMs);
-  };
-
-  const write = (s: Stream, events: readonly SaleEvent[], frames: Frames) => {
-    // The events it wants, by index; null: all of them (no filter, or one every event passes).
-    let chosen: number[] | null = null;
-    if (s.stores !== null || s.types !== null) {
-      chosen = [];
-      for (let i = 0; i < events.length; i++) if (wants(s, events[i]!)) chosen.push(i);
-      if (chosen.length === 0) return;
-      if (chosen.length === events.length) chosen = null;
-    }
-    if (stalled(s)) return;
-    send(s, frames, chosen);
-  };
-
-  /**
-   * Writes the `chosen` frames (null: all) to a stream. Straight to its socket, as chunks made once per batch: the
+   * Writes a batch's bytes to a stream, unless it has stopped reading. Straight to its socket, in one write: the
    * response's own write costs a size line, the data and a CRLF, written together at the next tick, for each stream
    * (through it, an event reached the last of 10,000 streams 115 ms after its instant; directly, 100-106 ms). Its
-   * head went through the response, which still ends it.
+   * head went through the response, which still ends it. The one function that writes every batch, events and
+   * heartbeats alike (fan-out.ts says why).
    */
-  const send = (s: Stream, frames: Frames, chosen: number[] | null) => {
-    if (s.socket !== null) s.socket.write(bytesOf(frames, s.chunked ? "chunked" : "plain", chosen));
-    else s.res.write(bytesOf(frames, "plain", chosen));
+  const deliver = (s: Stream, bytes: Bytes) => {
+    if (stalled(s)) return;
+    if (s.socket !== null) s.socket.write(s.chunked ? bytes.chunked : bytes.plain);
+    else s.res.write(bytes.plain);
   };
+  const groups = createGroups<Stream>((): number => fan.seq);
+  const fan = createFanOut(groups.all, deliver);
 
   /**
    * Drops a stream whose earlier writes still hold more than `maxUnsentBytes` in this process (the kernel's buffers
@@ -189,35 +154,57 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     return true;
   };
 
+  /** How a batch reads its sales: from the snapshot served when it was made (a swap may come while it goes out). */
+  const salesNow = () => {
+    const bodies = schedule?.snapshot.bodies;
+    return (event: SaleEvent): SaleBytes => swapBytes.get(event) ?? bodies!.get(event.body);
+  };
+
+  /** Writes `events` to every stream that wants them, with the frames rendered ahead for them, by group, if any. */
+  const fanOut = (events: readonly SaleEvent[], ahead: Map<Group<Stream>, Template | null> | null) => {
+    if (events.length === 0 || streams.size === 0) return;
+    const sent = new Date(clock()).toISOString();
+    const sales = salesNow();
+    fan.push(
+      (g) => {
+        let t = ahead?.get(g);
+        if (t === undefined) t = render(events, g, sales);
+        return t === null ? null : fill(t, sent);
+      },
+      o.eventSliceMs,
+      true,
+    );
+  };
+
   /** Sends the begins/ends events due by now, then waits for the next instant. */
   const fire = () => {
-    timer = null;
     const now = Math.floor(clock() / 1000);
     if (now < through) through = now; // the clock was set back (tests): what comes after it is due again
     if (schedule && now > through) {
       const { events } = schedule;
       const due = events.slice(firstAfter(events, through), firstAfter(events, now));
       through = now;
-      fanOut(due);
+      fanOut(due, groups.take(due));
     }
     arm();
   };
+  const timer = createInstantTimer(clock, timers, fire);
 
+  /** Sets the timer for the next instant, and renders that instant's frames for every group meanwhile. */
   const arm = () => {
-    if (timer !== null) timers.clearTimeout(timer);
-    timer = null;
+    timer.clear();
     if (!schedule || closed) return;
-    const next = schedule.events[firstAfter(schedule.events, through)];
-    if (!next) return;
-    timer = timers.setTimeout(fire, Math.min(MAX_WAIT_MS, Math.max(0, next.pos * 1000 - clock())));
+    const { events } = schedule;
+    const next = events[firstAfter(events, through)];
+    if (!next) return groups.forget();
+    timer.at(next.pos * 1000);
+    groups.prepare(events.slice(firstAfter(events, through), firstAfter(events, next.pos)), salesNow());
   };
 
   const beat = () => {
     heartbeat = null;
     if (streams.size === 0 || closed) return;
-    fan.push((s) => {
-      if (!stalled(s)) send(s, HEARTBEAT_FRAMES, null);
-    }, o.heartbeatSliceMs);
+    fan.push(() => HEARTBEAT, o.heartbeatSliceMs, false);
     heartbeat = timers.setTimeout(beat, o.heartbeatMs);
   };
 
@@ -259,20 +246,14 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       }
       req.socket.setNoDelay(true);
       req.socket.setTimeout(0);
-      const stream: Stream = {
-        since: fan.seq,
-        res,
-        socket: null,
-        chunked: false,
-        key: a.credential.name,
-        stores,
-        types,
-        affid: a.affid,
-      };
+      const group = groups.of(a.affid, stores, types);
+      const stream: Stream = { since: fan.seq, res, socket: null, chunked: false, key: a.credential.name, group };
+      groups.join(stream);
       streams.add(stream);
       perKey.set(stream.key, count + 1);
       res.once("close", () => {
         streams.delete(stream);
+        groups.leave(stream);
         const left = (perKey.get(stream.key) ?? 1) - 1;
         if (left > 0) perKey.set(stream.key, left);
         else perKey.delete(stream.key);
@@ -286,8 +267,9 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       // Once the head is out, the socket is the response's alone for as long as the stream lasts; a response queued
       // behind another one on its connection has no socket yet, and keeps writing through node's response.
       stream.socket = res.socket;
-      stream.chunked = res.chunkedEncoding;
-      if (replay.length > 0) write(stream, replay, framer(replay)(stream.affid));
+      stream.chunked = stream.socket !== null && res.chunkedEncoding;
+      const t = replay.length > 0 ? render(replay, stream.group, salesNow()) : null;
+      if (t !== null) deliver(stream, fill(t, new Date(clock()).toISOString()));
       if (heartbeat === null) heartbeat = timers.setTimeout(beat, o.heartbeatMs);
       return [200, head.length];
     },
@@ -295,7 +277,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     /** Follows a swap to `snapshot`: sends what fell due under the old one, then what the swap changed. */
     swap(snapshot: LoadedSnapshot | null): void {
       if (!snapshot || snapshot === schedule?.snapshot) return;
-      if (timer !== null) fire(); // what the old snapshot owed, before its bodies are let go
+      if (timer.armed) fire(); // what the old snapshot owed, before its bodies are let go
       const next = createSchedule(snapshot);
       const now = Math.floor(clock() / 1000);
       const changes = schedule ? swapEvents(schedule, next, now) : [];
@@ -311,26 +293,23 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       while (drop < swapLog.length && (swapLog.length - drop > o.maxSwapEvents || swapLog[drop]!.event.pos <= since))
         drop++;
       if (drop > 0) swapLog.splice(0, drop);
-      fanOut(changes);
+      fanOut(changes, null);
       arm();
     },
 
     /** Ends every stream (clients reconnect elsewhere) and stops the timers; new streams get a 503. */
     close(): void {
       closed = true;
-      if (timer !== null) timers.clearTimeout(timer);
+      timer.clear();
       if (heartbeat !== null) timers.clearTimeout(heartbeat);
-      timer = heartbeat = null;
+      heartbeat = null;
+      groups.forget();
       fan.clear();
       for (const s of streams) s.res.end();
     },
 
     stats: () => ({ streams: streams.size, dropped, swapEvents: swapLog.length }),
   };
-}
-
-function wants(s: Stream, e: SaleEvent): boolean {
-  return (s.stores === null || s.stores.has(e.store)) && (s.types === null || s.types.has(e.type));
 }
 
 /** A repeatable parameter (also comma-separated) checked against `allowed`; null when absent. */
