@@ -38,6 +38,12 @@ export interface StreamsResult {
   cpuMs: number | null;
 }
 
+/** The polling process's results, and its CPU time from 0.2 s before the instant to 1 s after it, ms. */
+export interface PollersResult {
+  pollers: PollerResult[];
+  cpuMs: number | null;
+}
+
 export interface PollerResult {
   /** Epoch ms each answer was complete, and its latency (ms) and status. */
   answers: [number, number, number][];
@@ -49,7 +55,8 @@ export interface PollerResult {
 }
 
 /** Wall-clock now with sub-millisecond precision. */
-const now = () => performance.timeOrigin + performance.now();
+const ORIGIN = performance.timeOrigin;
+const now = () => ORIGIN + performance.now();
 /** Streams being opened at once. */
 const OPENING = 200;
 
@@ -60,48 +67,93 @@ if (config.mode === "streams") setPriority(10);
 
 /** Where every stream's bytes are read into (each read is handled before the next one is made). */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+/** Bytes kept per stream, and reads timed per stream, from a second before the instant on. */
+const TAPE_BYTES = 4096;
+const TAPE_READS = 8;
 
 /**
- * Opens one stream; resolves once its head and first comment have come. Its reads bypass node's stream machinery
- * (`onread`): with 10,000 streams on one core, what the clients spend on each read is part of the delay measured.
+ * What each stream of this process read from a second before the instant on: its bytes and when each read came, in
+ * buffers allocated (and written once) before. A read costs the same few steps every time, heartbeats included (so
+ * the code is warm at the instant), and allocates next to nothing (so no collector is set off): the time, one copy,
+ * two numbers. The frames are looked at after the measured second.
  */
-function openStream(key: string, out: StreamResult & { frame?: string }): Promise<Socket> {
-  const marker = Buffer.from(`"sale_key":"${config.saleKey}"`);
+function createTape(count: number) {
+  const bytes = Buffer.allocUnsafe(count * TAPE_BYTES).fill(0);
+  const kept = new Int32Array(count);
+  const reads = new Int32Array(count);
+  const ends = new Int32Array(count * TAPE_READS);
+  const times = new Float64Array(count * TAPE_READS);
+  return {
+    /** Records a read of stream `i` that came at `at`: the first `n` bytes of `buf` (what fits). */
+    record(i: number, n: number, buf: Buffer, at: number): void {
+      const k = kept[i]!;
+      const fits = Math.min(n, TAPE_BYTES - k);
+      bytes.set(buf.subarray(0, fits), i * TAPE_BYTES + k);
+      kept[i] = k + fits;
+      const r = reads[i]!;
+      if (r < TAPE_READS) {
+        ends[i * TAPE_READS + r] = k + fits;
+        times[i * TAPE_READS + r] = at;
+        reads[i] = r + 1;
+      }
+    },
+    /** Forgets what was recorded so far. */
+    rewind(): void {
+      kept.fill(0);
+      reads.fill(0);
+    },
+    /**
+     * Stream `i`'s sale.begins: when the read that completed the sale's key in it came (null: not read, or past
+     * what the tape holds), how many times the key came, and the frame's `id` and `sent`.
+     */
+    result(i: number, marker: Buffer): Omit<StreamResult, "ended"> {
+      const tape = bytes.subarray(i * TAPE_BYTES, i * TAPE_BYTES + kept[i]!);
+      let first = -1;
+      let seen = 0;
+      for (let at = tape.indexOf(marker); at >= 0; at = tape.indexOf(marker, at + marker.length)) {
+        seen++;
+        if (first < 0) first = at;
+      }
+      if (first < 0) return { receivedMs: null, id: null, sentMs: null, times: 0 };
+      let r = 0;
+      while (r < reads[i]! && ends[i * TAPE_READS + r]! < first + marker.length) r++;
+      const text = tape.toString("latin1");
+      const frame = text.slice(text.lastIndexOf("id: ", first), text.indexOf("\n\n", first));
+      const m = /^id: (\S+)\nevent: sale\.begins\ndata: .*"sent":"([^"]+)"/.exec(frame);
+      return {
+        receivedMs: r < reads[i]! ? times[i * TAPE_READS + r]! : null,
+        id: m ? m[1]! : null,
+        sentMs: m ? Date.parse(m[2]!) : null,
+        times: seen,
+      };
+    },
+  };
+}
+type Tape = ReturnType<typeof createTape>;
+
+/**
+ * Opens stream `i`; resolves once its head and first comment have come. Its reads bypass node's stream machinery
+ * (`onread`) and go to the tape: with 10,000 streams on one core, what the clients spend on each read is part of the
+ * delay measured.
+ */
+function openStream(key: string, i: number, tape: Tape, out: { ended: boolean }): Promise<Socket> {
   return new Promise((resolve, reject) => {
     let head = "";
     let open = false;
-    /** A frame's beginning, when a read ended inside it (a copy: the read buffer is reused). */
-    let partial: Buffer | null = null;
     const onRead = (n: number, buf: Buffer): boolean => {
       const at = now();
-      const chunk = buf.subarray(0, n);
-      if (!open) {
-        head += chunk.toString("latin1");
-        const end = head.indexOf("\r\n\r\n");
-        if (end < 0) return true;
-        if (!head.startsWith("HTTP/1.1 200")) reject(new Error(`stream: ${head.slice(0, 300)}`));
-        else if (head.includes("retry:", end)) {
-          open = true;
-          resolve(socket);
-        }
+      if (open) {
+        tape.record(i, n, buf, at);
         return true;
       }
-      if (out.frame !== undefined && !out.frame.includes("}\n\n")) out.frame += chunk.toString("latin1");
-      const text = partial ? Buffer.concat([partial, chunk]) : chunk;
-      // A marker wholly in the partial frame was counted with the read before.
-      const counted = partial ? partial.length - marker.length : -1;
-      for (let i = text.indexOf(marker); i >= 0; i = text.indexOf(marker, i + marker.length)) {
-        if (i <= counted) continue;
-        out.times++;
-        if (out.receivedMs === null) {
-          out.receivedMs = at;
-          out.frame = text.toString("latin1");
-        }
+      head += buf.toString("latin1", 0, n);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) return true;
+      if (!head.startsWith("HTTP/1.1 200")) reject(new Error(`stream: ${head.slice(0, 300)}`));
+      else if (head.includes("retry:", end)) {
+        open = true;
+        resolve(socket);
       }
-      // Reads end where a frame and its chunk do (`\n\n\r\n`), but for a frame split between two.
-      const l = text.length;
-      const whole = l >= 4 && text[l - 4] === 10 && text[l - 3] === 10 && text[l - 2] === 13 && text[l - 1] === 10;
-      partial = whole ? null : Buffer.from(text);
       return true;
     };
     const socket = connect({ port: config.port, host: config.host, onread: { buffer: READ_BUFFER, callback: onRead } });
@@ -117,43 +169,23 @@ function openStream(key: string, out: StreamResult & { frame?: string }): Promis
   });
 }
 
-/** The frame's `id` and `sent`, read from the bytes around the marker once the measured second is over. */
-function parseFrame(out: StreamResult & { frame?: string }): StreamResult {
-  const m = out.frame === undefined ? null : /id: (\S+)\nevent: sale\.begins\ndata: .*"sent":"([^"]+)"/.exec(out.frame);
-  const { frame: _, ...result } = out;
-  return m ? { ...result, id: m[1]!, sentMs: Date.parse(m[2]!) } : result;
-}
-
 async function runStreams(c: Extract<ClientsConfig, { mode: "streams" }>): Promise<() => unknown> {
-  const results: (StreamResult & { frame?: string })[] = Array.from({ length: c.count }, () => ({
-    receivedMs: null,
-    id: null,
-    sentMs: null,
-    times: 0,
-    ended: false,
-  }));
+  const tape = createTape(c.count);
+  const ended = Array.from({ length: c.count }, () => ({ ended: false }));
   let next = 0;
   const opener = async () => {
-    for (let i = next++; i < c.count; i = next++) await openStream(c.keys[Math.floor(i / c.perKey)]!, results[i]!);
+    for (let i = next++; i < c.count; i = next++)
+      await openStream(c.keys[Math.floor(i / c.perKey)]!, i, tape, ended[i]!);
   };
   await Promise.all(Array.from({ length: OPENING }, opener));
-  // This process's CPU time in the second from the instant: mostly reading the event on every stream.
-  let cpuMs: number | null = null;
-  setTimeout(
-    () => {
-      const before = process.cpuUsage();
-      setTimeout(
-        () => {
-          const { user, system } = process.cpuUsage(before);
-          cpuMs = (user + system) / 1000;
-        },
-        config.instantMs + 1000 - now(),
-      );
-    },
-    config.instantMs - 200 - now(),
-  );
+  setTimeout(() => tape.rewind(), Math.max(0, config.instantMs - 1000 - now()));
+  const cpu = measureCpu();
   process.stdout.write(`READY ${c.count}\n`);
-  return (): StreamsResult => ({ streams: results.map(parseFrame), cpuMs });
+  const marker = Buffer.from(`"sale_key":"${config.saleKey}"`);
+  return (): StreamsResult => ({
+    streams: ended.map((e, i) => ({ ...tape.result(i, marker), ended: e.ended })),
+    cpuMs: cpu.ms,
+  });
 }
 
 /** A polling client: its connection, its second's phase, the ETags it holds, and what it saw. */
@@ -224,7 +256,22 @@ async function runPollers(c: Extract<ClientsConfig, { mode: "pollers" }>): Promi
     };
     setTimeout(tick, Math.max(0, start + p.phase - now()));
   }
-  return () => pollers.map((p) => p.result);
+  const cpu = measureCpu();
+  return (): PollersResult => ({ pollers: pollers.map((p) => p.result), cpuMs: cpu.ms });
+}
+
+/** This process's CPU time from 0.2 s before the instant to 1 s after it (`ms`, once known). */
+function measureCpu(): { ms: number | null } {
+  const out: { ms: number | null } = { ms: null };
+  const at = (ms: number, fn: () => void) => setTimeout(fn, Math.max(0, ms - now()));
+  at(config.instantMs - 200, () => {
+    const before = process.cpuUsage();
+    at(config.instantMs + 1000, () => {
+      const { user, system } = process.cpuUsage(before);
+      out.ms = (user + system) / 1000;
+    });
+  });
+  return out;
 }
 
 const results = config.mode === "streams" ? await runStreams(config) : await runPollers(config);
