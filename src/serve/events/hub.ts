@@ -56,7 +56,7 @@ export interface EventStreamOptions {
   maxSwapEvents?: number;
   /**
    * Longest an event's fan-out (to every stream) holds the event loop at a stretch, ms. Default 100: at 10,000 streams
-   * one goes out whole (70-90 ms here), as fast as the server can write it; more streams, and the rest go after the
+   * one goes out whole (65-90 ms here), as fast as the server can write it; more streams, and the rest go after the
    * requests that waited (fan-out.ts says why not in short slices).
    */
   eventSliceMs?: number;
