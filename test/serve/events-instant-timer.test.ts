@@ -54,6 +54,30 @@ describe("createInstantTimer", () => {
     expect(timer.armed).toBe(false);
   });
 
+  it("holds the thread for the last 2 ms only while precision is asked for (streams open); else waits on timers", () => {
+    for (const precise of [true, false]) {
+      const t = fakeTime(1_000_000);
+      const fired: number[] = [];
+      const timer = createInstantTimer(
+        () => t.clock.now,
+        t.scheduler,
+        () => fired.push(t.clock.now),
+        () => precise,
+      );
+      timer.at(1_005_000);
+      // 2 ms before the instant, on a clock that does not move with time: precise, the thread waits for it (and
+      // gives up 1 ms past the 2); not, it goes straight back to the timers. Both then wait the 2 ms on them.
+      const started = performance.now();
+      t.run();
+      const held = performance.now() - started;
+      if (precise) expect(held).toBeGreaterThanOrEqual(2.5);
+      else expect(held).toBeLessThan(2);
+      expect(t.pending()).toEqual([2]);
+      t.run();
+      expect(fired).toEqual([1_005_000]);
+    }
+  });
+
   it("waits in parts for a far instant, fires once, and forgets an instant set again or cleared", () => {
     const t = fakeTime(0);
     const fired: number[] = [];

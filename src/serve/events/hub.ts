@@ -188,7 +188,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     }
     arm();
   };
-  const timer = createInstantTimer(clock, timers, fire);
+  const timer = createInstantTimer(clock, timers, fire, () => streams.size > 0);
 
   /** Sets the timer for the next instant, and renders that instant's frames for every group meanwhile. */
   const arm = () => {
