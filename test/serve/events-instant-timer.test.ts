@@ -34,15 +34,22 @@ function fakeTime(start: number) {
   };
 }
 
+/** A timer on `t`'s clock and timers, and the clock's readings when it fired. */
+function timerOn(t: ReturnType<typeof fakeTime>, precise: () => boolean = () => true) {
+  const fired: number[] = [];
+  const timer = createInstantTimer(
+    () => t.clock.now,
+    t.scheduler,
+    () => fired.push(t.clock.now),
+    precise,
+  );
+  return { timer, fired };
+}
+
 describe("createInstantTimer", () => {
   it("arms early, and on a clock that does not move waits for the instant on that clock's timers", () => {
     const t = fakeTime(1_000_000);
-    const fired: number[] = [];
-    const timer = createInstantTimer(
-      () => t.clock.now,
-      t.scheduler,
-      () => fired.push(t.clock.now),
-    );
+    const { timer, fired } = timerOn(t);
     timer.at(1_005_000);
     expect(timer.armed).toBe(true);
     expect(t.pending()).toEqual([4_998]);
@@ -57,13 +64,7 @@ describe("createInstantTimer", () => {
   it("holds the thread for the last 2 ms only while precision is asked for (streams open); else waits on timers", () => {
     for (const precise of [true, false]) {
       const t = fakeTime(1_000_000);
-      const fired: number[] = [];
-      const timer = createInstantTimer(
-        () => t.clock.now,
-        t.scheduler,
-        () => fired.push(t.clock.now),
-        () => precise,
-      );
+      const { timer, fired } = timerOn(t, () => precise);
       timer.at(1_005_000);
       // 2 ms before the instant, on a clock that does not move with time: precise, the thread waits for it (and
       // gives up 1 ms past the 2); not, it goes straight back to the timers. Both then wait the 2 ms on them.
@@ -80,12 +81,7 @@ describe("createInstantTimer", () => {
 
   it("waits in parts for a far instant, fires once, and forgets an instant set again or cleared", () => {
     const t = fakeTime(0);
-    const fired: number[] = [];
-    const timer = createInstantTimer(
-      () => t.clock.now,
-      t.scheduler,
-      () => fired.push(t.clock.now),
-    );
+    const { timer, fired } = timerOn(t);
     timer.at(5 * 3_600_000);
     expect(t.pending()).toEqual([3_600_000]);
     for (let i = 0; i < 6 && fired.length === 0; i++) t.run();
