@@ -8,7 +8,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../src/keys/keys-file.ts";
 import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
-import { freePort, standardCatalog, startTestApi, T0 } from "../helpers/fixture.ts";
+import { closedPort, standardCatalog, startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 import { startNginx } from "../helpers/fronts.ts";
 
@@ -197,9 +197,9 @@ describe("nginx's logs", () => {
 
     // An API that cannot be reached (nothing listens on its port): a 502, and an `error` line naming the request and
     // the upstream URI, both with the key. `control` is the same with the error log at `error`, as nginx's default.
-    const closedPort = await freePort();
-    const down = await startNginx(closedPort);
-    const control = await startNginx(closedPort, (site) => site.replace(/(error_log \S+) crit;/, "$1 error;"));
+    const downPort = await closedPort();
+    const down = await startNginx(downPort);
+    const control = await startNginx(downPort, (site) => site.replace(/(error_log \S+) crit;/, "$1 error;"));
     running.push(down, control);
     for (const n of [down, control]) {
       const r = await fetch(`${n.url}/v1/sales/active.json?affid=log-502&apikey=${key}`);
@@ -212,7 +212,7 @@ describe("nginx's logs", () => {
     const controlErrors = await waitForLog(control.logs.error, ["connect() failed", "too large body"]);
     expect(controlErrors).toContain(`request: "GET /v1/sales/active.json?affid=log-502&apikey=${key} HTTP/1.1"`);
     expect(controlErrors).toContain(
-      `upstream: "http://127.0.0.1:${closedPort}/v1/sales/active.json?affid=log-502&apikey=${key}"`,
+      `upstream: "http://127.0.0.1:${downPort}/v1/sales/active.json?affid=log-502&apikey=${key}"`,
     );
     expect(controlErrors).toContain(`request: "POST /v1/sales/active.json?affid=log-413&apikey=${key} HTTP/1.1"`);
 

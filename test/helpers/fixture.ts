@@ -1,9 +1,10 @@
 // Test fixtures: a small hand-made catalog with known instants, built into a real snapshot in a temp dir and served on port 0.
 import { spawn } from "node:child_process";
 import type { ChildProcess, StdioOptions } from "node:child_process";
-import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
 import { once } from "node:events";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
+import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -295,6 +296,29 @@ export async function freePort(): Promise<number> {
   server.close();
   await once(server, "close");
   return port;
+}
+
+/**
+ * A loopback port nothing listens on, for a test of a server that is not there. freePort's port does not do: the
+ * kernel may hand it to the next server of a test running meanwhile (every one listens on port 0), and a test that
+ * expected a refused connection got one that hung. This port lies below the kernel's range for port 0, which no test
+ * server binds, and a connection to it was refused before it is returned.
+ */
+export async function closedPort(): Promise<number> {
+  const [low] = (await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8")).trim().split(/\s+/).map(Number);
+  for (let tries = 0; tries < 100; tries++) {
+    const port = randomInt(10_000, Math.max(low!, 10_001));
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code === "ECONNREFUSED"));
+    });
+    if (refused) return port;
+  }
+  throw new Error("closedPort: no port below the kernel's range for port 0 refused a connection in 100 tries");
 }
 
 /** Appends the key (and any other parameters) to a path. */
