@@ -8,7 +8,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../src/keys/keys-file.ts";
 import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
-import { closedPort, standardCatalog, startTestApi, T0 } from "../helpers/fixture.ts";
+import { freePort, standardCatalog, startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 import { startNginx } from "../helpers/fronts.ts";
 
@@ -197,7 +197,7 @@ describe("nginx's logs", () => {
 
     // An API that cannot be reached (nothing listens on its port): a 502, and an `error` line naming the request and
     // the upstream URI, both with the key. `control` is the same with the error log at `error`, as nginx's default.
-    const downPort = await closedPort();
+    const downPort = await freePort();
     const down = await startNginx(downPort);
     const control = await startNginx(downPort, (site) => site.replace(/(error_log \S+) crit;/, "$1 error;"));
     running.push(down, control);

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import type { ChildProcess, StdioOptions } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
 import { once } from "node:events";
-import { connect, createServer } from "node:net";
+import { createServer } from "node:net";
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -288,37 +288,28 @@ export function spawnServe(env: Record<string, string>, stdio: StdioOptions): Ch
   });
 }
 
-/** A loopback port that was free a moment ago, for a server the test starts outside this process. */
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
-}
-
 /**
- * A loopback port nothing listens on, for a test of a server that is not there. freePort's port does not do: the
- * kernel may hand it to the next server of a test running meanwhile (every one listens on port 0), and a test that
- * expected a refused connection got one that hung. This port lies below the kernel's range for port 0, which no test
- * server binds, and a connection to it was refused before it is returned.
+ * A loopback port nothing listens on, for a server the test starts outside this process (Redis, PostgreSQL, nginx...)
+ * or for a test of a server that is not there. It lies below the kernel's range for port 0, where every server of a
+ * test that listens in this process gets its port: a port from that range, free a moment ago, could go to the next
+ * such server of a test running meanwhile (CI's nginx test once got a 504 from one that hung instead of the 502 of a
+ * refused connection). This one was free to listen on (bound, then closed) when returned.
  */
-export async function closedPort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const [low] = (await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8")).trim().split(/\s+/).map(Number);
   for (let tries = 0; tries < 100; tries++) {
     const port = randomInt(10_000, Math.max(low!, 10_001));
-    const refused = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, "127.0.0.1");
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve(false);
-      });
-      socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code === "ECONNREFUSED"));
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
     });
-    if (refused) return port;
+    if (!bound) continue;
+    server.close();
+    await once(server, "close");
+    return port;
   }
-  throw new Error("closedPort: no port below the kernel's range for port 0 refused a connection in 100 tries");
+  throw new Error("freePort: no port below the kernel's range for port 0 was free in 100 tries");
 }
 
 /** Appends the key (and any other parameters) to a path. */

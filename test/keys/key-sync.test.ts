@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey, revokeKey, renderKeysFile, hashKey } from "../../src/keys/keys-file.ts";
 import { setAccountSuspended } from "../../src/portal/operator-keys.ts";
-import { BASE, closedPort, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 import { percentile, startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
 
@@ -224,7 +224,7 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
     const key = "C".repeat(32);
     const created = new Date().toISOString();
     await writeFile(file, renderKeysFile({ format: 2, keys: [{ name: "c", hash: hashKey(key), created }] }));
-    const c = await startServer(file, "follow", await closedPort());
+    const c = await startServer(file, "follow", await freePort());
     await c.waitFor(/"event":"keys_source_unavailable".*serving the keys \S+ holds \(none from Redis yet\)/);
     expect(await status(c, key)).toBe(200);
     expect(await gauge(c, "keys_synced")).toBe("0");

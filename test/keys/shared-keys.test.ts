@@ -13,7 +13,7 @@ import { readLocalCopy, writeLocalCopy } from "../../src/keys/local-copy.ts";
 import { connectKeysRedis, digestOf, KEYS_DOC } from "../../src/keys/redis-keys.ts";
 import type { KeysRedis } from "../../src/keys/redis-keys.ts";
 import { copyToSeed, seedKeys } from "../../src/keys/shared-keys.ts";
-import { closedPort, freePort, tempDir } from "../helpers/fixture.ts";
+import { freePort, tempDir } from "../helpers/fixture.ts";
 import { startRedis, stopProcess } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
 
@@ -152,7 +152,7 @@ describe("KEYS_SYNC=shared: the keys in Redis, changed by every machine", () => 
   });
 
   it("without Redis a change fails at once with a clear error, and the keys file is left as it was", async () => {
-    const m = machine("down", `redis://127.0.0.1:${await closedPort()}`);
+    const m = machine("down", `redis://127.0.0.1:${await freePort()}`);
     await writeFile(m.keysFile, keysText("before"));
     const before = await readFile(m.keysFile, "utf8");
     const started = performance.now();

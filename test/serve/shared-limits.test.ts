@@ -8,7 +8,7 @@ import { createKey } from "../../src/keys/keys-file.ts";
 import { REDIS_TIMEOUT_MS } from "../../src/serve/shared-limits.ts";
 import { startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
-import { BASE, closedPort, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 const METRICS_TOKEN = "shared-limits-metrics-token";
 
@@ -161,7 +161,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
 
   it("a server whose Redis is not there starts anyway, with per-process limits, and says so once", async () => {
     const key = await createKey(keysFile, "no-redis", new Date(), { rate: 0.01, burst: 3 });
-    const server = await startServer(await closedPort(), false);
+    const server = await startServer(await freePort(), false);
     await server.waitFor(/"event":"redis_unavailable"/);
     const { statuses } = await alternate([server.url], `/v1/sales/active.json?apikey=${key}`, 5);
     expect(statuses).toEqual({ 200: 3, 429: 2 });
