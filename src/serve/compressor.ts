@@ -10,6 +10,12 @@ import { DEFAULT_COMPRESS_SLOTS } from "../defaults.ts";
 export interface Compressor {
   /** Starts brotli for `blob` unless every slot is busy or it is too small; sets `blob.br` when done, then calls `done`. */
   brotliLater(blob: LoadedBlob, done?: (br: Buffer) => void): void;
+  /**
+   * As brotliLater, but when every slot is busy `blob` waits for the next free one (at most SOON_MAX bodies wait; the
+   * oldest is forgotten past that): for a body composed ahead of the instant it is first asked for, which no request
+   * would ask brotli for until then.
+   */
+  brotliSoon(blob: LoadedBlob): void;
   /** Takes a slot for other background compression (a gzip template): its release function, or null if none is free. */
   slot(): (() => void) | null;
   /** Reports a background compression that failed (a failure costs no client anything: the body is sent as it was). */
@@ -29,12 +35,26 @@ export interface CompressorOptions {
   brotli?: typeof zlib.brotliCompress;
 }
 
+/** Bodies that wait for a slot (brotliSoon): a snapshot's sale lists for its next instants are a dozen. */
+const SOON_MAX = 64;
+
 /** A compressor with `slots` slots (default DEFAULT_COMPRESS_SLOTS); each slot holds one body and one brotli state. */
 export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS, options: CompressorOptions = {}): Compressor {
   const brotli = options.brotli ?? zlib.brotliCompress;
   let busy = 0;
   const started = new WeakSet<LoadedBlob>();
-  return {
+  /** Bodies waiting for a slot, oldest first. */
+  const waiting = new Set<LoadedBlob>();
+  /** A slot was freed: the oldest waiting body takes it. */
+  const freed = () => {
+    for (const next of waiting) {
+      waiting.delete(next);
+      if (next.br || started.has(next)) continue;
+      compressor.brotliLater(next);
+      return;
+    }
+  };
+  const compressor: Compressor = {
     get busy() {
       return busy;
     },
@@ -46,9 +66,18 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS, options: Compre
       busy++;
       let released = false;
       return () => {
-        if (!released) busy--;
+        if (released) return;
         released = true;
+        busy--;
+        freed();
       };
+    },
+    brotliSoon(blob) {
+      compressor.brotliLater(blob);
+      if (blob.br || started.has(blob) || blob.identity.length < MIN_COMPRESS_SIZE) return;
+      waiting.delete(blob);
+      waiting.add(blob);
+      if (waiting.size > SOON_MAX) waiting.delete(waiting.values().next().value!);
     },
     brotliLater(blob, done) {
       if (blob.br || busy >= slots || started.has(blob)) return;
@@ -67,6 +96,7 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS, options: Compre
         },
         (err, out) => {
           busy--;
+          freed();
           if (err) {
             options.onFailure?.("brotli", err);
             return;
@@ -79,4 +109,5 @@ export function createCompressor(slots = DEFAULT_COMPRESS_SLOTS, options: Compre
       );
     },
   };
+  return compressor;
 }

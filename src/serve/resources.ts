@@ -70,9 +70,10 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
     if (!("sales" in segment.body))
       return { body: bodies.get(segment.body), changesAt: segment.to, gzip: null, perRequest: false };
     const body = compose(segment);
-    // Compose the next state ahead of time, so the first request after a boundary costs no more than any other.
+    // Compose the next state ahead of time, so the first request after a boundary costs no more than any other; its
+    // brotli too, once a slot is free (no request asks for it before the boundary).
     const next = segments[i + 1];
-    if (next && "sales" in next.body && !composed.has(next)) setImmediate(() => compose(next));
+    if (next && "sales" in next.body && !composed.has(next)) setImmediate(() => compressor.brotliSoon(compose(next)));
     return { body, changesAt: segment.to, gzip: null, perRequest: false };
   };
 
@@ -91,7 +92,7 @@ export function createResources(snapshot: LoadedSnapshot, compressor: Compressor
     const next = (): void => {
       const segment = due.pop();
       if (!segment) return;
-      if (!composed.has(segment)) compose(segment);
+      if (!composed.has(segment)) compressor.brotliSoon(compose(segment));
       setImmediate(next);
     };
     setImmediate(next);

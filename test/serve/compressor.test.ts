@@ -1,4 +1,5 @@
-// The background compressor: a brotli that fails frees its slot, leaves the body as it was, and is reported.
+// The background compressor: a brotli that fails frees its slot, leaves the body as it was, and is reported; a body
+// asked for soon waits for the next free slot.
 import zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { MIN_COMPRESS_SIZE } from "../../src/compress/gzip-members.ts";
@@ -39,5 +40,57 @@ describe("createCompressor", () => {
     expect(zlib.brotliDecompressSync(await done).equals(b.identity)).toBe(true);
     expect(b.br).not.toBeNull();
     expect(failures).toEqual([]);
+  });
+});
+
+describe("createCompressor's brotliSoon", () => {
+  /** A brotli that finishes only when told: `finish()` completes the oldest one still running. */
+  const heldBrotli = () => {
+    const running: { input: Buffer; cb: (err: Error | null, out: Buffer) => void }[] = [];
+    const brotli = ((input: Buffer, _opts: unknown, cb: (err: Error | null, out: Buffer) => void) =>
+      running.push({ input, cb })) as unknown as typeof zlib.brotliCompress;
+    const finish = () => {
+      const r = running.shift()!;
+      r.cb(null, zlib.brotliCompressSync(r.input));
+    };
+    return { brotli, running, finish };
+  };
+
+  it("starts a body when a slot frees (a brotli ends, or a slot taken for a template is released), oldest first", () => {
+    const held = heldBrotli();
+    const compressor = createCompressor(1, { brotli: held.brotli });
+    const [a, b, c] = [blob(), blob(), blob()];
+    compressor.brotliSoon(a);
+    compressor.brotliSoon(b);
+    compressor.brotliLater(c); // not queued: its caller asks again
+    expect(held.running.map((r) => r.input)).toEqual([a.identity]);
+    held.finish();
+    expect(a.br).not.toBeNull();
+    expect(held.running.map((r) => r.input)).toEqual([b.identity]);
+    held.finish();
+    expect(b.br).not.toBeNull();
+    expect([held.running.length, compressor.busy, c.br]).toEqual([0, 0, null]);
+
+    const release = compressor.slot()!;
+    const d = blob();
+    compressor.brotliSoon(d);
+    expect(held.running.length).toBe(0);
+    release();
+    release(); // twice: one slot freed, once
+    expect(held.running.map((r) => r.input)).toEqual([d.identity]);
+    expect(compressor.busy).toBe(1);
+  });
+
+  it("skips a waiting body that has its brotli by then, and keeps at most 64 waiting (the oldest forgotten)", () => {
+    const held = heldBrotli();
+    const compressor = createCompressor(1, { brotli: held.brotli });
+    compressor.brotliSoon(blob()); // takes the slot
+    const waiting = Array.from({ length: 66 }, blob);
+    for (const w of waiting) compressor.brotliSoon(w);
+    waiting[2]!.br = Buffer.from("made elsewhere");
+    for (let i = 0; i < 70 && held.running.length > 0; i++) held.finish();
+    // The first two were forgotten, the third had its own; the other 63 were compressed, in order.
+    expect(waiting.map((w) => w.br !== null)).toEqual([false, false, ...Array<boolean>(64).fill(true)]);
+    expect(compressor.busy).toBe(0);
   });
 });
