@@ -96,8 +96,11 @@ interface HandlerStats {
   bodyBytes: number;
   bodies: number;
   bodyReads: number;
-  /** Event streams open, dropped for not reading, and announced/updated events kept for resuming. */
-  events: { streams: number; dropped: number; swapEvents: number };
+  /**
+   * Event streams open, those still writing what they missed (resuming), the bytes all of them hold unsent in this
+   * process, streams dropped for not reading, and announced/updated events kept for resuming.
+   */
+  events: { streams: number; replaying: number; unsentBytes: number; dropped: number; swapEvents: number };
   /** Calendar feeds kept (at most 32, without affid) and rendered so far (src/serve/calendar-feeds.ts renders ahead). */
   calendars: { feeds: number; renders: number };
 }

@@ -269,6 +269,51 @@ describe("GET /v1/events", () => {
     expect(reader.ended).toBe(false);
   });
 
+  it("sends a resuming client what it missed as it reads: a chunk held here at a time, events meanwhile after it", async () => {
+    // 800 sales of ~10 KB began an hour ago: a client resuming from before them missed 8 MB, more than the kernel
+    // holds for one that does not read (some MB on loopback).
+    const catalog = standardCatalog();
+    for (let i = 0; i < 800; i++)
+      catalog.sales.push(
+        sale(`big-${i}`, {
+          store: "home",
+          begins: iso(T0 + H),
+          ends: iso(T0 + 20 * H),
+          description: "x".repeat(10_000),
+        }),
+      );
+    const api = await start(catalog, { heartbeatMs: 3 * H * 1000 });
+    api.advanceTo(T0 + H + 60);
+    const resumed = await stream(api, "", { "Last-Event-ID": `${T0}.1.AAAAAAAAAAAAAAAA` });
+    resumed.res.pause(); // it stops reading
+    await poll(() => api.handler.stats().events.unsentBytes > 0); // the kernel's buffers are full
+    const { unsentBytes, replaying } = api.handler.stats().events;
+    // One chunk of 32 events at most, not the 8 MB (before: every missed event written at once, 4 MB held here).
+    expect(unsentBytes).toBeLessThan(32 * 11_000);
+    expect(replaying).toBe(1);
+    api.advanceTo(T0 + 2 * H); // "soon" begins while the client is not reading: it comes after what was missed
+    expect(api.handler.stats().events.unsentBytes).toBe(unsentBytes);
+    resumed.res.resume();
+    await resumed.until(() => resumed.events.length === 801, 10_000);
+    const got = resumed.events.map((e) => `${e.event} ${JSON.parse(e.data).sale.sale_key}`);
+    expect(got.slice(0, 800).every((e) => e.startsWith("sale.begins big-"))).toBe(true);
+    expect(got[800]).toBe("sale.begins soon");
+    const ids = resumed.events.slice(0, 800).map((e) => e.id);
+    expect(new Set(ids).size).toBe(800);
+    expect(ids).toEqual([...ids].sort()); // one second, one type: in the order of their IDs
+    expect(api.handler.stats().events).toMatchObject({ replaying: 0, dropped: 0 });
+
+    // One that never reads again is dropped once it has not read for a heartbeat's interval.
+    const stuck = await stream(api, "", { "Last-Event-ID": `${T0}.1.AAAAAAAAAAAAAAAA` });
+    stuck.res.pause();
+    await poll(() => api.handler.stats().events.unsentBytes > 0);
+    expect(api.handler.stats().events.replaying).toBe(1);
+    api.advanceTo(T0 + 8 * H);
+    await poll(() => api.handler.stats().events.streams === 1);
+    expect(api.handler.stats().events).toMatchObject({ replaying: 0, dropped: 1 });
+    expect(resumed.ended).toBe(false);
+  });
+
   it("ends every stream when the server closes, and holds each open stream in a few KB", async () => {
     const api = await start(standardCatalog(), { maxStreamsPerKey: 1000 });
     const n = 500;

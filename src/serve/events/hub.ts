@@ -13,10 +13,11 @@
 //   overtakes.
 // - A stream's ID sequence is the order (pos, rank, id) of schedule.ts; Last-Event-ID resumes after the event it
 //   names: begins/ends are recomputed from the snapshot (24 h back), announced/updated come from this process's
-//   memory of its recent swaps (bounded), so those resume on the server that sent them only.
+//   memory of its recent swaps (bounded), so those resume on the server that sent them only (replay.ts). What a stream
+//   missed is written as its client reads it, and what comes meanwhile is queued behind it (resume.ts).
 // - Bounded: streams per key and per server are capped (429, 503); a stream whose unsent bytes in this process pass
-//   `maxUnsentBytes` is dropped; the frames rendered ahead are capped (groups.ts); close() ends every stream (the
-//   server's graceful close calls it).
+//   `maxUnsentBytes` is dropped, and so is a resuming one that has not read for `heartbeatMs`; the frames rendered
+//   ahead are capped (groups.ts); close() ends every stream (the server's graceful close calls it).
 import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -31,56 +32,18 @@ import type { Bytes, SaleBytes, Template } from "./frames.ts";
 import { createGroups, render } from "./groups.ts";
 import type { Group } from "./groups.ts";
 import { createInstantTimer } from "./instant-timer.ts";
-import type { Scheduler } from "./instant-timer.ts";
-import { compareEvents, createSchedule, EVENT_TYPES, firstAfter, swapEvents } from "./schedule.ts";
+import { EVENT_DEFAULTS, NODE_TIMERS } from "./options.ts";
+import type { EventStreamOptions } from "./options.ts";
+import { createReplay } from "./replay.ts";
+import { createResumer } from "./resume.ts";
+import type { Resuming } from "./resume.ts";
+import { createSchedule, EVENT_TYPES, firstAfter, swapEvents } from "./schedule.ts";
 import type { SaleEvent, Schedule } from "./schedule.ts";
 
 export type { Scheduler } from "./instant-timer.ts";
+export type { EventStreamOptions } from "./options.ts";
 
-export interface EventStreamOptions {
-  /** The timers the hub uses. Default: node's, unref'd (they never keep the process alive). */
-  scheduler?: Scheduler;
-  /** Interval between comment lines on every stream, ms. Default 15 000 (proxies close streams idle for long). */
-  heartbeatMs?: number;
-  /** The `retry:` sent on connect: how long a client waits before reconnecting, ms. Default 2 000. */
-  retryMs?: number;
-  /** Streams open at once on this server; more are a 503. Default 10 000. */
-  maxStreams?: number;
-  /** Streams open at once per key; more are a 429. Default 16. */
-  maxStreamsPerKey?: number;
-  /** Bytes a stream may hold unsent in this process (past the kernel's buffers) before it is dropped. Default 65 536. */
-  maxUnsentBytes?: number;
-  /** How far back Last-Event-ID resumes, seconds. Default 86 400 (24 hours). */
-  replaySeconds?: number;
-  /** Announced/updated events kept for resuming (the oldest are forgotten first). Default 10 000. */
-  maxSwapEvents?: number;
-  /**
-   * Longest an event's fan-out (to every stream) holds the event loop at a stretch, ms. Default 100: at 10,000 streams
-   * one goes out whole (65-90 ms here), as fast as the server can write it; more streams, and the rest go after the
-   * requests that waited (fan-out.ts says why not in short slices).
-   */
-  eventSliceMs?: number;
-  /** The same for a heartbeat, which has no hurry, ms. Default 4. */
-  heartbeatSliceMs?: number;
-}
-
-const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler">> = {
-  heartbeatMs: 15_000,
-  retryMs: 2_000,
-  maxStreams: 10_000,
-  maxStreamsPerKey: 16,
-  maxUnsentBytes: 65_536,
-  replaySeconds: 86_400,
-  maxSwapEvents: 10_000,
-  eventSliceMs: 100,
-  heartbeatSliceMs: 4,
-};
-
-const NODE_TIMERS: Scheduler = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-interface Stream extends Joined {
+interface Stream extends Joined, Resuming {
   res: ServerResponse;
   /**
    * The socket its bytes are written to directly, or null to write through `res` (a response queued behind another
@@ -119,11 +82,8 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   let through = Math.floor(clock() / 1000);
   let heartbeat: unknown = null;
   let closed = false;
-  /** Recent swaps' events, in the order sent, with their bodies copied (their snapshot's packs may be closed). */
-  const swapLog: { event: SaleEvent; bytes: SaleBytes }[] = [];
+  const replay = createReplay(o);
   let dropped = 0;
-
-  const swapBytes = new WeakMap<SaleEvent, SaleBytes>();
 
   /**
    * Writes a batch's bytes to a stream, unless it has stopped reading. Straight to its socket, in one write: the
@@ -133,9 +93,30 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
    * heartbeats alike (fan-out.ts says why).
    */
   const deliver = (s: Stream, bytes: Bytes) => {
+    if (s.queued !== null) return resumer.queue(s, bytes);
     if (stalled(s)) return;
-    if (s.socket !== null) s.socket.write(s.chunked ? bytes.chunked : bytes.plain);
-    else s.res.write(bytes.plain);
+    write(s, bytes);
+  };
+  /** Writes to the stream; false once what it holds unsent passes node's mark (wait for 'drain' to write more). */
+  const write = (s: Stream, bytes: Bytes): boolean =>
+    s.socket !== null ? s.socket.write(s.chunked ? bytes.chunked : bytes.plain) : s.res.write(bytes.plain);
+
+  const resumer = createResumer<Stream>({
+    clock,
+    replay,
+    heartbeatMs: o.heartbeatMs,
+    frames: (s, events) => {
+      const t = render(events, s.group, salesNow());
+      return t === null ? null : fill(t, new Date(clock()).toISOString());
+    },
+    write,
+    deliver,
+    onDrop: () => dropped++,
+  });
+  /** Ends a stream: its client reconnects, and resumes from the last event it got. */
+  const end = (s: Stream) => {
+    resumer.stop(s);
+    s.res.end();
   };
   const groups = createGroups<Stream>((): number => fan.seq);
   const fan = createFanOut(groups.all, deliver);
@@ -157,7 +138,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   /** How a batch reads its sales: from the snapshot served when it was made (a swap may come while it goes out). */
   const salesNow = () => {
     const bodies = schedule?.snapshot.bodies;
-    return (event: SaleEvent): SaleBytes => swapBytes.get(event) ?? bodies!.get(event.body);
+    return (event: SaleEvent): SaleBytes => replay.bytes(event) ?? bodies!.get(event.body);
   };
 
   /** Writes `events` to every stream that wants them, with the frames rendered ahead for them, by group, if any. */
@@ -208,22 +189,6 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     heartbeat = timers.setTimeout(beat, o.heartbeatMs);
   };
 
-  /** The events a stream resuming after `lastId` missed: after it in stream order, at most `replaySeconds` back. */
-  const missed = (lastId: string, now: number): SaleEvent[] => {
-    const m = /^(\d{1,12})\.\d\.[A-Za-z0-9_-]{16}$/.exec(lastId);
-    if (!m || !schedule) return [];
-    const since = now - o.replaySeconds;
-    const { events } = schedule;
-    const all = events.slice(firstAfter(events, since), firstAfter(events, now));
-    for (const { event } of swapLog) if (event.pos > since && event.pos <= now) all.push(event);
-    all.sort(compareEvents);
-    const at = all.findIndex((e) => e.id === lastId);
-    if (at >= 0) return all.slice(at + 1);
-    // Not held here (another snapshot history, or a swap this server did not see): from the second it names.
-    const second = Math.max(Number(m[1]), since);
-    return all.filter((e) => e.pos > second);
-  };
-
   return {
     /** Answers an admitted GET or HEAD /v1/events: the stream's headers, and on GET the stream. */
     open(req: IncomingMessage, res: ServerResponse, a: Admitted, headers: readonly string[]): [number, number] {
@@ -247,11 +212,22 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       req.socket.setNoDelay(true);
       req.socket.setTimeout(0);
       const group = groups.of(a.affid, stores, types);
-      const stream: Stream = { since: fan.seq, res, socket: null, chunked: false, key: a.credential.name, group };
+      const stream: Stream = {
+        since: fan.seq,
+        res,
+        socket: null,
+        chunked: false,
+        key: a.credential.name,
+        group,
+        backlog: null,
+        queued: null,
+        waitingSince: null,
+      };
       groups.join(stream);
       streams.add(stream);
       perKey.set(stream.key, count + 1);
       res.once("close", () => {
+        resumer.stop(stream);
         streams.delete(stream);
         groups.leave(stream);
         const left = (perKey.get(stream.key) ?? 1) - 1;
@@ -262,14 +238,13 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       if (now < through) fire();
       const head = Buffer.from(`retry: ${o.retryMs}\n: ${schedule?.snapshot.id ?? "no snapshot"}${WORKER}\n\n`);
       const lastId = req.headers["last-event-id"];
-      const replay = typeof lastId === "string" ? missed(lastId.trim(), Math.min(now, through)) : [];
+      const missed = typeof lastId === "string" ? replay.cursor(schedule, lastId.trim(), Math.min(now, through)) : null;
       res.write(head);
       // Once the head is out, the socket is the response's alone for as long as the stream lasts; a response queued
       // behind another one on its connection has no socket yet, and keeps writing through node's response.
       stream.socket = res.socket;
       stream.chunked = stream.socket !== null && res.chunkedEncoding;
-      const t = replay.length > 0 ? render(replay, stream.group, salesNow()) : null;
-      if (t !== null) deliver(stream, fill(t, new Date(clock()).toISOString()));
+      if (missed !== null) resumer.start(stream, missed);
       if (heartbeat === null) heartbeat = timers.setTimeout(beat, o.heartbeatMs);
       return [200, head.length];
     },
@@ -278,21 +253,14 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     swap(snapshot: LoadedSnapshot | null): void {
       if (!snapshot || snapshot === schedule?.snapshot) return;
       if (timer.armed) fire(); // what the old snapshot owed, before its bodies are let go
+      // A stream still writing what it missed reads the old snapshot's bodies, and its place in them: it is ended, and
+      // its client resumes from its last event on the new one.
+      if (resumer.replaying > 0) for (const s of streams) if (s.backlog !== null) end(s);
       const next = createSchedule(snapshot);
       const now = Math.floor(clock() / 1000);
       const changes = schedule ? swapEvents(schedule, next, now) : [];
       schedule = next;
-      for (const event of changes) {
-        const { identity, links } = snapshot.bodies.get(event.body);
-        const bytes = { identity, links };
-        swapBytes.set(event, bytes);
-        swapLog.push({ event, bytes });
-      }
-      const since = now - o.replaySeconds;
-      let drop = 0;
-      while (drop < swapLog.length && (swapLog.length - drop > o.maxSwapEvents || swapLog[drop]!.event.pos <= since))
-        drop++;
-      if (drop > 0) swapLog.splice(0, drop);
+      replay.record(changes, snapshot, now);
       fanOut(changes, null);
       arm();
     },
@@ -305,10 +273,15 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       heartbeat = null;
       groups.forget();
       fan.clear();
-      for (const s of streams) s.res.end();
+      for (const s of streams) end(s);
     },
 
-    stats: () => ({ streams: streams.size, dropped, swapEvents: swapLog.length }),
+    stats: () => {
+      // Bytes the streams hold unsent in this process (kernel buffers aside).
+      let unsentBytes = 0;
+      for (const st of streams) unsentBytes += (st.socket ?? st.res).writableLength;
+      return { streams: streams.size, replaying: resumer.replaying, unsentBytes, dropped, swapEvents: replay.size };
+    },
   };
 }
 
