@@ -314,6 +314,41 @@ describe("GET /v1/events", () => {
     expect(resumed.ended).toBe(false);
   });
 
+  it("ends a stream still being sent what it missed at a swap; resumed, it gets the rest from the new snapshot", async () => {
+    const catalog = standardCatalog();
+    for (let i = 0; i < 800; i++)
+      catalog.sales.push(
+        sale(`big-${i}`, {
+          store: "home",
+          begins: iso(T0 + H),
+          ends: iso(T0 + 20 * H),
+          description: "x".repeat(10_000),
+        }),
+      );
+    const api = await start(catalog);
+    api.advanceTo(T0 + H + 60);
+    const first = await stream(api, "", { "Last-Event-ID": `${T0}.1.AAAAAAAAAAAAAAAA` });
+    first.res.pause();
+    await poll(() => api.handler.stats().events.unsentBytes > 0);
+    catalog.sales.push(sale("hats", { store: "men", begins: iso(T0 + 3 * H), ends: iso(T0 + 4 * H) }));
+    const catalogDir = join(api.dataDir, "..", "catalog");
+    await writeCatalog(catalogDir, catalog);
+    await buildSnapshot({ catalogDir, dataDir: api.dataDir, baseUrl: BASE, docsCacheDir: DOCS_CACHE });
+    expect((await api.handler.reload()).snapshotChanged).toBe(true);
+    expect(api.handler.stats().events.replaying).toBe(0);
+    first.res.resume();
+    await first.until(() => first.ended, 10_000);
+    const got = first.events.length;
+    expect(got).toBeGreaterThan(0);
+    expect(got).toBeLessThan(800);
+    const second = await stream(api, "", { "Last-Event-ID": first.events.at(-1)!.id });
+    await second.until(() => second.events.length === 800 - got + 1, 10_000);
+    const keys = [...first.events, ...second.events].map((e) => `${e.event} ${JSON.parse(e.data).sale.sale_key}`);
+    expect(keys.at(-1)).toBe("sale.announced hats");
+    expect(new Set(keys.slice(0, 800)).size).toBe(800);
+    expect(keys.slice(0, 800).every((k) => k.startsWith("sale.begins big-"))).toBe(true);
+  });
+
   it("ends every stream when the server closes, and holds each open stream in a few KB", async () => {
     const api = await start(standardCatalog(), { maxStreamsPerKey: 1000 });
     const n = 500;
