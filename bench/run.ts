@@ -5,7 +5,18 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The benchmarks this dispatcher knows. */
-const BENCHMARKS = ["serve", "search", "search-http", "build", "limits", "workers", "events", "usage", "edge"] as const;
+const BENCHMARKS = [
+  "serve",
+  "search",
+  "search-http",
+  "build",
+  "limits",
+  "workers",
+  "events",
+  "events-resume",
+  "usage",
+  "edge",
+] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const [name, ...args] = process.argv.slice(2);
