@@ -55,7 +55,7 @@ describe("createReplay", () => {
       for (let i = 0; i < 300; i++)
         events.push(event(rnd() < 0.5 ? "sale.begins" : "sale.ends", 1_000 + Math.floor(rnd() * 3_000), rnd));
       events.sort(compareEvents);
-      const schedule = { events, sales: new Map(), snapshot } as Schedule;
+      const schedule: Schedule = { events, sales: new Map(), snapshot };
       // Swaps at rising seconds (two at the same second now and then), each's events sorted as swapEvents sorts them.
       const kept: SaleEvent[] = [];
       let at = 1_000;
