@@ -99,6 +99,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
         ...(options.limits?.shared !== undefined ? { limitsShared: () => options.limits!.shared === true } : {}),
         bodies: () => ({ bytes: bodies.bytes, reads: bodies.reads }),
         ...(options.usage?.stats ? { usage: options.usage.stats } : {}),
+        events: () => events.stats(),
       })
     : null;
   const metricsAuth = options.metricsToken ? bearerCheck(options.metricsToken) : null;

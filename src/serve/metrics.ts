@@ -71,6 +71,8 @@ export interface MetricsSource {
   bodies?: () => { bytes: number; reads: number };
   /** Usage per key (src/usage/): rows not yet handed over, requests dropped past the bound, hand-overs and failures. */
   usage?: () => { rows: number; dropped: number; batches: number; failures: number };
+  /** GET /v1/events (src/serve/events/): streams open and resuming, bytes held unsent, streams dropped so far. */
+  events?: () => { streams: number; replaying: number; unsentBytes: number; dropped: number };
 }
 
 export interface Metrics {
@@ -208,6 +210,30 @@ export function createMetrics(source: MetricsSource): Metrics {
       { labels: { result: "ok" }, value: usage().batches },
       { labels: { result: "failed" }, value: usage().failures },
     ]);
+  }
+  const events = source.events;
+  if (events) {
+    custom("event_streams_open", "GET /v1/events streams open now (at most 10,000 a process).", "gauge", () => [
+      { labels: {}, value: events().streams },
+    ]);
+    custom(
+      "event_streams_resuming",
+      "Event streams still being sent the events they missed (Last-Event-ID), as their clients read them.",
+      "gauge",
+      () => [{ labels: {}, value: events().replaying }],
+    );
+    custom(
+      "event_unsent_bytes",
+      "Bytes the event streams hold in this process that their clients have not taken yet (kernel buffers aside).",
+      "gauge",
+      () => [{ labels: {}, value: events().unsentBytes }],
+    );
+    custom(
+      "event_streams_dropped_total",
+      "Event streams dropped because their clients stopped reading.",
+      "counter",
+      () => [{ labels: {}, value: events().dropped }],
+    );
   }
   custom("connections_open", "Client connections open now.", "gauge", async () => {
     const counts = await Promise.all(

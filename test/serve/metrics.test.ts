@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKey } from "../../src/keys/keys-file.ts";
 import type { RequestLog } from "../../src/serve/handler.ts";
-import { startTestApi, withKey } from "../helpers/fixture.ts";
+import { D, startTestApi, T0, withKey } from "../helpers/fixture.ts";
+import { poll } from "../helpers/sse.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
 const TOKEN = "metrics-token-0123456789";
@@ -82,8 +83,24 @@ describe("/metrics", () => {
     expect(after.get("flash_sale_body_cache_bytes")).toBeGreaterThan(3 * 500);
     expect(after.get("flash_sale_body_cache_reads_total")).toBeGreaterThanOrEqual(1);
     expect(after.has("process_cpu_user_seconds_total")).toBe(true);
+    for (const name of ["event_streams_open", "event_streams_resuming", "event_streams_dropped_total"])
+      expect([name, after.get(`flash_sale_${name}`)]).toEqual([name, 0]);
     // Every label value is one of a fixed list: no path, query or key among them.
     for (const name of after.keys()) expect(name).not.toMatch(/evil|apikey|xxxx/);
+  });
+
+  it("shows the event streams open and resuming, and the bytes they hold unsent", async () => {
+    // A client that resumes from before the standard catalog's events and does not read: its stream stays open.
+    const res = await fetch(api.url + withKey(api, "/v1/events"), {
+      headers: { "Last-Event-ID": `${T0 - 2 * D}.1.AAAAAAAAAAAAAAAA` },
+    });
+    expect(res.status).toBe(200);
+    const during = await scrape();
+    expect(during.get("flash_sale_event_streams_open")).toBe(1);
+    expect(during.get("flash_sale_event_unsent_bytes")).toBeGreaterThanOrEqual(0);
+    await res.body!.cancel();
+    await poll(() => api.handler.stats().events.streams === 0);
+    expect((await scrape()).get("flash_sale_event_streams_open")).toBe(0);
   });
 
   it("counts reloads with their result", async () => {
