@@ -167,6 +167,17 @@ async function startClients<R>(name: string, c: ResumeClientsConfig, workDir: st
   return { child, result };
 }
 
+/** A line on the streams the server closed before they had their last missed event, if any: when, after how much. */
+function endedEarly(r: StreamsResult): string[] {
+  const at = r.endedMs.flatMap((ms, i) => (ms === null ? [] : [[ms, r.bytes[i]!] as const]));
+  if (at.length === 0) return ["streams closed by the server before their last missed event: none"];
+  const ms = stats(at.map(([t]) => t));
+  const bytes = stats(at.map(([, b]) => b));
+  return [
+    `streams closed by the server before their last missed event: ${fmtInt(at.length)}, at ${fmtMs(ms.p50)} ms from the first connect (p50; first ${fmtMs(Math.min(...at.map(([t]) => t)))}, last ${fmtMs(ms.max)}), having read ${fmtBytes(Math.round(bytes.p50))} (p50; max ${fmtBytes(bytes.max)})`,
+  ];
+}
+
 /** A phase's measured figures. */
 interface Phase {
   name: string;
@@ -314,6 +325,15 @@ async function main(): Promise<number> {
     const alone = sentIn(pollingFrom, phases[0]!.window[0]);
     const during = phases.map((p) => sentIn(p.window[0], p.window[1]));
     const bad = polled.answers.filter((a) => a[2] !== 200 && a[2] !== 304).length;
+    // The server's own time for the polls (the request log's `ms`, logged as each ends): what is not in it, of the
+    // latency the clients saw, is the wait for the server's event loop (or for the clients' core).
+    const logged: [number, number][] = [];
+    for (const line of (await readFile(server.logFile, "utf8")).split("\n")) {
+      const m = /"time":"([^"]+)","method":"GET","path":"\/v1\/sales\/active\.json".*"ms":([\d.]+)/.exec(line);
+      if (m) logged.push([Date.parse(m[1]!), Number(m[2])]);
+    }
+    const loggedIn = ([from, to]: [number, number]) =>
+      stats(logged.filter(([t]) => t >= from && t < to).map(([, ms]) => ms));
 
     const row = (what: string, s: ReturnType<typeof stats>, fmt = fmtMs) =>
       `${what.padEnd(60)} ${fmtInt(s.n).padStart(7)} ${fmt(s.p50).padStart(9)} ${fmt(s.p99).padStart(9)} ${fmt(s.max).padStart(9)}`;
@@ -335,13 +355,17 @@ async function main(): Promise<number> {
         row("a stream has its last missed event", p.done),
         row("bytes a stream read until then (head included)", p.bytes, (n) => fmtBytes(Math.round(n))),
         `server CPU over the storm ${fmtInt(p.cpuMs)} ms (${fmtMs(p.cpuMs / o.streams)} ms a stream, the polls included); the streams' client process ${fmtInt(p.storm.cpuMs)} ms`,
-        `server RSS ${fmtInt(p.rss.before)} MB before, ${fmtInt(p.rss.peak)} MB peak (sampled every ${RSS_SAMPLE_MS} ms), ${fmtInt(p.rss.after)} MB when every stream had its events, ${fmtInt(p.rss.closed)} MB once they had closed: +${kbPerStream(p).toFixed(1)} KB a stream at the peak (the open stream's own cost included)`,
-        `listen queue drops (TcpExt ListenDrops, the host's) during the storm: ${fmtInt(p.drops)}; streams refused: ${p.storm.refused.length ? p.storm.refused.join("; ") : "none"}; ended by the server: ${fmtInt(p.storm.ended)}; events after the last missed one (live): ${fmtInt(p.storm.after.reduce((a, b) => a + b, 0))}`,
+        `server RSS ${fmtInt(p.rss.before)} MB before, ${fmtInt(p.rss.peak)} MB peak (sampled every ${RSS_SAMPLE_MS} ms), ${fmtInt(p.rss.after)} MB at the storm's end (its streams still open), ${fmtInt(p.rss.closed)} MB once they had closed: +${kbPerStream(p).toFixed(1)} KB a stream at the peak (the open stream's own cost included)`,
+        `listen queue drops (TcpExt ListenDrops, the host's) during the storm: ${fmtInt(p.drops)} (each a SYN retried after 1, 3, 7, 15 ... s); streams refused: ${p.storm.refused.length ? p.storm.refused.join("; ") : "none"}; events after the last missed one (live): ${fmtInt(p.storm.after.reduce((a, b) => a + b, 0))}`,
+        ...endedEarly(p.storm),
       );
     lines.push(
       "",
       row("polling latency before the storms (ms)", alone),
-      ...phases.map((p, i) => row(`polling latency, polls sent during storm ${p.name}`, during[i]!)),
+      ...phases.flatMap((p, i) => [
+        row(`polling latency, polls sent during storm ${p.name}`, during[i]!),
+        row(`  the server's own time (request log ms), polls ending then`, loggedIn(p.window)),
+      ]),
       `polling p99 during the storms / before them: ${phases.map((p, i) => `${p.name} ${fmtX(during[i]!.p99 / alone.p99)}`).join(", ")}`,
       `phase b / phase a: p99 ${fmtX(phases[1]!.done.p99 / phases[0]!.done.p99)}, server CPU ${fmtX(phases[1]!.cpuMs / phases[0]!.cpuMs)}, bytes a stream ${fmtX(phases[1]!.bytes.p50 / phases[0]!.bytes.p50)}`,
       "",

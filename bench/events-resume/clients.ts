@@ -37,6 +37,8 @@ export interface StreamsResult {
   startedMs: number;
   /** Per stream: ms from `startedMs` to the read that brought `targetId` (null: never came). */
   doneMs: (number | null)[];
+  /** Per stream: ms from `startedMs` to its closing, if it closed before `targetId` came (null: it did not). */
+  endedMs: (number | null)[];
   /** Per stream: bytes read (the response head included) until then, or until the result if it never came. */
   bytes: number[];
   /** Per stream: events up to and including `targetId`, their IDs' hash, and the events after it (live ones). */
@@ -91,6 +93,7 @@ interface Tracked {
   hash: number;
   after: number;
   doneAt: number | null;
+  endedAt: number | null;
   finished: boolean;
   bytes: number;
   disordered: boolean;
@@ -115,6 +118,7 @@ function runStreams(c: Extract<ResumeClientsConfig, { mode: "streams" }>): void 
     const result: StreamsResult = {
       startedMs,
       doneMs: streams.map((s) => (s.doneAt === null ? null : s.doneAt - startedMs)),
+      endedMs: streams.map((s) => (s.endedAt === null ? null : s.endedAt - startedMs)),
       bytes: streams.map((s) => s.bytes),
       count: streams.map((s) => s.count),
       hash: streams.map((s) => s.hash),
@@ -195,6 +199,7 @@ function runStreams(c: Extract<ResumeClientsConfig, { mode: "streams" }>): void 
       hash: 2166136261,
       after: 0,
       doneAt: null,
+      endedAt: null,
       finished: false,
       bytes: 0,
       disordered: false,
@@ -231,6 +236,7 @@ function runStreams(c: Extract<ResumeClientsConfig, { mode: "streams" }>): void 
     socket.on("close", () => {
       if (!s.open) opened();
       s.ended = true;
+      if (!s.finished) s.endedAt = now();
       finish(s);
     });
     const key = c.keys[Math.floor(i / c.perKey)]!;
