@@ -356,7 +356,7 @@ async function main(): Promise<number> {
         row("bytes a stream read until then (head included)", p.bytes, (n) => fmtBytes(Math.round(n))),
         `server CPU over the storm ${fmtInt(p.cpuMs)} ms (${fmtMs(p.cpuMs / o.streams)} ms a stream, the polls included); the streams' client process ${fmtInt(p.storm.cpuMs)} ms`,
         `server RSS ${fmtInt(p.rss.before)} MB before, ${fmtInt(p.rss.peak)} MB peak (sampled every ${RSS_SAMPLE_MS} ms), ${fmtInt(p.rss.after)} MB at the storm's end (its streams still open), ${fmtInt(p.rss.closed)} MB once they had closed: +${kbPerStream(p).toFixed(1)} KB a stream at the peak (the open stream's own cost included)`,
-        `listen queue drops (TcpExt ListenDrops, the host's) during the storm: ${fmtInt(p.drops)} (each a SYN retried after 1, 3, 7, 15 ... s); streams refused: ${p.storm.refused.length ? p.storm.refused.join("; ") : "none"}; events after the last missed one (live): ${fmtInt(p.storm.after.reduce((a, b) => a + b, 0))}`,
+        `listen queue drops (TcpExt ListenDrops, the host's) during the storm: ${fmtInt(p.drops)} (each a SYN retried after 1, 3, 7, 15 ... s); streams refused: ${p.storm.refusedCount ? `${fmtInt(p.storm.refusedCount)} (${p.storm.refused.join("; ")} ...)` : "none"}; events after the last missed one (live): ${fmtInt(p.storm.after.reduce((a, b) => a + b, 0))}`,
         ...endedEarly(p.storm),
       );
     lines.push(

@@ -47,8 +47,9 @@ export interface StreamsResult {
   after: number[];
   /** Streams whose IDs were not strictly increasing (in the order of schedule.ts's compareEvents). */
   disordered: number;
-  /** Streams closed by the server before the result, and answers that were not a 200 (first few). */
+  /** Streams closed by the server before the result; answers that were not a 200, and the first few's status lines. */
   ended: number;
+  refusedCount: number;
   refused: string[];
   /** The IDs one stream got up to `targetId` (only when no reference was given). */
   ids: string[] | null;
@@ -125,7 +126,8 @@ function runStreams(c: Extract<ResumeClientsConfig, { mode: "streams" }>): void 
       after: streams.map((s) => s.after),
       disordered: streams.filter((s) => s.disordered).length,
       ended: streams.filter((s) => s.ended).length,
-      refused: refused.slice(0, 5),
+      refusedCount: refused.length,
+      refused: refused.slice(0, 3),
       ids: streams[0]?.ids ?? null,
       cpuMs: (cpu.user + cpu.system) / 1000,
     };
