@@ -66,6 +66,12 @@ export async function startKeySyncFromEnv(
           ),
     onSeeded: (change) =>
       console.error(`${who}: Redis at ${at} held no keys (or older ones): gave it ${keysFile} (change ${change})`),
+    onBackwards: (change, had) =>
+      warn(
+        "keys_change_backwards",
+        `Redis at ${at} holds other keys at change ${change}, below the change ${had} this machine had: applied as they are; if Redis was restored from an older copy, a key revoked since is valid again until the publisher publishes its keys file`,
+        new Error("the keys' change number went backwards"),
+      ),
   });
   if (!sync.store) return sync;
   const unroute = routeKeysChanges(keysFile, sync.store);

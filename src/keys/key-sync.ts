@@ -12,7 +12,7 @@ import { Redis } from "ioredis";
 import { parseKeysText } from "./keys-file.ts";
 import { changeFileOf } from "./keys-store.ts";
 import type { KeysStore } from "./keys-store.ts";
-import { writeLocalCopy } from "./local-copy.ts";
+import { readLocalCopy, writeLocalCopy } from "./local-copy.ts";
 import { connectKeysRedis, digestOf, KEYS_CHANNEL, KEYS_DOC, keysRedisOptions } from "./redis-keys.ts";
 import { copyToSeed, createSharedKeysStore, seedKeys } from "./shared-keys.ts";
 
@@ -54,6 +54,13 @@ export interface KeySyncOptions {
   onUnavailable?: (err: unknown, status: KeySyncStatus) => void;
   /** `shared`: Redis held no keys (or an older copy), and was given this machine's keys file, at change `change`. */
   onSeeded?: (change: number) => void;
+  /**
+   * `follow`: Redis holds other keys under a change number below the one this machine had (`had`: applied by this
+   * process, or recorded beside its keys file): a Redis restored from an older copy, or emptied and given another
+   * file. They are applied as they are (the publisher's file is the source, and it publishes again on its next look),
+   * and this says so once, as a key revoked since may be valid again meanwhile.
+   */
+  onBackwards?: (change: number, had: number) => void;
   /** The clock, epoch ms. Default Date.now. */
   clock?: () => number;
 }
@@ -122,6 +129,8 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     }
     const change = Number(changeText);
     if (!digest || !Number.isSafeInteger(change)) throw new Error(`no keys are published in Redis (${KEYS_DOC})`);
+    // Before this process applied anything, the number recorded beside the file by an earlier one.
+    if (recorded < 0) recorded = (await readLocalCopy(keysFile).catch(() => null))?.change ?? -1;
     if ((await readLocal(false)).digest === digest) {
       if (recorded !== change) await writeLocalCopy(keysFile, { change, digest });
       recorded = change;
@@ -134,6 +143,7 @@ export function startKeySync(options: KeySyncOptions): KeySync {
       throw new Error(`Redis ${KEYS_DOC} holds text whose digest is not the one published with it`);
     }
     parseKeysText(text, `Redis ${KEYS_DOC} change ${change}`);
+    if (change < recorded) options.onBackwards?.(change, recorded);
     await writeLocalCopy(keysFile, { change, digest, text });
     recorded = change;
     ok(change);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../src/build/index.ts";
 import { createKey, revokeKey, renderKeysFile, hashKey } from "../../src/keys/keys-file.ts";
+import { connectKeysRedis, digestOf, KEYS_CHANNEL, KEYS_DOC } from "../../src/keys/redis-keys.ts";
 import { setAccountSuspended } from "../../src/portal/operator-keys.ts";
 import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 import { percentile, startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
@@ -217,6 +218,30 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
     await revokeKey(source, "for-workers");
     await everyWorker(key, 401);
     expect(await answers(key)).toEqual([401, 401, 401, 401]);
+  });
+
+  it("says once when Redis's keys go back to an older change (a Redis restored from a backup), and applies them", async () => {
+    const writer = connectKeysRedis(`redis://127.0.0.1:${redisPort}/3`, "test-writer");
+    try {
+      await once(writer, "ready");
+      // A key valid in the older copy, revoked in the newer.
+      const key = "E".repeat(32);
+      const created = new Date().toISOString();
+      const older = renderKeysFile({ format: 2, keys: [{ name: "e", hash: hashKey(key), created }] });
+      const newer = renderKeysFile({ format: 2, keys: [] });
+      expect(await writer.publishKeys(KEYS_DOC, KEYS_CHANNEL, digestOf(older), older)).toBe(1);
+      expect(await writer.publishKeys(KEYS_DOC, KEYS_CHANNEL, digestOf(newer), newer)).toBe(2);
+      const e = await startServer(join(root, "c", "e-keys.json"), "follow", redisPort, 3);
+      await until(e, key, 401, performance.now());
+      // The backup: the older copy under its own change number.
+      await writer.hset(KEYS_DOC, { change: "1", digest: digestOf(older), text: older });
+      await writer.publish(KEYS_CHANNEL, "1");
+      await until(e, key, 200, performance.now());
+      await e.waitFor(/"event":"keys_change_backwards".*at change 1, below the change 2 this machine had/);
+      expect(e.output().match(/keys_change_backwards/g)).toHaveLength(1);
+    } finally {
+      writer.disconnect();
+    }
   });
 
   it("a follower whose Redis is not there starts anyway, serving the keys file it has", async () => {
