@@ -87,6 +87,13 @@ export const SERVER_DEFAULTS: Required<Omit<ServerOptions, "tls">> = {
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ["--no-memory-reducer"];
 
+/**
+ * Connections the kernel queues before the server accepts them (capped by net.core.somaxconn, 4096 on current
+ * Linux). node's default, 511, overflowed when 10,000 event streams reconnected at once (`npm run bench --
+ * events-resume`: 10-17 thousand SYNs dropped, each retried after 1, 3, 7 s...).
+ */
+const LISTEN_BACKLOG = 4096;
+
 /** Requests answered on a connection, kept on the socket itself (cheaper per request than a WeakMap). */
 const SERVED = Symbol("requestsServed");
 
@@ -253,7 +260,7 @@ export async function startServer(
   });
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off("error", reject);
       resolveListen();
     });
