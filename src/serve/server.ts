@@ -88,11 +88,12 @@ export const SERVER_DEFAULTS: Required<Omit<ServerOptions, "tls">> = {
 export const SERVER_NODE_FLAGS: readonly string[] = ["--no-memory-reducer"];
 
 /**
- * Connections the kernel queues before the server accepts them (capped by net.core.somaxconn, 4096 on current
- * Linux). node's default, 511, overflowed when 10,000 event streams reconnected at once (`npm run bench --
- * events-resume`: 10-17 thousand SYNs dropped, each retried after 1, 3, 7 s...).
+ * Connections the kernel queues before the server accepts them, as many as the host allows: the kernel caps it at
+ * net.core.somaxconn (4096 on current Linux; raise it for more). node's default, 511, overflowed when 10,000 event
+ * streams reconnected at once (`npm run bench -- events-resume`: 10-17 thousand SYNs dropped, each retried after 1,
+ * 3, 7 s...; 2-2.5 thousand at 4096).
  */
-const LISTEN_BACKLOG = 4096;
+const LISTEN_BACKLOG = 65_535;
 
 /** Requests answered on a connection, kept on the socket itself (cheaper per request than a WeakMap). */
 const SERVED = Symbol("requestsServed");
