@@ -7,12 +7,12 @@
 // in turn are the schedule's. Beside the storms, --pollers clients ask for the active list once a second each.
 // Run: npm run bench -- events-resume [--streams 10000] [--sales 600] [--pollers 200] [--opening N] [--timeout 180]
 //        [--products N] [--seed N] [--keep]
-import { readFile, mkdtemp, rm, appendFile, writeFile } from "node:fs/promises";
+import { readFile, mkdtemp, rm, appendFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { cpuSeconds, rssMb } from "../scripts/lib/proc.ts";
-import { spawnReady } from "../scripts/lib/spawn-ready.ts";
+import { startClientsProcess } from "./lib/clients-process.ts";
 import type { ReadyChild } from "../scripts/lib/spawn-ready.ts";
 import { createKey } from "../src/keys/keys-file.ts";
 import { createSchedule, firstAfter } from "../src/serve/events/schedule.ts";
@@ -145,33 +145,14 @@ async function listenDrops(): Promise<number> {
 }
 
 /** Starts a clients process (pinned to `core`); `result` gives its RESULT line, parsed, once it prints it. */
-async function startClients<R>(name: string, c: ResumeClientsConfig, workDir: string, core: number | null) {
-  const file = join(workDir, `${name}.json`);
-  await writeFile(file, JSON.stringify(c));
-  const child: ReadyChild = await spawnReady({
-    name,
-    script: join(repoRoot, "bench", "events-resume", "clients.ts"),
-    scriptArgs: [file],
-    cwd: repoRoot,
-    env: process.env,
+const startClients = <R>(name: string, c: ResumeClientsConfig, workDir: string, core: number | null) =>
+  startClientsProcess<R>(name, c, {
+    repoRoot,
+    script: "bench/events-resume/clients.ts",
+    workDir,
     core,
-    ready: { stream: "stdout", pattern: /^READY (\d+)$/m },
     readyTimeoutMs: 60_000,
   });
-  const result = new Promise<R>((resolve, reject) => {
-    let out = "";
-    child.child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /^RESULT (.*)\n/m.exec(out);
-      if (m) resolve(JSON.parse(m[1]!) as R);
-    });
-    child.child.once("exit", (code, signal) =>
-      reject(new Error(`${name} exited before its result (${signal ?? code}): ${child.stderr().slice(-2000)}`)),
-    );
-  });
-  result.catch(() => undefined); // stopped early (another part failed): nobody awaits it then
-  return { child, result };
-}
 
 /** A line on the streams the server closed before they had their last missed event, if any: when, after how much. */
 function endedEarly(r: StreamsResult): string[] {

@@ -9,11 +9,11 @@
 //        [--products N] [--seed N] [--profile] [--keep]
 // The clients run in processes of their own (bench/events/clients.ts) pinned to the other core than the server's,
 // over loopback: the kernel's work for both ends of a connection is done on the writer's core.
-import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { spawnReady } from "../scripts/lib/spawn-ready.ts";
+import { startClientsProcess } from "./lib/clients-process.ts";
 import type { ReadyChild } from "../scripts/lib/spawn-ready.ts";
 import { cpuSeconds, rssMb } from "../scripts/lib/proc.ts";
 import { createKey } from "../src/keys/keys-file.ts";
@@ -96,34 +96,14 @@ const flashSale = (instant: number) => ({
 });
 
 /** Starts a clients process (pinned to `core`) and gives its RESULT line, parsed, once it prints it. */
-async function startClients(name: string, c: ClientsConfig, workDir: string, core: number | null) {
-  const file = join(workDir, `${name}.json`);
-  await writeFile(file, JSON.stringify(c));
-  const child: ReadyChild = await spawnReady({
-    name,
-    script: join(repoRoot, "bench", "events", "clients.ts"),
-    scriptArgs: [file],
-    cwd: repoRoot,
-    env: process.env,
+const startClients = (name: string, c: ClientsConfig, workDir: string, core: number | null) =>
+  startClientsProcess<unknown>(name, c, {
+    repoRoot,
+    script: "bench/events/clients.ts",
+    workDir,
     core,
-    ready: { stream: "stdout", pattern: /^READY (\d+)$/m },
     readyTimeoutMs: 300_000,
   });
-  const result = new Promise<unknown>((resolve, reject) => {
-    let out = "";
-    child.child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /^RESULT (.*)\n/m.exec(out);
-      if (m) resolve(JSON.parse(m[1]!));
-    });
-    child.child.once("exit", (code, signal) =>
-      reject(new Error(`${name} exited before its result (${signal ?? code}): ${child.stderr().slice(-2000)}`)),
-    );
-  });
-  // Stopped early (another part failed), it exits without a result: nobody awaits that rejection then.
-  result.catch(() => undefined);
-  return { child, result };
-}
 
 async function main(): Promise<number> {
   const pre = preflight(repoRoot);
