@@ -232,6 +232,8 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
       expect(await writer.publishKeys(KEYS_DOC, KEYS_CHANNEL, digestOf(older), older)).toBe(1);
       expect(await writer.publishKeys(KEYS_DOC, KEYS_CHANNEL, digestOf(newer), newer)).toBe(2);
       const e = await startServer(join(root, "c", "e-keys.json"), "follow", redisPort, 3);
+      // In step with change 2 (a 401 alone does not say so: a new follower has no keys until then).
+      await e.waitFor(/keys followed from Redis at \S+ \(change 2\)/);
       await until(e, key, 401, performance.now());
       // The backup: the older copy under its own change number.
       await writer.hset(KEYS_DOC, { change: "1", digest: digestOf(older), text: older });
