@@ -1,9 +1,13 @@
 // The event streams grouped by what they are sent (the same affid, store and type filters), so that a batch's bytes
 // are made once per group and the same bytes written to each of its streams; and the frames of the next instant,
-// rendered for every group ahead of it (but for their `sent`), so that little is left to do at the instant.
+// rendered for every group ahead of it (but for their `sent`), so that little is left to do at the instant. A
+// stream's filters are read from its query here too (filtersOf).
+import { STORES } from "../../catalog/schema.ts";
+import { invalidParameter } from "../../errors.ts";
 import type { Joined } from "./fan-out.ts";
 import { renderTemplate } from "./frames.ts";
 import type { SaleBytes, Template } from "./frames.ts";
+import { EVENT_TYPES } from "./schedule.ts";
 import type { EventType, SaleEvent } from "./schedule.ts";
 
 /** Streams that are sent the same bytes. */
@@ -103,4 +107,31 @@ export function createGroups<S extends { group: Group<S> }>(seq: () => number) {
 
 function sameEvents(a: readonly SaleEvent[], b: readonly SaleEvent[]): boolean {
   return a.length === b.length && a.every((e, i) => e === b[i]);
+}
+
+/** A stream's filters from its query: `store` and `types`, each repeatable or comma-separated; null when absent. */
+export function filtersOf(query: Map<string, string[]>) {
+  return {
+    stores: values(query, "store", STORES, (v) => (v === "children" ? "kids" : v)),
+    types: values(query, "types", EVENT_TYPES),
+  };
+}
+
+/** A repeatable parameter (also comma-separated) checked against `allowed`; null when absent. */
+function values<T extends string>(
+  query: Map<string, string[]>,
+  name: string,
+  allowed: readonly T[],
+  alias: (v: string) => string = (v) => v,
+): ReadonlySet<T> | null {
+  const given = query.get(name);
+  if (!given) return null;
+  const out = new Set<T>();
+  for (const v of given.flatMap((g) => g.split(","))) {
+    const value = alias(v);
+    if (!(allowed as readonly string[]).includes(value))
+      throw invalidParameter(name, `must be one of ${allowed.join(", ")} (repeatable)`);
+    out.add(value as T);
+  }
+  return out;
 }

@@ -21,15 +21,14 @@
 import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { STORES } from "../../catalog/schema.ts";
-import { ApiError, invalidParameter } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
 import type { LoadedSnapshot } from "../../snapshot/load.ts";
 import type { Admitted } from "../admission.ts";
 import { createFanOut } from "./fan-out.ts";
 import type { Joined } from "./fan-out.ts";
 import { fill, HEARTBEAT } from "./frames.ts";
 import type { Bytes, SaleBytes, Template } from "./frames.ts";
-import { createGroups, render } from "./groups.ts";
+import { createGroups, filtersOf, render } from "./groups.ts";
 import type { Group } from "./groups.ts";
 import { createInstantTimer } from "./instant-timer.ts";
 import { EVENT_DEFAULTS, NODE_TIMERS } from "./options.ts";
@@ -37,7 +36,7 @@ import type { EventStreamOptions } from "./options.ts";
 import { createReplay } from "./replay.ts";
 import { createResumer } from "./resume.ts";
 import type { Resuming } from "./resume.ts";
-import { createSchedule, EVENT_TYPES, firstAfter, swapEvents } from "./schedule.ts";
+import { createSchedule, firstAfter, swapEvents } from "./schedule.ts";
 import type { SaleEvent, Schedule } from "./schedule.ts";
 
 export type { Scheduler } from "./instant-timer.ts";
@@ -192,8 +191,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   return {
     /** Answers an admitted GET or HEAD /v1/events: the stream's headers, and on GET the stream. */
     open(req: IncomingMessage, res: ServerResponse, a: Admitted, headers: readonly string[]): [number, number] {
-      const stores = values(a.query, "store", STORES, (v) => (v === "children" ? "kids" : v));
-      const types = values(a.query, "types", EVENT_TYPES);
+      const { stores, types } = filtersOf(a.query);
       if (closed) throw new ApiError(503, "service_unavailable", "the server is closing", { "Retry-After": "1" });
       if (streams.size >= o.maxStreams)
         throw new ApiError(503, "service_unavailable", `this server holds its ${o.maxStreams} streams`, {
@@ -283,23 +281,4 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       return { streams: streams.size, replaying: resumer.replaying, unsentBytes, dropped, swapEvents: replay.size };
     },
   };
-}
-
-/** A repeatable parameter (also comma-separated) checked against `allowed`; null when absent. */
-function values<T extends string>(
-  query: Map<string, string[]>,
-  name: string,
-  allowed: readonly T[],
-  alias: (v: string) => string = (v) => v,
-): ReadonlySet<T> | null {
-  const given = query.get(name);
-  if (!given) return null;
-  const out = new Set<T>();
-  for (const v of given.flatMap((g) => g.split(","))) {
-    const value = alias(v);
-    if (!(allowed as readonly string[]).includes(value))
-      throw invalidParameter(name, `must be one of ${allowed.join(", ")} (repeatable)`);
-    out.add(value as T);
-  }
-  return out;
 }
