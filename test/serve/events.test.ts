@@ -51,6 +51,19 @@ async function start(catalog = standardCatalog(), events: EventStreamOptions = {
   return Object.assign(api, { advanceTo: timers.advanceTo });
 }
 
+/**
+ * The standard catalog and `n` home sales of ~10 KB, beginning at T0+H and ending at `ends`: megabytes of events, more
+ * than the kernel holds (some MB on loopback) for a client that does not read.
+ */
+function withBigSales(n: number, ends: number) {
+  const catalog = standardCatalog();
+  for (let i = 0; i < n; i++)
+    catalog.sales.push(
+      sale(`big-${i}`, { store: "home", begins: iso(T0 + H), ends: iso(ends), description: "x".repeat(10_000) }),
+    );
+  return catalog;
+}
+
 async function stream(api: TestApi, params = "", headers: Record<string, string> = {}): Promise<SseClient> {
   const client = await openSse(api.url + withKey(api, "/v1/events", params), headers);
   opened.push(client);
@@ -240,16 +253,7 @@ describe("GET /v1/events", () => {
   it("drops a client that does not read once its unsent bytes pass the bound, and keeps one that reads", async () => {
     // 400 sales of ~10 KB beginning at once and ending at once: two 4 MB batches, more than the kernel holds (some
     // MB on loopback) for a client that never reads.
-    const catalog = standardCatalog();
-    for (let i = 0; i < 400; i++)
-      catalog.sales.push(
-        sale(`big-${i}`, {
-          store: "home",
-          begins: iso(T0 + H),
-          ends: iso(T0 + 3 * H),
-          description: "x".repeat(10_000),
-        }),
-      );
+    const catalog = withBigSales(400, T0 + 3 * H);
     const api = await start(catalog, { maxUnsentBytes: 16_384, heartbeatMs: 10 * H * 1000 });
     api.clock.now = T0 + 60;
     const reader = await stream(api, "store=home");
@@ -272,16 +276,7 @@ describe("GET /v1/events", () => {
   it("sends a resuming client what it missed as it reads: a chunk held here at a time, events meanwhile after it", async () => {
     // 800 sales of ~10 KB began an hour ago: a client resuming from before them missed 8 MB, more than the kernel
     // holds for one that does not read (some MB on loopback).
-    const catalog = standardCatalog();
-    for (let i = 0; i < 800; i++)
-      catalog.sales.push(
-        sale(`big-${i}`, {
-          store: "home",
-          begins: iso(T0 + H),
-          ends: iso(T0 + 20 * H),
-          description: "x".repeat(10_000),
-        }),
-      );
+    const catalog = withBigSales(800, T0 + 20 * H);
     const api = await start(catalog, { heartbeatMs: 3 * H * 1000 });
     api.advanceTo(T0 + H + 60);
     const resumed = await stream(api, "", { "Last-Event-ID": `${T0}.1.AAAAAAAAAAAAAAAA` });
@@ -315,16 +310,7 @@ describe("GET /v1/events", () => {
   });
 
   it("ends a stream still being sent what it missed at a swap; resumed, it gets the rest from the new snapshot", async () => {
-    const catalog = standardCatalog();
-    for (let i = 0; i < 800; i++)
-      catalog.sales.push(
-        sale(`big-${i}`, {
-          store: "home",
-          begins: iso(T0 + H),
-          ends: iso(T0 + 20 * H),
-          description: "x".repeat(10_000),
-        }),
-      );
+    const catalog = withBigSales(800, T0 + 20 * H);
     const api = await start(catalog);
     api.advanceTo(T0 + H + 60);
     const first = await stream(api, "", { "Last-Event-ID": `${T0}.1.AAAAAAAAAAAAAAAA` });
