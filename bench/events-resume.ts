@@ -12,7 +12,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { cpuSeconds, rssMb } from "../scripts/lib/proc.ts";
-import { startClientsProcess } from "./lib/clients-process.ts";
+import { startClientsProcess, streamKeys, STREAMS_PER_KEY as PER_KEY } from "./lib/clients-process.ts";
 import type { ReadyChild } from "../scripts/lib/spawn-ready.ts";
 import { createKey } from "../src/keys/keys-file.ts";
 import { createSchedule, firstAfter } from "../src/serve/events/schedule.ts";
@@ -29,8 +29,6 @@ import { prepareSnapshot } from "./lib/snapshot.ts";
 const HOST = "127.0.0.1";
 const repoRoot = join(import.meta.dirname, "..");
 const LIST = "/v1/sales/active.json";
-/** The server's default cap of streams per key (src/serve/events/options.ts): the streams are spread over keys of 16. */
-const PER_KEY = 16;
 /** Events a stream of phase (a) missed. */
 const HANDFUL = 5;
 /** The last sales begin this often in the minutes before the build, so that phase (a) resumes from minutes ago. */
@@ -201,9 +199,7 @@ async function main(): Promise<number> {
     // The events the server replays, read by the server's own code from the snapshot (the reference stream must get
     // them, and every stream what the reference got).
     const { events } = createSchedule(await loadSnapshot(snap.dataDir));
-    const keys: string[] = [];
-    for (let i = 0; i < Math.ceil(o.streams / PER_KEY); i++)
-      keys.push(await createKey(snap.keysFile, `resume-${i}`, new Date(), { rate: 1e9, burst: 1e9 }));
+    const keys = await streamKeys(snap.keysFile, o.streams, "resume");
     const refKey = await createKey(snap.keysFile, "resume-reference", new Date(), { rate: 1e9, burst: 1e9 });
     const server = await startDeployedOn(snap, {
       core: pre.cores?.server ?? null,

@@ -13,10 +13,9 @@ import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { startClientsProcess } from "./lib/clients-process.ts";
+import { startClientsProcess, streamKeys, STREAMS_PER_KEY as PER_KEY } from "./lib/clients-process.ts";
 import type { ReadyChild } from "../scripts/lib/spawn-ready.ts";
 import { cpuSeconds, rssMb } from "../scripts/lib/proc.ts";
-import { createKey } from "../src/keys/keys-file.ts";
 import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
 import type { ClientsConfig, PollersResult, StreamsResult } from "./events/clients.ts";
 import { summarizeProfiles } from "./lib/profile.ts";
@@ -30,8 +29,6 @@ const HOST = "127.0.0.1";
 const repoRoot = join(import.meta.dirname, "..");
 const LIST = "/v1/sales/active.json";
 const SALE_KEY = "bench-flash";
-/** The server's default cap of streams per key (src/serve/events/hub.ts): the streams are spread over keys of 16. */
-const PER_KEY = 16;
 /** Targets: sale.begins on every stream within 100 ms of its instant (p99); polling keeps the serve benchmark's p99. */
 const TARGETS = { deliveryP99Ms: 100, pollP99Ms: 5 } as const;
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
@@ -129,9 +126,7 @@ async function main(): Promise<number> {
     const reportAtMs = instantMs + o.after * 1000;
     log(`built in ${(snap.buildMs / 1000).toFixed(1)} s; the sale begins at ${new Date(instantMs).toISOString()}`);
 
-    const keys: string[] = [];
-    for (let i = 0; i < Math.ceil(o.streams / PER_KEY); i++)
-      keys.push(await createKey(snap.keysFile, `events-${i}`, new Date(), { rate: 1e9, burst: 1e9 }));
+    const keys = await streamKeys(snap.keysFile, o.streams, "events");
     const server = await startDeployedOn(snap, {
       core: pre.cores?.server ?? null,
       cwd: repoRoot,

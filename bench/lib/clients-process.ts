@@ -1,9 +1,11 @@
 // A benchmark's client process (the events benchmarks' bench/*/clients.ts): started pinned to a core with its
 // configuration in a JSON file, ready once it prints `READY <pid>`, and its figures in the one `RESULT <json>` line it
-// prints when done.
+// prints when done. And the keys their event streams are spread over.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { spawnReady } from "../../scripts/lib/spawn-ready.ts";
+import { createKey } from "../../src/keys/keys-file.ts";
+import { EVENT_DEFAULTS } from "../../src/serve/events/options.ts";
 import type { ReadyChild } from "../../scripts/lib/spawn-ready.ts";
 
 export interface ClientsProcess<R> {
@@ -44,4 +46,15 @@ export async function startClientsProcess<R>(
   // Stopped early (another part failed), it exits without a result: nobody awaits that rejection then.
   result.catch(() => undefined);
   return { child, result };
+}
+
+/** Event streams a key may hold: the server's default cap, which the benchmarks spread their streams over keys by. */
+export const STREAMS_PER_KEY = EVENT_DEFAULTS.maxStreamsPerKey;
+
+/** Keys for `streams` event streams, STREAMS_PER_KEY each, none rate-limited, named `<prefix>-<i>`, in `keysFile`. */
+export async function streamKeys(keysFile: string, streams: number, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < Math.ceil(streams / STREAMS_PER_KEY); i++)
+    keys.push(await createKey(keysFile, `${prefix}-${i}`, new Date(), { rate: 1e9, burst: 1e9 }));
+  return keys;
 }
