@@ -32,12 +32,10 @@ const keyIds = (page: Page) => new Set([...page.text.matchAll(/href="\/keys\/([a
 /** The usage page's figures table, by period. */
 const tableRows = (page: Page) => usageTable(page.text);
 
-/** The CSV as Python's csv module reads it (a reader spreadsheets' CSV import agrees with). */
-function parseCsv(text: string): string[][] {
-  const read = spawnSync(PYTHON, ["-c", "import csv,sys,json; print(json.dumps(list(csv.reader(sys.stdin))))"], {
-    input: text,
-    encoding: "utf8",
-  });
+/** The CSV as Python's csv module reads it (a reader spreadsheets' CSV import agrees with), split on `delimiter`. */
+function parseCsv(text: string, delimiter = ","): string[][] {
+  const program = `import csv,sys,json; print(json.dumps(list(csv.reader(sys.stdin, delimiter=${JSON.stringify(delimiter)}))))`;
+  const read = spawnSync(PYTHON, ["-c", program], { input: text, encoding: "utf8" });
   if (read.status !== 0) throw new Error(`python3 csv: ${read.stderr}`);
   return JSON.parse(read.stdout) as string[][];
 }
@@ -99,7 +97,9 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
     const a = (await findAccountByEmail(portal.db, email("alice")))!;
     await updateAccount(portal.db, a.id, { rate: 1, burst: 3 });
     keys.shop = await makeKey(alice, "shop");
-    keys.hostile = await makeKey(alice, HOSTILE);
+    // A label from before labels were limited to a safe set of characters, as the database may still hold it.
+    keys.hostile = await makeKey(alice, "hostile");
+    await portal.db.run("UPDATE api_keys SET label = ? WHERE id = ?", [HOSTILE, keys.hostile.id]);
     // A key made 31 days ago and never used: idle.
     portal.clock.now = T0 * 1000 - 31 * DAY_MS;
     keys.old = await makeKey(alice, "old");
@@ -217,11 +217,23 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
     expect(page).toContain('href="/usage"');
   });
 
-  it("puts no formula in the CSV, whatever the key's label", async () => {
+  it("puts no formula in the CSV, whatever the key's label, for a reader splitting on `,` or on `;`", async () => {
     const text = (await alice.get(`/keys/${keys.hostile!.id}/usage.csv`)).text;
     const csv = parseCsv(text);
     expect(csv.at(-1)!.slice(1, 4)).toEqual([`'${HOSTILE}`, "1", "1"]);
     for (const row of csv) for (const cell of row) expect(cell).not.toMatch(/^\s*[=+\-@\t\r]/);
+    // `x;=1+1;`: no cell starts with = for `,`, but a reader splitting on `;` (the usual one where `,` is the decimal
+    // mark) found one (quotes do not stop it: a cell it starts after a `;` inside a quoted one is new to it).
+    await portal.db.run("UPDATE api_keys SET label = ? WHERE id = ?", ["x;=1+1;", keys.hostile!.id]);
+    try {
+      const semicolons = (await alice.get(`/keys/${keys.hostile!.id}/usage.csv`)).text;
+      expect(parseCsv(semicolons).at(-1)!.slice(1, 4)).toEqual(["x;'=1+1;", "1", "1"]);
+      for (const delimiter of [",", ";"])
+        for (const row of parseCsv(semicolons, delimiter))
+          for (const cell of row) expect(cell).not.toMatch(/^\s*[=+\-@\t\r]/);
+    } finally {
+      await portal.db.run("UPDATE api_keys SET label = ? WHERE id = ?", [HOSTILE, keys.hostile!.id]);
+    }
   });
 
   it("answers another account's key with a 404, the operator pages with a 404, and no session with the sign-in", async () => {
