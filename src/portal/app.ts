@@ -10,6 +10,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { timingSafeEqual } from "node:crypto";
 import { html } from "hono/html";
 import { registerAccountRoutes } from "./account-routes.ts";
+import { HashingBusyError } from "./hash-pool.ts";
 import type { Portal, PortalEnv, PortalOptions } from "./context.ts";
 import { pageContext, render } from "./context.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
@@ -125,6 +126,12 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   );
   app.onError(async (err, c) => {
     if (err instanceof HTTPException) return err.getResponse();
+    // More passwords to hash at once than the pool holds (passwords.ts): the request changed nothing; try again.
+    if (err instanceof HashingBusyError) {
+      c.header("Retry-After", String(err.retryAfter));
+      const body = html`<p role="alert">Too many people are signing in right now. Please try again in a moment.</p>`;
+      return c.html(await page(pageContext(c, portal), "Busy", body), 503);
+    }
     portal.log(
       JSON.stringify({
         time: new Date(portal.clock()).toISOString(),

@@ -1,5 +1,6 @@
 // What every route of the portal shares: its options, the per-request variables, and the helpers that read them.
 import type { Context } from "hono";
+import { clientKey } from "../serve/client-address.ts";
 import type { PortalDatabase } from "./db/database.ts";
 import type { Mailer } from "./mailer.ts";
 import type { Account } from "./store/accounts.ts";
@@ -59,6 +60,14 @@ export type PortalContext = Context<PortalEnv>;
 /** The client's address, as the audit trail and the sign-in and mail limits know it (see PortalOptions.trustProxy). */
 export function clientAddress(c: PortalContext): string {
   return c.get("client") || "unknown";
+}
+
+/**
+ * The client as the limits count it: its address, an IPv6 client by its /64 (the API's clientKey), since one host or
+ * home network is given a whole /64 and picks any address in it. The audit trail keeps the address itself.
+ */
+export function limitAddress(c: PortalContext): string {
+  return clientKey(clientAddress(c));
 }
 
 /** The page frame's view of the request. */

@@ -1,5 +1,6 @@
 // The portal's forms as zod schemas: what each accepts, and the message shown next to a field that is wrong.
 import { z } from "zod";
+import { weakPassword } from "./common-passwords.ts";
 
 const text = (label: string, max: number) =>
   z
@@ -13,11 +14,26 @@ const email = z
   .trim()
   .max(254, "Email must be at most 254 characters")
   .pipe(z.email("Enter an email address such as name@example.com"));
-/** NIST SP 800-63B: at least 8 characters, a long maximum, no composition rules; we ask for 12. */
+/** Why a new password is refused although long enough (common-passwords.ts). */
+const WEAK_PASSWORD = {
+  common:
+    "This password is one of the most common ones, found in leaked password lists that attackers try first: choose another (a few unrelated words make a good one)",
+  pattern:
+    "This password is a simple pattern (a short piece repeated, or a run such as abcd or 4321): choose another (a few unrelated words make a good one)",
+} as const;
+
+/**
+ * NIST SP 800-63B: at least 8 characters, a long maximum, no composition rules, and none of the common, breached or
+ * repetitive passwords; we ask for 12.
+ */
 const newPassword = z
   .string("Password is required")
   .min(12, "Password must be at least 12 characters")
-  .max(256, "Password must be at most 256 characters");
+  .max(256, "Password must be at most 256 characters")
+  .superRefine((value, ctx) => {
+    const weak = weakPassword(value);
+    if (weak) ctx.addIssue({ code: "custom", message: WEAK_PASSWORD[weak] });
+  });
 const password = z.string("Password is required").min(1, "Password is required").max(256, "Password is too long");
 
 export const SignUpSchema = z.object({ email, password: newPassword, partner: text("Partner name", 100) });

@@ -1,4 +1,5 @@
-// The portal's two cookies (the session, and the pre-session CSRF secret) and the CSRF token derived from them.
+// The portal's cookies (the session, the pre-session CSRF secret, the sign-in device) and the CSRF token derived from
+// the first two.
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { PortalContext } from "./context.ts";
 import { hashSecret, randomToken } from "./secrets.ts";
@@ -17,7 +18,9 @@ export function cookiesAreSecure(publicUrl: string, requestUrl: string): boolean
 }
 
 const names = (secure: boolean) =>
-  secure ? { session: "__Host-session", csrf: "__Host-csrf" } : { session: "portal-session", csrf: "portal-csrf" };
+  secure
+    ? { session: "__Host-session", csrf: "__Host-csrf", device: "__Host-device" }
+    : { session: "portal-session", csrf: "portal-csrf", device: "portal-device" };
 
 const options = (secure: boolean) => ({ httpOnly: true, sameSite: "Lax" as const, path: "/", secure });
 
@@ -34,6 +37,17 @@ export function writeSessionCookie(c: PortalContext, secure: boolean, id: string
 /** Removes the session cookie. */
 export function clearSessionCookie(c: PortalContext, secure: boolean): void {
   deleteCookie(c, names(secure).session, options(secure));
+}
+
+/** The device token from the request's cookie, if any looks like one (store/devices.ts checks it). */
+export function readDeviceCookie(c: PortalContext, secure: boolean): string | undefined {
+  const token = getCookie(c, names(secure).device);
+  return token && /^[A-Za-z0-9_-]{43}$/.test(token) ? token : undefined;
+}
+
+/** Sets the device cookie, kept by the browser for `maxAgeMs` (past the session: it says the browser signed in before). */
+export function writeDeviceCookie(c: PortalContext, secure: boolean, token: string, maxAgeMs: number): void {
+  setCookie(c, names(secure).device, token, { ...options(secure), maxAge: Math.floor(maxAgeMs / 1000) });
 }
 
 /**

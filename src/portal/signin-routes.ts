@@ -1,17 +1,21 @@
-// Signing in (limited per client address and per account) and out.
+// Signing in and out. A sign-in takes an attempt from its limits (the client's network, and the account or the device)
+// before its password is hashed, so that guesses sent at once meet the same limits as guesses sent one by one.
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import { notYet, sendVerification, startSession, textFields } from "./account-access.ts";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { clientAddress, formOf, pageContext, render, renderTooMany } from "./context.ts";
+import { clientAddress, formOf, limitAddress, pageContext, render, renderTooMany } from "./context.ts";
+import { knownDevice, rememberDevice } from "./device-cookies.ts";
 import { SignInSchema, parseForm } from "./forms.ts";
 import { mailWait, tooManyMails } from "./mail-limits.ts";
-import { dummyHash, verifyPassword } from "./passwords.ts";
+import { HashingBusyError } from "./hash-pool.ts";
+import { dummyHash, hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 import { clearSessionCookie } from "./session-cookies.ts";
-import { findAccountByEmail, normalizeEmail } from "./store/accounts.ts";
+import { findAccountByEmail, normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
 import { endSession } from "./store/sessions.ts";
-import { clearFailures, lockedFor, recordFailure } from "./store/throttle.ts";
+import { returnAttempt, takeAttempts } from "./store/throttle.ts";
+import type { ThrottleRule } from "./store/throttle.ts";
 import { checkMail, signInForm } from "./views/auth-pages.ts";
 
 /** Adds the routes of signing in and out to `app`. */
@@ -32,23 +36,32 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
     if (!form.ok) return render(c, portal, 400, "Sign in", signInForm(ctx(c), body, form.errors));
     const now = portal.clock();
     const address = clientAddress(c);
-    const keys = { address: `address:${address}`, account: `account:${normalizeEmail(form.data.email)}` };
-    const wait = await lockedFor(portal.db, [keys.address, keys.account], now);
+    const account = await findAccountByEmail(portal.db, form.data.email);
+    // Each attempt is taken from the limits before the password is hashed: from the client's network's, and from the
+    // account's (by email, known or not), or the device's when the browser has signed in to the account before.
+    const device = account ? await knownDevice(c, portal, account.id, now) : null;
+    const limits: [string, ThrottleRule][] = [
+      [`address:${limitAddress(c)}`, portal.throttle.address],
+      device
+        ? [`device:${device}`, portal.throttle.account]
+        : [`account:${normalizeEmail(form.data.email)}`, portal.throttle.account],
+    ];
+    const wait = await takeAttempts(portal.db, limits, now);
     if (wait > 0) {
       c.header("Retry-After", String(wait));
       const text = `Too many failed sign-ins: try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? "s" : ""}, or reset your password.`;
       return render(c, portal, 429, "Sign in", signInForm(ctx(c), body, {}, { text, kind: "alert" }));
     }
-    const account = await findAccountByEmail(portal.db, form.data.email);
-    const right = await verifyPassword(form.data.password, account?.password ?? (await dummyHash()));
+    // Past the hashing pool this throws HashingBusyError (503): the attempt stays taken, so that one client cannot keep
+    // the pool full by sending again and again.
+    const right = await verifyPassword(form.data.password, account?.password ?? dummyHash());
     if (!account || !right) {
-      await recordFailure(portal.db, keys.address, portal.throttle.address, now);
-      await recordFailure(portal.db, keys.account, portal.throttle.account, now);
       if (account) await recordAudit(portal.db, account.id, { at: now, event: "signin.failed", detail: "", address });
       const text = "The email or the password is wrong.";
       return render(c, portal, 401, "Sign in", signInForm(ctx(c), body, {}, { text, kind: "alert" }));
     }
-    await clearFailures(portal.db, keys.account);
+    for (const [key] of limits) await returnAttempt(portal.db, key); // a success does not count against a limit
+    if (needsRehash(account.password)) await rehash(portal, account.id, form.data.password);
     if (account.verified === null) {
       const wait = await mailWait(portal, { address, to: account.email });
       if (wait)
@@ -76,6 +89,7 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
         account.status === "pending" ? "Waiting for approval" : "Account suspended",
         notYet(account),
       );
+    if (!device) await rememberDevice(c, portal, account.id, now);
     await startSession(c, portal, account, "signin");
     return c.redirect("/keys", 303);
   });
@@ -95,4 +109,16 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
     clearSessionCookie(c, c.get("secureCookies"));
     return c.redirect("/sign-in?signed-out=1", 303);
   });
+}
+
+/**
+ * Stores `password` hashed at the current parameters, after a sign-in checked it against a hash of older ones. When
+ * the pool is busy it is left for a later sign-in: the sign-in itself goes on.
+ */
+async function rehash(portal: Portal, accountId: string, password: string): Promise<void> {
+  try {
+    await updateAccount(portal.db, accountId, { password: await hashPassword(password) });
+  } catch (err) {
+    if (!(err instanceof HashingBusyError)) throw err;
+  }
 }

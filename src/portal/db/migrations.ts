@@ -133,6 +133,19 @@ export const MIGRATIONS: readonly Migration[] = [
        FROM usage_minute GROUP BY key_name, minute - (minute % 3600000)`,
     ],
   },
+  {
+    version: 6,
+    name: "sign-in device cookies: the hash of each device token, whose sign-ins are limited per device",
+    statements: [
+      `CREATE TABLE signin_devices (
+        token_hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        created BIGINT NOT NULL,
+        expires BIGINT NOT NULL
+      )`,
+      `CREATE INDEX signin_devices_account ON signin_devices (account_id, created)`,
+    ],
+  },
 ];
 
 /** The database was migrated by newer code than this: refuse to run against a schema we do not know. */
