@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { connect } from "node:net";
 import { setPriority } from "node:os";
+import { loopbackSource } from "../lib/loopback-source.ts";
 
 /** What the benchmark hands the process. */
 export type ResumeClientsConfig = { host: string; port: number } & (
@@ -232,7 +233,13 @@ function runStreams(c: Extract<ResumeClientsConfig, { mode: "streams" }>): void 
       scan(s, rest, rest.length, at);
       return true;
     };
-    const socket = connect({ port: c.port, host: c.host, onread: { buffer: READ_BUFFER, callback: onRead } });
+    const key = c.keys[Math.floor(i / c.perKey)]!;
+    const socket = connect({
+      port: c.port,
+      host: c.host,
+      localAddress: loopbackSource(key),
+      onread: { buffer: READ_BUFFER, callback: onRead },
+    });
     socket.setNoDelay(true);
     socket.on("error", () => undefined); // its 'close' follows
     socket.on("close", () => {
@@ -241,7 +248,6 @@ function runStreams(c: Extract<ResumeClientsConfig, { mode: "streams" }>): void 
       if (!s.finished) s.endedAt = now();
       finish(s);
     });
-    const key = c.keys[Math.floor(i / c.perKey)]!;
     socket.write(
       `GET /v1/events?apikey=${key} HTTP/1.1\r\nHost: ${c.host}:${c.port}\r\nAccept: text/event-stream\r\n` +
         `Last-Event-ID: ${c.lastId}\r\n\r\n`,

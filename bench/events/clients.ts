@@ -8,6 +8,7 @@ import { Agent, request } from "node:http";
 import { connect } from "node:net";
 import { setPriority } from "node:os";
 import type { Socket } from "node:net";
+import { loopbackSource } from "../lib/loopback-source.ts";
 
 /** What the benchmark hands the process. */
 export type ClientsConfig = {
@@ -156,7 +157,12 @@ function openStream(key: string, i: number, tape: Tape, out: { ended: boolean })
       }
       return true;
     };
-    const socket = connect({ port: config.port, host: config.host, onread: { buffer: READ_BUFFER, callback: onRead } });
+    const socket = connect({
+      port: config.port,
+      host: config.host,
+      localAddress: loopbackSource(key),
+      onread: { buffer: READ_BUFFER, callback: onRead },
+    });
     socket.setNoDelay(true);
     socket.on("error", (err) => (open ? undefined : reject(err)));
     socket.on("close", () => {

@@ -98,9 +98,17 @@ interface HandlerStats {
   bodyReads: number;
   /**
    * Event streams open, those still writing what they missed (resuming), the bytes all of them hold unsent in this
-   * process, streams dropped for not reading, and announced/updated events kept for resuming.
+   * process, streams dropped for not reading, announced/updated events kept for resuming, and streams refused by the
+   * cap that was full (src/serve/events/caps.ts).
    */
-  events: { streams: number; replaying: number; unsentBytes: number; dropped: number; swapEvents: number };
+  events: {
+    streams: number;
+    replaying: number;
+    unsentBytes: number;
+    dropped: number;
+    swapEvents: number;
+    refused: { server: number; key: number; account: number; address: number };
+  };
   /** Calendar feeds kept (at most 32, without affid) and rendered so far (src/serve/calendar-feeds.ts renders ahead). */
   calendars: { feeds: number; renders: number };
 }

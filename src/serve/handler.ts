@@ -89,7 +89,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     if (!(options.waitForSnapshot && err instanceof SnapshotError)) throw err;
   }
   let state = stateOf(initial, await loadKeyRing(options.keysFile));
-  const events = createEventHub(clock, options.events);
+  // Its streams are capped per client address, named as admission names it (behind trustProxy's proxies too).
+  const events = createEventHub(clock, { trustProxy: options.trustProxy, ...options.events });
   events.swap(state.snapshot);
   const metrics = options.metricsToken
     ? createMetrics({

@@ -71,8 +71,17 @@ export interface MetricsSource {
   bodies?: () => { bytes: number; reads: number };
   /** Usage per key (src/usage/): rows not yet handed over, requests dropped past the bound, hand-overs and failures. */
   usage?: () => { rows: number; dropped: number; batches: number; failures: number };
-  /** GET /v1/events (src/serve/events/): streams open and resuming, bytes held unsent, streams dropped so far. */
-  events?: () => { streams: number; replaying: number; unsentBytes: number; dropped: number };
+  /**
+   * GET /v1/events (src/serve/events/): streams open and resuming, bytes held unsent, streams dropped so far, and
+   * streams refused so far by the cap that was full.
+   */
+  events?: () => {
+    streams: number;
+    replaying: number;
+    unsentBytes: number;
+    dropped: number;
+    refused: Record<"server" | "key" | "account" | "address", number>;
+  };
 }
 
 export interface Metrics {
@@ -233,6 +242,12 @@ export function createMetrics(source: MetricsSource): Metrics {
       "Event streams dropped because their clients stopped reading.",
       "counter",
       () => [{ labels: {}, value: events().dropped }],
+    );
+    custom(
+      "event_streams_refused_total",
+      "Event streams refused because a cap was full, by cap: server (a 503), key, account or address (a 429).",
+      "counter",
+      () => Object.entries(events().refused).map(([cap, value]) => ({ labels: { cap }, value })),
     );
   }
   custom("connections_open", "Client connections open now.", "gauge", async () => {

@@ -336,7 +336,12 @@ describe("GET /v1/events", () => {
   });
 
   it("ends every stream when the server closes, and holds each open stream in a few KB", async () => {
-    const api = await start(standardCatalog(), { maxStreamsPerKey: 1000 });
+    const lots = 1000; // one key, account and address hold them all
+    const api = await start(standardCatalog(), {
+      maxStreamsPerKey: lots,
+      maxStreamsPerAccount: lots,
+      maxStreamsPerAddress: lots,
+    });
     const n = 500;
     const clients: SseClient[] = [];
     // One stream first, so that what the first one sets up once is not counted per stream.

@@ -15,15 +15,19 @@
 //   names: begins/ends are recomputed from the snapshot (24 h back), announced/updated come from this process's
 //   memory of its recent swaps (bounded), so those resume on the server that sent them only (replay.ts). What a stream
 //   missed is written as its client reads it, and what comes meanwhile is queued behind it (resume.ts).
-// - Bounded: streams per key and per server are capped (429, 503); a stream whose unsent bytes in this process pass
-//   `maxUnsentBytes` is dropped, and so is a resuming one that has not read for `heartbeatMs`; the frames rendered
-//   ahead are capped (groups.ts); close() ends every stream (the server's graceful close calls it).
+// - Bounded: streams per key, per account, per client address and per server are capped (429, 503), each place taken
+//   before the stream is admitted (caps.ts); a stream whose unsent bytes in this process pass `maxUnsentBytes` is
+//   dropped, and so is one that has held any unsent for `heartbeatMs` (heartbeats alone, too), or a resuming one that
+//   has not read for as long; the frames rendered ahead are capped (groups.ts); close() ends every stream (the
+//   server's graceful close calls it).
 import cluster from "node:cluster";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError } from "../../errors.ts";
 import type { LoadedSnapshot } from "../../snapshot/load.ts";
 import type { Admitted } from "../admission.ts";
+import { createClientAddress } from "../client-address.ts";
+import { createStreamCaps } from "./caps.ts";
 import { createFanOut } from "./fan-out.ts";
 import type { Joined } from "./fan-out.ts";
 import { fill, HEARTBEAT } from "./frames.ts";
@@ -51,8 +55,12 @@ interface Stream extends Joined, Resuming {
   socket: Socket | null;
   /** Whether its socket is written HTTP/1.1 chunks (an HTTP/1.0 response is sent as it is, until the connection closes). */
   chunked: boolean;
-  key: string;
   group: Group<Stream>;
+  /**
+   * Since when (the clock's ms) this process has held bytes of it unsent, its client taking none (the kernel's
+   * buffers full); null while it holds none.
+   */
+  heldSince: number | null;
 }
 
 /** Under WORKERS=N, which worker holds a stream (said in its first comment, as /healthz says it): each sends alike. */
@@ -75,7 +83,8 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const o = { ...EVENT_DEFAULTS, ...options };
   const timers = options.scheduler ?? NODE_TIMERS;
   const streams = new Set<Stream>();
-  const perKey = new Map<string, number>();
+  const caps = createStreamCaps(o);
+  const clientAddress = createClientAddress(options.trustProxy ?? []);
   let schedule: Schedule | null = null;
   /** Events placed at or before this second have been sent (or were due before any stream could want them). */
   let through = Math.floor(clock() / 1000);
@@ -94,7 +103,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const deliver = (s: Stream, bytes: Bytes) => {
     if (s.queued !== null) return resumer.queue(s, bytes);
     if (stalled(s)) return;
-    write(s, bytes);
+    if (!write(s, bytes) && s.heldSince === null) s.heldSince = clock();
   };
   /** Writes to the stream; false once what it holds unsent passes node's mark (wait for 'drain' to write more). */
   const write = (s: Stream, bytes: Bytes): boolean =>
@@ -122,13 +131,24 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
 
   /**
    * Drops a stream whose earlier writes still hold more than `maxUnsentBytes` in this process (the kernel's buffers
-   * being full): a client that does not read. Looked at before each write, so that one large batch (a thousand
-   * sales beginning at once) does not drop a client that reads it.
+   * being full): a client that does not read; and one that has held any bytes unsent for `heartbeatMs`, however few
+   * (a client that stopped reading, sent only heartbeats since). Looked at before each write (a heartbeat's too),
+   * so that one large batch (a thousand sales beginning at once) does not drop a client that reads it. Unsent bytes
+   * only shrink between writes: held before this write and before the last one (or after it), held throughout.
    */
   const stalled = (s: Stream): boolean => {
     if (s.res.destroyed) return true; // dropped already (it leaves `streams` once its socket has closed)
     // A direct stream's response holds nothing itself: its socket's count is the whole (and cheaper to read).
-    if ((s.socket ?? s.res).writableLength <= o.maxUnsentBytes) return false;
+    const held = (s.socket ?? s.res).writableLength;
+    if (held === 0) {
+      s.heldSince = null;
+      return false;
+    }
+    if (held <= o.maxUnsentBytes) {
+      const now = clock();
+      if (s.heldSince === null) s.heldSince = now;
+      if (now - s.heldSince < o.heartbeatMs) return false;
+    }
     dropped++;
     s.res.destroy();
     return true;
@@ -193,15 +213,10 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     open(req: IncomingMessage, res: ServerResponse, a: Admitted, headers: readonly string[]): [number, number] {
       const { stores, types } = filtersOf(a.query);
       if (closed) throw new ApiError(503, "service_unavailable", "the server is closing", { "Retry-After": "1" });
-      if (streams.size >= o.maxStreams)
-        throw new ApiError(503, "service_unavailable", `this server holds its ${o.maxStreams} streams`, {
-          "Retry-After": "5",
-        });
-      const count = perKey.get(a.credential.name) ?? 0;
-      if (count >= o.maxStreamsPerKey)
-        throw new ApiError(429, "rate_limited", `a key may hold ${o.maxStreamsPerKey} event streams at once`, {
-          "Retry-After": "5",
-        });
+      // Its place under every cap, taken now (throws the 429 or 503 of a full one), before anything is sent.
+      const release = caps.take(a.credential.name, clientAddress(req));
+      if (req.method === "HEAD") release();
+      else res.once("close", release);
       res.writeHead(200, [...HEADERS, ...headers]);
       if (req.method === "HEAD") {
         res.end();
@@ -215,22 +230,18 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
         res,
         socket: null,
         chunked: false,
-        key: a.credential.name,
         group,
         backlog: null,
         queued: null,
         waitingSince: null,
+        heldSince: null,
       };
       groups.join(stream);
       streams.add(stream);
-      perKey.set(stream.key, count + 1);
       res.once("close", () => {
         resumer.stop(stream);
         streams.delete(stream);
         groups.leave(stream);
-        const left = (perKey.get(stream.key) ?? 1) - 1;
-        if (left > 0) perKey.set(stream.key, left);
-        else perKey.delete(stream.key);
       });
       const now = Math.floor(clock() / 1000);
       if (now < through) fire();
@@ -278,7 +289,14 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
       // Bytes the streams hold unsent in this process (kernel buffers aside).
       let unsentBytes = 0;
       for (const st of streams) unsentBytes += (st.socket ?? st.res).writableLength;
-      return { streams: streams.size, replaying: resumer.replaying, unsentBytes, dropped, swapEvents: replay.size };
+      return {
+        streams: streams.size,
+        replaying: resumer.replaying,
+        unsentBytes,
+        dropped,
+        swapEvents: replay.size,
+        refused: { ...caps.refused },
+      };
     },
   };
 }

@@ -13,7 +13,22 @@ export interface EventStreamOptions {
   maxStreams?: number;
   /** Streams open at once per key; more are a 429. Default 16. */
   maxStreamsPerKey?: number;
-  /** Bytes a stream may hold unsent in this process (past the kernel's buffers) before it is dropped. Default 65 536. */
+  /**
+   * Streams open at once per account, over all its keys (a portal partner's keys, `p.<account>.<key>`; a key made by
+   * `npm run keys` is an account of its own); more are a 429. Default 64 (without it, an account's 10 keys held 160).
+   */
+  maxStreamsPerAccount?: number;
+  /** Streams open at once per client address (IPv6: per /64, as the API's limits count it); more are a 429. Default 256. */
+  maxStreamsPerAddress?: number;
+  /**
+   * Proxies whose X-Forwarded-For names the client of a stream (addresses or networks, as the handler's `trustProxy`,
+   * which the handler passes). Default: none, the client is the TCP peer.
+   */
+  trustProxy?: readonly string[];
+  /**
+   * Bytes a stream may hold unsent in this process (past the kernel's buffers) before it is dropped. Default 65 536.
+   * A stream that holds any for `heartbeatMs` (its client has taken nothing meanwhile) is dropped too.
+   */
   maxUnsentBytes?: number;
   /** How far back Last-Event-ID resumes, seconds. Default 86 400 (24 hours). */
   replaySeconds?: number;
@@ -29,11 +44,13 @@ export interface EventStreamOptions {
   heartbeatSliceMs?: number;
 }
 
-export const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler">> = {
+export const EVENT_DEFAULTS: Required<Omit<EventStreamOptions, "scheduler" | "trustProxy">> = {
   heartbeatMs: 15_000,
   retryMs: 2_000,
   maxStreams: 10_000,
   maxStreamsPerKey: 16,
+  maxStreamsPerAccount: 64,
+  maxStreamsPerAddress: 256,
   maxUnsentBytes: 65_536,
   replaySeconds: 86_400,
   maxSwapEvents: 10_000,
