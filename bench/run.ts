@@ -16,6 +16,8 @@ const BENCHMARKS = [
   "events-resume",
   "usage",
   "edge",
+  "portal-mail",
+  "portal-signin",
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
