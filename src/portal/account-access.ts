@@ -3,29 +3,24 @@
 import { html } from "hono/html";
 import type { Portal, PortalContext } from "./context.ts";
 import { clientAddress } from "./context.ts";
-import { sendCounted } from "./mail-limits.ts";
+import { takeMailLimits } from "./mail-limits.ts";
 import { writeSessionCookie } from "./session-cookies.ts";
 import type { Account } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
 import { createSession } from "./store/sessions.ts";
-import { issueToken } from "./store/tokens.ts";
 
 /** The text fields of a submitted form (what a page shows back in its fields). */
 export const textFields = (body: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(body).filter((e): e is [string, string] => typeof e[1] === "string"));
 
-/** Mails `account` a verification link (counted against the mail limits of `address`, the client's). */
-export async function sendVerification(portal: Portal, account: Account, address: string): Promise<void> {
-  const token = await issueToken(portal.db, account.id, "verify", account.email, portal.clock());
-  await sendCounted(
-    portal,
-    { address, to: account.email },
-    {
-      to: account.email,
-      subject: "Confirm your email address for the developer portal",
-      text: `Open this link to confirm your address (it works once, for 24 hours):\n\n${portal.publicUrl()}/verify?token=${token}\n`,
-    },
-  );
+/**
+ * Queues a verification link for `account`, taking it from the mail limits of `address` (the client's) and of the
+ * account's address first: 0 when queued, else the seconds to wait (nothing was queued).
+ */
+export async function sendVerification(portal: Portal, account: Account, address: string): Promise<number> {
+  const wait = await takeMailLimits(portal, { address, to: account.email });
+  if (!wait) await portal.mailer.send({ link: "verify", accountId: account.id });
+  return wait;
 }
 
 /** Why an account that is not active cannot sign in. */

@@ -2,18 +2,27 @@
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { accountOf, clientAddress, fieldOf, formOf, pageContext, render, requireAccount } from "./context.ts";
+import {
+  accountOf,
+  clientAddress,
+  fieldOf,
+  formOf,
+  limitAddress,
+  pageContext,
+  render,
+  requireAccount,
+} from "./context.ts";
 import { DeleteAccountSchema, EmailChangeSchema, PasswordChangeSchema, parseForm } from "./forms.ts";
 import type { FieldErrors } from "./forms.ts";
-import { mailWait, sendCounted, tooManyMails } from "./mail-limits.ts";
+import { returnMailLimits, takeMailLimits, tooManyMails } from "./mail-limits.ts";
 import { revokeAllPartnerKeys } from "./partner-keys.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { clearSessionCookie, writeSessionCookie } from "./session-cookies.ts";
-import { deleteAccount, findAccount, findAccountByEmail, normalizeEmail, updateAccount } from "./store/accounts.ts";
+import { deleteAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { listAudit, recordAudit } from "./store/audit.ts";
 import type { AuditEvent } from "./store/audit.ts";
-import { createSession, endAllSessions } from "./store/sessions.ts";
-import { consumeToken, issueToken, peekToken } from "./store/tokens.ts";
+import { createSession, endAllSessions, endOtherSessions } from "./store/sessions.ts";
+import { consumeToken, deleteTokens, peekToken } from "./store/tokens.ts";
 import { accountPage } from "./views/account-pages.ts";
 import type { AccountForms } from "./views/account-pages.ts";
 import { confirmLink, deadLink } from "./views/auth-pages.ts";
@@ -53,6 +62,7 @@ export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): voi
     if (!data) return page;
     const account = accountOf(c);
     await updateAccount(portal.db, account.id, { password: await hashPassword(data.password) });
+    await deleteTokens(portal.db, account.id); // links mailed under the old password
     await endAllSessions(portal.db, account.id); // every session, this one too: a new one for this browser
     writeSessionCookie(c, c.get("secureCookies"), await createSession(portal.db, account.id, portal.clock()));
     await audit(c, "password.changed");
@@ -60,31 +70,25 @@ export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): voi
   });
 
   app.post("/account/email", async (c) => {
-    const { page, data } = await check(c, parseForm(EmailChangeSchema, await formOf(c)), "email");
-    if (!data) return page;
-    const email = normalizeEmail(data.email);
+    const form = parseForm(EmailChangeSchema, await formOf(c));
+    if (!form.ok) return show(c, 400, { form: "email", errors: form.errors });
+    const email = normalizeEmail(form.data.email);
     const account = accountOf(c);
-    const asker = { address: clientAddress(c), to: email, account: account.id };
-    const wait = await mailWait(portal, asker);
+    // The mail is taken from the limits first (requests sent at once cannot all pass), given back if the password
+    // is wrong; then the same work whether or not another account has the address: the outbox's sender checks that.
+    const asker = { address: limitAddress(c), to: email, account: account.id };
+    const wait = await takeMailLimits(portal, asker);
     if (wait) {
       c.header("Retry-After", String(wait));
       return show(c, 429, { form: "email", errors: { email: tooManyMails(wait) } });
     }
-    // Counted whether or not another account has the address: the limit says nothing about which ones do.
-    const taken = await findAccountByEmail(portal.db, email);
-    const token = taken ? null : await issueToken(portal.db, account.id, "email", email, portal.clock());
-    await sendCounted(
-      portal,
-      asker,
-      token
-        ? {
-            to: email,
-            subject: "Confirm your new email address for the developer portal",
-            text: `Open this link to make this your account's address (it works once, for 24 hours):\n\n${portal.publicUrl()}/email/confirm?token=${token}\n`,
-          }
-        : null,
-    );
+    const { page } = await check(c, form, "email");
+    if (page) {
+      await returnMailLimits(portal, asker);
+      return page;
+    }
     await audit(c, "email.change_requested", email);
+    await portal.mailer.send({ link: "email", accountId: account.id, to: email });
     return show(c, 200, { message: `We sent a link to ${email}: your address changes when you open it.` });
   });
 
@@ -104,9 +108,18 @@ export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): voi
   app.post("/email/confirm", async (c) => {
     const now = portal.clock();
     const used = await consumeToken(portal.db, await fieldOf(c, "token"), "email", now);
-    const account = used && (await findAccount(portal.db, used.accountId));
-    if (!used || !account || !(await updateAccount(portal.db, account.id, { email: used.email, verified: now })))
+    if (!used || !(await updateAccount(portal.db, used.account.id, { email: used.email, verified: now })))
       return render(c, portal, 404, "Link expired", deadLink);
+    const { account } = used; // as it was: the old address
+    await deleteTokens(portal.db, account.id); // links mailed to, or about, the old address
+    // Signed in elsewhere under the old address: signed out. This browser, if it is the account's, stays signed in.
+    const here = c.get("account")?.id === account.id ? c.get("sessionId") : null;
+    await endOtherSessions(portal.db, account.id, here);
+    await portal.mailer.send({
+      to: account.email,
+      subject: "Your developer portal account has a new email address",
+      text: `The email address of your developer portal account was changed from ${account.email} to ${used.email}, and every session signed in elsewhere was ended.\n\nIf you did not make this change, someone else has your password: tell the portal's operator at once.\n`,
+    });
     await recordAudit(portal.db, account.id, {
       at: now,
       event: "email.changed",

@@ -3,9 +3,8 @@
 // mailbox, or to spend its SMTP server's reputation. The counts share the sign-in throttle's table, under keys of their
 // own (`mail-address:`, `mail-to:`, `mail-account:`).
 import type { Portal } from "./context.ts";
-import type { Mail } from "./mailer.ts";
 import { normalizeEmail } from "./store/accounts.ts";
-import { lockedFor, recordFailure } from "./store/throttle.ts";
+import { lockedFor, returnAttempt, takeAttempts } from "./store/throttle.ts";
 import type { ThrottleRule } from "./store/throttle.ts";
 
 /** Mails allowed in a window, and how long a limit reached holds. */
@@ -38,22 +37,29 @@ const keysOf = (asker: MailAsker): [string, keyof MailLimits][] => [
   ...(asker.account ? [[`mail-account:${asker.account}`, "recipient"] as [string, keyof MailLimits]] : []),
 ];
 
-/** Seconds until a mail may be sent for `asker` (0: now). Checked before anything else is done for the request. */
+/**
+ * Takes one mail from each of `asker`'s limits, atomically (src/portal/store/throttle.ts), before anything is done for
+ * the request: 0 when every limit had room (the mail may be queued), else the seconds to wait (nothing may be done).
+ * A request that sends nothing (an address with no account, say) takes the same: the limits say nothing about which
+ * addresses have accounts.
+ */
+export async function takeMailLimits(portal: Portal, asker: MailAsker): Promise<number> {
+  const limits = keysOf(asker).map(([key, rule]) => [key, portal.mailLimits[rule]] as const);
+  return takeAttempts(portal.db, limits, portal.clock());
+}
+
+/** Gives back the mail taken from `asker`'s limits, when the request turned out to send nothing (a wrong password). */
+export async function returnMailLimits(portal: Portal, asker: MailAsker): Promise<void> {
+  for (const [key] of keysOf(asker)) await returnAttempt(portal.db, key);
+}
+
+/** Seconds until a mail may be sent for `asker` (0: now). Reads only: for what a page says, never as a guard. */
 export async function mailWait(portal: Portal, asker: MailAsker): Promise<number> {
   return lockedFor(
     portal.db,
     keysOf(asker).map(([key]) => key),
     portal.clock(),
   );
-}
-
-/**
- * Counts a mail against `asker` and sends `mail`, if there is one: a request that sends nothing (an address with no
- * account, say) is counted all the same, so that the limits say nothing about which addresses have accounts.
- */
-export async function sendCounted(portal: Portal, asker: MailAsker, mail: Mail | null): Promise<void> {
-  for (const [key, rule] of keysOf(asker)) await recordFailure(portal.db, key, portal.mailLimits[rule], portal.clock());
-  if (mail) await portal.mailer.send(mail);
 }
 
 /** The words of a 429 for mail. */

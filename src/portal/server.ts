@@ -7,10 +7,12 @@ import type { PortalOptions } from "./context.ts";
 import { openDatabase } from "./db/database.ts";
 import type { PortalDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrations.ts";
-import type { Mailer } from "./mailer.ts";
+import type { MailTransport } from "./mailer.ts";
+import { createOutbox } from "./outbox.ts";
+import type { Outbox, OutboxSettings } from "./outbox.ts";
 
 /** What startPortal needs: the app's options, less the database (opened from `databaseUrl`) and the URL (known once listening). */
-export interface StartPortalOptions extends Omit<PortalOptions, "db" | "publicUrl"> {
+export interface StartPortalOptions extends Omit<PortalOptions, "db" | "publicUrl" | "mailer"> {
   /** A SQLite file path or a postgres:// URL. */
   databaseUrl: string;
   host: string;
@@ -18,7 +20,10 @@ export interface StartPortalOptions extends Omit<PortalOptions, "db" | "publicUr
   port: number;
   /** The public URL; default http://host:port (with the port listened on). */
   publicUrl?: string;
-  mailer: Mailer;
+  /** How mail is sent: the outbox's sender hands each mail the routes queue to it. */
+  mailer: MailTransport;
+  /** The outbox's sender. Default DEFAULT_OUTBOX. */
+  outbox?: Partial<OutboxSettings>;
 }
 
 /** A running portal. */
@@ -28,6 +33,8 @@ export interface RunningPortal {
   db: PortalDatabase;
   /** Versions of the schema migrations this start applied. */
   migrated: number[];
+  /** The mail the portal queued, and its sender (stopped by close). */
+  outbox: Outbox;
   close(): Promise<void>;
 }
 
@@ -37,7 +44,10 @@ export async function startPortal(options: StartPortalOptions): Promise<RunningP
   const clock = options.clock ?? Date.now;
   const migrated = await migrate(db, clock());
   let url = "";
-  const app = createPortalApp({ ...options, db, clock, publicUrl: () => options.publicUrl ?? url });
+  const publicUrl = () => options.publicUrl ?? url;
+  const log = options.log ?? (() => {});
+  const outbox = createOutbox({ db, transport: options.mailer, publicUrl, clock, log, settings: options.outbox });
+  const app = createPortalApp({ ...options, db, clock, publicUrl, mailer: outbox });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -46,14 +56,17 @@ export async function startPortal(options: StartPortalOptions): Promise<RunningP
   const { port } = server.address() as { port: number };
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   url = `http://${host}:${port}`;
+  void outbox.flush(); // mail left queued by an earlier run
   return {
     url: options.publicUrl ?? url,
     port,
     db,
     migrated,
+    outbox,
     close: async () => {
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await outbox.close();
       options.mailer.close();
       await db.close();
     },

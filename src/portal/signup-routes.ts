@@ -1,15 +1,15 @@
 // Signing up, and confirming the email address by the mailed link (which signs the account in, once approved).
 import type { Hono } from "hono";
 import { html } from "hono/html";
-import { notYet, sendVerification, startSession, textFields } from "./account-access.ts";
+import { notYet, startSession, textFields } from "./account-access.ts";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { clientAddress, fieldOf, formOf, pageContext, render, renderTooMany } from "./context.ts";
+import { clientAddress, fieldOf, formOf, limitAddress, pageContext, render, renderTooMany } from "./context.ts";
 import { SignUpSchema, parseForm } from "./forms.ts";
-import { mailWait, sendCounted, tooManyMails } from "./mail-limits.ts";
+import { takeMailLimits, tooManyMails } from "./mail-limits.ts";
 import { hashPassword } from "./passwords.ts";
-import { createAccount, findAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
+import { createAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
-import { consumeToken, peekToken } from "./store/tokens.ts";
+import { consumeToken, deleteTokens, peekToken } from "./store/tokens.ts";
 import { checkMail, confirmLink, deadLink, signUpForm } from "./views/auth-pages.ts";
 import { notice } from "./views/layout.ts";
 
@@ -22,8 +22,9 @@ export function registerSignUpRoutes(app: Hono<PortalEnv>, portal: Portal): void
     const body = textFields(await formOf(c));
     const form = parseForm(SignUpSchema, body);
     if (!form.ok) return render(c, portal, 400, "Sign up", signUpForm(ctx(c), body, form.errors));
-    const asker = { address: clientAddress(c), to: form.data.email };
-    const wait = await mailWait(portal, asker);
+    // The mail is taken from the limits before anything else is done: requests sent at once cannot all pass.
+    const asker = { address: limitAddress(c), to: form.data.email };
+    const wait = await takeMailLimits(portal, asker);
     if (wait)
       return renderTooMany(
         c,
@@ -43,10 +44,10 @@ export function registerSignUpRoutes(app: Hono<PortalEnv>, portal: Portal): void
         detail: "",
         address: clientAddress(c),
       });
-      await sendVerification(portal, account, asker.address);
+      await portal.mailer.send({ link: "verify", accountId: account.id });
     } else {
       // The address has an account: tell its owner, not whoever typed it (the page says the same either way).
-      await sendCounted(portal, asker, {
+      await portal.mailer.send({
         to: normalizeEmail(form.data.email),
         subject: "Someone tried to sign up with your address",
         text: `You already have an account. Sign in at ${portal.publicUrl()}/sign-in, or reset your password at ${portal.publicUrl()}/reset.\n`,
@@ -82,9 +83,12 @@ export function registerSignUpRoutes(app: Hono<PortalEnv>, portal: Portal): void
   app.post("/verify", async (c) => {
     const token = await fieldOf(c, "token");
     const used = await consumeToken(portal.db, token, "verify", portal.clock());
-    const account = used && (await findAccount(portal.db, used.accountId));
-    if (!used || !account || account.email !== used.email) return render(c, portal, 404, "Link expired", deadLink);
-    if (account.verified === null) await updateAccount(portal.db, account.id, { verified: portal.clock() });
+    // A link of an address confirmed since (another link, a reset) is dead: it never signs anyone in.
+    if (!used || used.account.email !== used.email || used.account.verified !== null)
+      return render(c, portal, 404, "Link expired", deadLink);
+    const { account } = used;
+    await updateAccount(portal.db, account.id, { verified: portal.clock() });
+    await deleteTokens(portal.db, account.id); // issued before the address was confirmed
     if (account.status !== "active") {
       await recordAudit(portal.db, account.id, {
         at: portal.clock(),

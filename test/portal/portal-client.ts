@@ -1,7 +1,9 @@
 // The portal for HTTP tests: started on port 0 with its SQLite in a temp dir and mail to a real SMTP server, and a
-// client that keeps cookies and sends forms as a browser does (Origin, the page's CSRF token).
+// client that keeps cookies and sends forms as a browser does (Origin, the page's CSRF token). Mail leaves the portal
+// through its outbox, after the answer: the client's `post` returns once the mail it queued has reached the server.
 import { join } from "node:path";
 import { createMailer } from "../../src/portal/mailer.ts";
+import type { MailTransport } from "../../src/portal/mailer.ts";
 import { startPortal } from "../../src/portal/server.ts";
 import type { RunningPortal, StartPortalOptions } from "../../src/portal/server.ts";
 import { tempDir } from "../helpers/fixture.ts";
@@ -12,6 +14,21 @@ export interface TestPortal extends RunningPortal {
   dir: string;
   /** The injected clock, ms; move it to move time. */
   clock: { now: number };
+}
+
+/** The outboxes of the test portals running, by URL: what a client's `post` waits for. */
+const outboxes = new Map<string, { flush(): Promise<void> }>();
+
+/** SMTP to `smtp`, each send resolved once the server has printed the mail (so that its `mails()` holds it). */
+export function smtpTransport(smtp: SmtpServer): MailTransport {
+  const smtpMailer = createMailer(smtp.url, "Portal <portal@example.test>", () => {});
+  return {
+    send: async (mail, id) => {
+      await smtpMailer.send(mail, id);
+      await smtp.waitForId(id);
+    },
+    close: () => smtpMailer.close(),
+  };
 }
 
 /** Starts the portal on 127.0.0.1:0 with a fresh SQLite database (or `databaseUrl`) and mail going to `smtp`. */
@@ -28,11 +45,16 @@ export async function startTestPortal(
     port: 0,
     keysFile,
     apiUrl: "http://127.0.0.1:9",
-    mailer: createMailer(smtp.url, "Portal <portal@example.test>", () => {}),
+    mailer: smtpTransport(smtp),
     clock: () => clock.now,
     ...options,
   });
-  return { ...portal, keysFile, dir, clock };
+  outboxes.set(portal.url, portal.outbox);
+  const close = async () => {
+    outboxes.delete(portal.url);
+    await portal.close();
+  };
+  return { ...portal, close, keysFile, dir, clock };
 }
 
 /** A response read once: status, headers and text. */
@@ -85,15 +107,24 @@ export class PortalClient {
     return this.request(path);
   }
 
-  /** Posts `fields` as a form from the portal's own origin, with the last page's CSRF token unless `csrf` says otherwise. */
-  post(path: string, fields: Record<string, string>, options: { csrf?: string | null; origin?: string | null } = {}) {
+  /**
+   * Posts `fields` as a form from the portal's own origin, with the last page's CSRF token unless `csrf` says
+   * otherwise. To a test portal, returns once its outbox has sent what is due (the mail the form asked for).
+   */
+  async post(
+    path: string,
+    fields: Record<string, string>,
+    options: { csrf?: string | null; origin?: string | null } = {},
+  ): Promise<Page> {
     const body = new URLSearchParams(fields);
     const token = options.csrf === undefined ? this.csrf : options.csrf;
     if (token !== null) body.set("_csrf", token);
     const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
     const origin = options.origin === undefined ? new URL(this.base).origin : options.origin;
     if (origin !== null) headers.origin = origin;
-    return this.request(path, { method: "POST", body, headers });
+    const page = await this.request(path, { method: "POST", body, headers });
+    await outboxes.get(this.base)?.flush();
+    return page;
   }
 }
 

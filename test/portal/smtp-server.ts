@@ -2,8 +2,7 @@
 // receives on stdout, which the test reads (quoted-printable bodies decoded).
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { connect } from "node:net";
+import { EventEmitter, once } from "node:events";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { freePort } from "../helpers/fixture.ts";
 
@@ -12,13 +11,23 @@ export interface ReceivedMail {
   to: string;
   subject: string;
   body: string;
+  /** Its Message-ID header. */
+  id: string;
 }
 
 export interface SmtpServer {
   url: string;
   mails(): ReceivedMail[];
-  /** The first mail to `to` whose subject matches, received after `after` mails to anyone; polls until `timeoutMs`. */
+  /** The first mail to `to` whose subject matches: at once if it has come, else when it comes (or after `timeoutMs`). */
   waitForMail(to: string, subject: RegExp, timeoutMs?: number): Promise<ReceivedMail>;
+  /** The mail whose Message-ID holds `id`, when it has come (or after `timeoutMs`). */
+  waitForId(id: string, timeoutMs?: number): Promise<ReceivedMail>;
+  /** Stops the server's process (SIGSTOP): connections are accepted by the kernel, and nothing answers them. */
+  pause(): void;
+  /** Lets it go on (SIGCONT). */
+  resume(): void;
+  /** Starts it again, stopped, on the same port; the mails it received before stay in `mails()`. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -34,56 +43,88 @@ function parseMails(output: string): ReceivedMail[] {
     const header = (name: string) => new RegExp(`^${name}: (.*)$`, "mi").exec(head)?.[1]?.trim() ?? "";
     const raw = message!.slice(split).trim();
     const body = /quoted-printable/i.test(header("Content-Transfer-Encoding")) ? decodeQuotedPrintable(raw) : raw;
-    mails.push({ to: header("To"), subject: header("Subject"), body });
+    mails.push({ to: header("To"), subject: header("Subject"), body, id: header("Message-ID") });
   }
   return mails;
 }
 
-async function poll<T>(
-  what: string,
-  timeoutMs: number,
-  attempt: () => T | undefined | Promise<T | undefined>,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await attempt();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/**
+ * Resolves with what `find` returns once it returns something, trying again on each `change` of `emitter` (no
+ * polling); rejects after `timeoutMs`, or when the emitter says `exit`.
+ */
+function when<T>(what: string, emitter: EventEmitter, timeoutMs: number, find: () => T | undefined): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer);
+      emitter.off("change", look);
+      emitter.off("exit", exited);
+    };
+    const look = () => {
+      const found = find();
+      if (found === undefined) return;
+      done();
+      resolve(found);
+    };
+    const exited = () => (done(), reject(new Error(`the SMTP server exited while waiting for ${what}`)));
+    const timer = setTimeout(
+      () => (done(), reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))),
+      timeoutMs,
+    );
+    emitter.on("change", look);
+    emitter.on("exit", exited);
+    look();
+  });
 }
 
-const canConnect = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
-
-/** Starts aiosmtpd on a free loopback port and waits until it accepts connections. */
+/**
+ * Starts aiosmtpd on a free loopback port and waits until it says it listens. Mails are read from its stdout (kept
+ * across a restart), its log from its stderr.
+ */
 export async function startSmtpServer(): Promise<SmtpServer> {
   const program = requireProgram("aiosmtpd");
   const port = await freePort();
-  const child: ChildProcess = spawn(program, ["-n", "-l", `127.0.0.1:${port}`], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PYTHONUNBUFFERED: "1" },
-  });
+  const events = new EventEmitter();
   let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  await poll("aiosmtpd to listen", 15_000, async () => {
-    if (child.exitCode !== null) throw new Error(`aiosmtpd exited (${child.exitCode}): ${output}`);
-    return (await canConnect(port)) ? true : undefined;
-  });
+  let mails: ReceivedMail[] = [];
+  let child: ChildProcess;
+  const start = async () => {
+    let log = "";
+    child = spawn(program, ["-n", "-d", "-l", `127.0.0.1:${port}`], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, PYTHONUNBUFFERED: "1" },
+    });
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      mails = parseMails(output);
+      events.emit("change");
+    });
+    child.stderr!.on("data", (chunk: Buffer) => {
+      log += chunk.toString();
+      events.emit("change");
+    });
+    child.once("exit", () => events.emit("exit"));
+    await when("aiosmtpd to listen", events, 15_000, () =>
+      /Server is listening on/.test(log) ? true : undefined,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}: ${log}`);
+    });
+  };
+  await start();
   return {
     url: `smtp://127.0.0.1:${port}`,
-    mails: () => parseMails(output),
+    mails: () => mails,
     waitForMail: (to, subject, timeoutMs = 10_000) =>
-      poll(`a mail to ${to} about ${subject}`, timeoutMs, () =>
-        parseMails(output).find((m) => m.to === to && subject.test(m.subject)),
+      when(`a mail to ${to} about ${subject}`, events, timeoutMs, () =>
+        mails.find((m) => m.to === to && subject.test(m.subject)),
       ),
+    waitForId: (id, timeoutMs = 10_000) =>
+      when(`the mail ${id}`, events, timeoutMs, () => mails.find((m) => m.id.includes(id))),
+    pause: () => child.kill("SIGSTOP"),
+    resume: () => child.kill("SIGCONT"),
+    restart: start,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGCONT");
       child.kill("SIGTERM");
       await once(child, "exit");
     },

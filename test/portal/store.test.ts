@@ -5,11 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/portal/db/database.ts";
 import type { PortalDatabase } from "../../src/portal/db/database.ts";
 import { MIGRATIONS, SchemaVersionError, migrate } from "../../src/portal/db/migrations.ts";
-import { createAccount, deleteAccount, findAccountByEmail, updateAccount } from "../../src/portal/store/accounts.ts";
+import {
+  createAccount,
+  deleteAccount,
+  findAccount,
+  findAccountByEmail,
+  updateAccount,
+} from "../../src/portal/store/accounts.ts";
 import { listAudit, recordAudit } from "../../src/portal/store/audit.ts";
 import { createSession, endAllSessions, resumeSession } from "../../src/portal/store/sessions.ts";
 import { lockedFor, recordFailure } from "../../src/portal/store/throttle.ts";
-import { consumeToken, issueToken } from "../../src/portal/store/tokens.ts";
+import { consumeToken, issueToken, peekToken } from "../../src/portal/store/tokens.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import { bothDatabases, startPostgres } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
@@ -113,12 +119,28 @@ describe.each(backends)("the portal database on $name", ({ name, url }) => {
 
   it("uses a token once, and not after it expires", async () => {
     const account = await createAccount(db, { email: "t@example.test", partner: "T", password: "h" }, now);
-    const token = await issueToken(db, account!.id, "reset", "t@example.test", now);
+    const token = await issueToken(db, account!, "reset", "t@example.test", now);
     expect(await consumeToken(db, token, "verify", now)).toBeNull();
-    expect(await consumeToken(db, token, "reset", now)).toEqual({ accountId: account!.id, email: "t@example.test" });
+    expect(await consumeToken(db, token, "reset", now)).toEqual({ account, email: "t@example.test" });
     expect(await consumeToken(db, token, "reset", now)).toBeNull();
-    const late = await issueToken(db, account!.id, "reset", "t@example.test", now);
+    const late = await issueToken(db, account!, "reset", "t@example.test", now);
     expect(await consumeToken(db, late, "reset", now + 3600_000)).toBeNull();
+  });
+
+  it("kills a token when its account's password, email or verification changes, wherever the change is made", async () => {
+    const account = (await createAccount(db, { email: "stamp@example.test", partner: "S", password: "h1" }, now))!;
+    const changes = [{ password: "h2" }, { email: "stamp2@example.test" }, { verified: now }] as const;
+    for (const change of changes) {
+      const before = (await findAccount(db, account.id))!;
+      const token = await issueToken(db, before, "reset", before.email, now);
+      await updateAccount(db, account.id, change);
+      expect(await peekToken(db, token, "reset", now)).toBe(false);
+      expect(await consumeToken(db, token, "reset", now)).toBeNull();
+    }
+    const unchanged = (await findAccount(db, account.id))!;
+    const token = await issueToken(db, unchanged, "reset", unchanged.email, now);
+    await updateAccount(db, account.id, { rate: 5 }); // not a credential
+    expect(await peekToken(db, token, "reset", now)).toBe(true);
   });
 
   it("locks a throttle key at its count within the window, and forgets failures once the window has passed", async () => {

@@ -134,6 +134,30 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 5,
+    name: "the outbox of mail sent by a background sender; tokens bound to the credentials they were issued under",
+    statements: [
+      // `kind` is `mail` (subject and body given) or a link mail (`verify`, `reset`, `email`) whose token is issued
+      // when it is sent, so that no live link waits here. A row is claimed by one sender until `claimed_until`.
+      `CREATE TABLE outbox (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        account_id TEXT,
+        subject TEXT NOT NULL,
+        body TEXT NOT NULL,
+        queued BIGINT NOT NULL,
+        next_at BIGINT NOT NULL,
+        attempts INTEGER NOT NULL,
+        claimed_until BIGINT NOT NULL
+      )`,
+      `CREATE INDEX outbox_next ON outbox (next_at)`,
+      // A digest of the account's password hash, email and verification when the token was issued: a token whose
+      // account has changed any of them since is dead (tokens issued before this migration have '' and are dead).
+      `ALTER TABLE tokens ADD COLUMN stamp TEXT NOT NULL DEFAULT ''`,
+    ],
+  },
+  {
     version: 6,
     name: "sign-in device cookies: the hash of each device token, whose sign-ins are limited per device",
     statements: [
@@ -144,6 +168,24 @@ export const MIGRATIONS: readonly Migration[] = [
         expires BIGINT NOT NULL
       )`,
       `CREATE INDEX signin_devices_account ON signin_devices (account_id, created)`,
+    ],
+  },
+  {
+    version: 7,
+    name: "a new key shown once, on the page a creation or rotation redirects to",
+    statements: [
+      // `sealed`: the key, encrypted under a key derived from the session ID (only the session's holder can read it);
+      // NULL once shown. Rows are deleted an hour after they were made (a deleted account's too: no reference).
+      `CREATE TABLE key_reveals (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        intro TEXT NOT NULL,
+        sealed TEXT,
+        created BIGINT NOT NULL,
+        shown BIGINT
+      )`,
+      `CREATE INDEX key_reveals_created ON key_reveals (created)`,
     ],
   },
 ];

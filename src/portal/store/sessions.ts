@@ -48,3 +48,9 @@ export async function endSession(db: PortalDatabase, id: string): Promise<void> 
 export async function endAllSessions(db: PortalDatabase, accountId: string): Promise<void> {
   await db.run("DELETE FROM sessions WHERE account_id = ?", [accountId]);
 }
+
+/** Ends every session of an account but `keepId`'s (an email change: the browser that made it stays signed in). */
+export async function endOtherSessions(db: PortalDatabase, accountId: string, keepId: string | null): Promise<void> {
+  if (keepId === null) return endAllSessions(db, accountId);
+  await db.run("DELETE FROM sessions WHERE account_id = ? AND id_hash <> ?", [accountId, hashSecret(keepId)]);
+}

@@ -1,0 +1,50 @@
+// The mails with a link (verification, password reset, a new email), made when the outbox sends them: the account is
+// looked up and the token issued then, so that the request that asked for one did the same work whatever the address.
+import type { PortalDatabase } from "./db/database.ts";
+import type { Mail } from "./mailer.ts";
+import { findAccount, findAccountByEmail } from "./store/accounts.ts";
+import type { OutboxRow } from "./store/outbox.ts";
+import { issueToken } from "./store/tokens.ts";
+
+/** The mail a row of the outbox becomes (a link mail with a new token in it); null when there is nothing to send. */
+export async function prepareMail(
+  db: PortalDatabase,
+  row: OutboxRow,
+  publicUrl: string,
+  now: number,
+): Promise<Mail | null> {
+  switch (row.kind) {
+    case "verify": {
+      const account = row.accountId === null ? null : await findAccount(db, row.accountId);
+      if (!account || account.verified !== null) return null; // gone, or confirmed since
+      const token = await issueToken(db, account, "verify", account.email, now);
+      return {
+        to: account.email,
+        subject: "Confirm your email address for the developer portal",
+        text: `Open this link to confirm your address (it works once, for 24 hours):\n\n${publicUrl}/verify?token=${token}\n`,
+      };
+    }
+    case "reset": {
+      const account = await findAccountByEmail(db, row.to);
+      if (!account) return null; // the page said "if it has an account"
+      const token = await issueToken(db, account, "reset", account.email, now);
+      return {
+        to: account.email,
+        subject: "Reset your developer portal password",
+        text: `Open this link to choose a new password (it works once, for 1 hour):\n\n${publicUrl}/reset/confirm?token=${token}\n\nIf you did not ask for this, ignore this mail.\n`,
+      };
+    }
+    case "email": {
+      const account = row.accountId === null ? null : await findAccount(db, row.accountId);
+      if (!account || (await findAccountByEmail(db, row.to))) return null; // gone, or the address is taken
+      const token = await issueToken(db, account, "email", row.to, now);
+      return {
+        to: row.to,
+        subject: "Confirm your new email address for the developer portal",
+        text: `Open this link to make this your account's address (it works once, for 24 hours):\n\n${publicUrl}/email/confirm?token=${token}\n`,
+      };
+    }
+    case "mail":
+      return { to: row.to, subject: row.subject, text: row.text };
+  }
+}
