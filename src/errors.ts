@@ -3,6 +3,7 @@
 export type ProblemCode =
   | "api_key_missing"
   | "api_key_invalid"
+  | "api_key_suspended"
   | "not_found"
   | "invalid_parameter"
   | "invalid_request"
@@ -18,6 +19,7 @@ export type ProblemCode =
 const TITLES: Record<ProblemCode, string> = {
   api_key_missing: "API key missing",
   api_key_invalid: "API key invalid",
+  api_key_suspended: "API key suspended",
   not_found: "Not found",
   invalid_parameter: "Invalid parameter",
   invalid_request: "Invalid request",

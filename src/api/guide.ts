@@ -19,7 +19,8 @@ HEAD) only, JSON in UTF-8.
 Every request carries your key in the \`apikey\` query parameter: 32 letters and digits. Keys are issued by the
 API's operator (on the server: \`npm run keys -- create <your name>\`, which prints the key once); ask them for one.
 A key can be rotated (the old one keeps working for a grace period) or revoked. A request without a key is a 401
-\`api_key_missing\`; a wrong, revoked or expired key is a 401 \`api_key_invalid\`.
+\`api_key_missing\`; a wrong, revoked or expired key is a 401 \`api_key_invalid\`; a key of an account the operator has
+suspended is a 401 \`api_key_suspended\` (it works again once the account is reinstated).
 
 ## The first request
 
@@ -94,6 +95,7 @@ Every error is an RFC 9457 problem (\`application/problem+json\`) with a stable 
 | 400 | \`invalid_parameter\` | a parameter's value is not allowed (\`detail\` names it) |
 | 400 | \`invalid_request\` | a malformed request target or query |
 | 401 | \`api_key_missing\`, \`api_key_invalid\` | no key; a wrong, revoked or expired key (or too many wrong ones from your address) |
+| 401 | \`api_key_suspended\` | your account is suspended by the API's operator: its keys work again once it is reinstated |
 | 404 | \`not_found\` | no such resource, a sale that has ended, a product not on sale now |
 | 405 | \`method_not_allowed\` | anything but GET or HEAD (\`Allow\` says so) |
 | 408 | \`request_timeout\` | the request was not sent in time |

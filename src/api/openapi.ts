@@ -169,7 +169,7 @@ export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`M
           in: "query",
           name: "apikey",
           description:
-            "Your API key: 32 letters and digits (`^[A-Za-z0-9]{32}$`), in the query of every /v1/ request. Missing: 401 `api_key_missing`; wrong, revoked or expired: 401 `api_key_invalid`.",
+            "Your API key: 32 letters and digits (`^[A-Za-z0-9]{32}$`), in the query of every /v1/ request. Missing: 401 `api_key_missing`; wrong, revoked or expired: 401 `api_key_invalid`; of a suspended account: 401 `api_key_suspended`.",
         },
       },
       parameters: Object.fromEntries([

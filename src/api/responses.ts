@@ -45,10 +45,14 @@ const ERRORS: Record<ErrorStatus, { description: string; codes: [ProblemCode, st
   },
   401: {
     description:
-      "No key, or a key that is wrong, revoked or past its grace period (or too many wrong keys from this address: `Retry-After` then says when to try again).",
+      "No key, or a key that is wrong, revoked or past its grace period (or too many wrong keys from this address: `Retry-After` then says when to try again), or a key of an account the API's operator has suspended (`api_key_suspended`: it works again once the account is reinstated).",
     codes: [
       ["api_key_missing", "this request needs an API key: add apikey=<your key> to the query"],
       ["api_key_invalid", "the API key is not valid"],
+      [
+        "api_key_suspended",
+        "apikey belongs to a suspended account: the API's operator suspended it, and its keys are refused until it is reinstated",
+      ],
     ],
     headers: ["Retry-After"],
   },

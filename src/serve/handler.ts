@@ -161,8 +161,8 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
           ? "rate_limited"
           : error.reason === "address_locked_out"
             ? "address_locked_out"
-            : error.code === "api_key_missing"
-              ? "api_key_missing"
+            : error.code === "api_key_missing" || error.code === "api_key_suspended"
+              ? error.code
               : "api_key_invalid",
       );
     if (error.status >= 500 && !(err instanceof ApiError))

@@ -24,6 +24,11 @@ const NOT_ONCE = new ApiError(401, "api_key_invalid", "apikey must be given exac
 const MISSING = new ApiError(401, "api_key_missing", "this request needs an apikey query parameter");
 const MALFORMED = new ApiError(401, "api_key_invalid", "apikey must be 32 letters and digits");
 const UNKNOWN = new ApiError(401, "api_key_invalid", "apikey is not a valid key (unknown or revoked)");
+const SUSPENDED = new ApiError(
+  401,
+  "api_key_suspended",
+  "apikey belongs to a suspended account: the API's operator suspended it, and its keys are refused until it is reinstated",
+);
 const UNKNOWN_MAX = 512;
 
 export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
@@ -35,9 +40,17 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
   // Well-formed keys found unknown, bounded (emptied when full); a reload builds a new ring, so a key created since
   // is never refused from here.
   const unknown = new Set<string>();
+  // A suspended account's keys (the portal's operator), refused until it is reinstated: looked up only when a key is
+  // not among the valid ones, so a valid key's request costs what it did. Its answer says it is suspended.
+  const suspended = new Map<string, number>();
+  const suspendedSeen = new Set<string>();
   for (const r of records) {
-    // A suspended account's keys (the portal's operator) are refused like revoked ones, until it is reinstated.
-    if (r.revoked || r.suspended) continue;
+    if (r.revoked) continue;
+    if (r.suspended) {
+      suspended.set(r.hash, Infinity);
+      for (const p of r.previous ?? []) suspended.set(p.hash, Date.parse(p.until));
+      continue;
+    }
     byHash.set(r.hash, { name: r.name, until: Infinity });
     // A key replaced by `rotate` stays valid until its grace period ends, checked on every request (the file need not change).
     for (const p of r.previous ?? []) byHash.set(p.hash, { name: r.name, until: Date.parse(p.until) });
@@ -57,7 +70,18 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
     if (known) return nowMs >= known.until ? expired : known;
     if (!KEY_RE.test(key)) return MALFORMED;
     if (unknown.has(key)) return UNKNOWN;
-    const found = byHash.get(hashKey(key));
+    if (suspendedSeen.has(key)) return SUSPENDED;
+    const hash = hashKey(key);
+    const found = byHash.get(hash);
+    if (!found && suspended.size > 0) {
+      const until = suspended.get(hash);
+      if (until !== undefined) {
+        if (nowMs >= until) return expired;
+        if (suspendedSeen.size >= UNKNOWN_MAX) suspendedSeen.clear();
+        if (until === Infinity) suspendedSeen.add(key); // a replaced key's grace may end: looked up again
+        return SUSPENDED;
+      }
+    }
     if (!found) {
       // A client that keeps sending a wrong key is answered without hashing it again (a few hundred at most remembered).
       if (unknown.size >= UNKNOWN_MAX) unknown.clear();

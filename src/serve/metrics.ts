@@ -20,7 +20,13 @@ const STATUS_LABELS = [...STATUSES.map(String), "other"];
 const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
 /** Why a request was refused before its resource was looked up. */
-const REJECTIONS = ["api_key_missing", "api_key_invalid", "address_locked_out", "rate_limited"] as const;
+const REJECTIONS = [
+  "api_key_missing",
+  "api_key_invalid",
+  "api_key_suspended",
+  "address_locked_out",
+  "rate_limited",
+] as const;
 type Rejection = (typeof REJECTIONS)[number];
 
 /** A histogram kept as bucket counts (not cumulative), a sum and a count, per series. */

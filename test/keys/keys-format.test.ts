@@ -60,7 +60,7 @@ describe("keys file formats", () => {
     const suspended = createKeyRing([{ ...record, suspended: "2026-02-01T00:00:00.000Z" }]);
     for (const key of [KEY, OLD]) {
       const refused = suspended.check(query(key), 0);
-      expect(refused).toMatchObject({ status: 401, code: "api_key_invalid" });
+      expect(refused).toMatchObject({ status: 401, code: "api_key_suspended" });
     }
     expect(suspended.record("p.acct.key")).toBeUndefined();
   });

@@ -1,6 +1,9 @@
-// A running server and the keys CLI: a changed limit and a rotated key are picked up on reload; a grace period ends by the clock alone.
+// A running server and the keys CLI: a changed limit and a rotated key are picked up on reload; a grace period ends by the
+// clock alone; a suspended account's key is refused with its own code (api_key_suspended) until reinstated.
 import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../../src/keys/keys-file.ts";
+import { setAccountSuspended } from "../../src/portal/operator-keys.ts";
 import { createReloader } from "../../src/serve/reloader.ts";
 import type { Reloader } from "../../src/serve/reloader.ts";
 import { startTestApi } from "../helpers/fixture.ts";
@@ -94,5 +97,43 @@ describe("keys changed under a running server", { timeout: 180_000 }, () => {
     await reloader.check();
     expect((await get(first)).status).toBe(401);
     expect((await get(second)).status).toBe(401);
+  });
+
+  it("refuses a suspended account's keys saying so (api_key_suspended), a revoked one as before, and takes them again once reinstated", async () => {
+    // Two keys of one portal account (as the portal names them), one revoked; another account's key, untouched.
+    const live = await createKey(api.keysFile, "p.acct1.live", new Date(), { rate: 1e9, burst: 1e9 });
+    const gone = await createKey(api.keysFile, "p.acct1.gone", new Date(), { rate: 1e9, burst: 1e9 });
+    const other = await createKey(api.keysFile, "p.acct2.other", new Date(), { rate: 1e9, burst: 1e9 });
+    await keys(api, "revoke", "p.acct1.gone");
+    await reloader.check();
+    api.clock.now = Math.floor(Date.now() / 1000);
+    expect((await get(live)).status).toBe(200);
+
+    // The portal's operator suspends the account: its one live key is marked in the keys file.
+    expect(await setAccountSuspended(api.keysFile, "acct1", true, Date.now())).toBe(1);
+    await reloader.check();
+    const problem = async (key: string) => {
+      const res = await get(key);
+      return { status: res.status, ...((await res.json()) as { code: string; detail: string }) };
+    };
+    for (let i = 0; i < 2; i++)
+      // twice: the second is answered from what the ring remembers of the key
+      expect(await problem(live)).toMatchObject({
+        status: 401,
+        code: "api_key_suspended",
+        title: "API key suspended",
+        detail: expect.stringMatching(/suspended account/) as unknown,
+      });
+    expect(await problem(gone)).toMatchObject({ status: 401, code: "api_key_invalid" });
+    expect((await get(other)).status).toBe(200);
+    // A stream too: the same answer.
+    const stream = await api.get(`/v1/events?apikey=${live}`);
+    expect(stream.status).toBe(401);
+    expect(((await stream.json()) as { code: string }).code).toBe("api_key_suspended");
+
+    expect(await setAccountSuspended(api.keysFile, "acct1", false, Date.now())).toBe(1);
+    await reloader.check();
+    expect((await get(live)).status).toBe(200);
+    expect((await get(gone)).status).toBe(401);
   });
 });
