@@ -16,6 +16,14 @@ const KEYS_FORMAT = 3;
 /** Formats read: files written by the code before rotation (format 1) and before suspension (2) still load. */
 const READS: readonly number[] = [1, 2, 3];
 export const KEY_RE = /^[A-Za-z0-9]{32}$/;
+/**
+ * How long a revoked key's record is kept (its tombstone): while it is, the revocation travels with every version of
+ * the file, and a machine that finds Redis's keys forked from its own gives Redis its revocations again
+ * (src/keys/tombstones.ts). Then the record is dropped, so the file does not grow with every key ever revoked.
+ */
+export const KEEP_REVOKED_MS = 30 * 86_400_000;
+/** Tombstones kept per portal account (`p.<account>.`), the newest: an account cannot grow the file by churning keys. */
+const KEEP_REVOKED_PER_ACCOUNT = 20;
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const HASH = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
@@ -190,14 +198,30 @@ export async function updateKeysFile<T>(path: string, now: Date, change: (file: 
   }
 }
 
-/** Applies `change` to `file` in place and drops the grace periods ended by `now`: a change as every store makes it. */
+/**
+ * Applies `change` to `file` in place, then drops what is no longer needed: grace periods ended by `now` (and all but
+ * the latest, as a rotation ends the one before it: files written before kept several), and revoked records older
+ * than KEEP_REVOKED_MS or past the newest KEEP_REVOKED_PER_ACCOUNT of a portal account. So the file holds the live
+ * keys, at most one replaced key each, and a bounded number of tombstones: a change as every store makes it.
+ */
 export function applyKeysChange<T>(file: KeysFile, now: Date, change: (file: KeysFile) => T): T {
   const result = change(file);
   for (const record of file.keys) {
     const live = record.previous?.filter((p) => Date.parse(p.until) > now.getTime());
-    if (live?.length) record.previous = live;
+    if (live?.length) record.previous = [live.reduce((a, b) => (Date.parse(b.until) > Date.parse(a.until) ? b : a))];
     else delete record.previous;
   }
+  const kept = new Map<string, number>(); // tombstones kept so far, by account, newest first
+  const dropped = new Set<KeyRecord>();
+  const revoked = file.keys.filter((k) => k.revoked !== undefined);
+  for (const record of revoked.sort((a, b) => Date.parse(b.revoked!) - Date.parse(a.revoked!))) {
+    const account = /^p\.([^.]+)\./.exec(record.name)?.[1];
+    const count = account === undefined ? 0 : (kept.get(account) ?? 0) + 1;
+    if (account !== undefined) kept.set(account, count);
+    if (Date.parse(record.revoked!) + KEEP_REVOKED_MS <= now.getTime() || count > KEEP_REVOKED_PER_ACCOUNT)
+      dropped.add(record);
+  }
+  if (dropped.size) file.keys = file.keys.filter((k) => !dropped.has(k));
   return result;
 }
 
@@ -272,7 +296,9 @@ export function applyLimits(record: KeyRecord, limits: Limits | "default"): void
 
 /**
  * Replaces the key named `name` by a new one, which it returns. The old key stays valid for `graceMs` from `now`
- * (0: refused at once); keys replaced earlier keep their own grace periods.
+ * (0: refused at once). A key replaced earlier whose grace period still runs is refused from now on: a key has at
+ * most one replaced key, so rotations in a row cannot grow the file, and rotating again is how a partner whose new
+ * key leaked ends the old one's grace too.
  */
 export async function rotateKey(path: string, name: string, graceMs: number, now = new Date()): Promise<string> {
   const until = new Date(now.getTime() + graceMs);
@@ -281,7 +307,8 @@ export async function rotateKey(path: string, name: string, graceMs: number, now
   const key = generateKey();
   await updateKeysFile(path, now, (file) => {
     const record = find(file, name, true);
-    if (graceMs > 0) record.previous = [...(record.previous ?? []), { hash: record.hash, until: until.toISOString() }];
+    if (graceMs > 0) record.previous = [{ hash: record.hash, until: until.toISOString() }];
+    else delete record.previous;
     record.hash = hashKey(key);
     record.rotated = now.toISOString();
   });

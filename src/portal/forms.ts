@@ -43,7 +43,17 @@ export const SignInSchema = z.object({ email: text("Email", 254), password });
 export const ResetRequestSchema = z.object({ email });
 export const ResetSchema = z.object({ token: z.string().max(100), password: newPassword });
 
-export const KeyNameSchema = z.object({ name: text("Name", 64) });
+/**
+ * A key's label: letters (any script), digits, spaces and - _ . , ( ) / ', starting with a letter or digit. Nothing a
+ * spreadsheet reads as a formula or a separator (= + @ ; tab), no markup, no invisible or direction-changing character.
+ */
+const KEY_LABEL = /^[\p{L}\p{N}][\p{L}\p{M}\p{N} _.,()/'-]*$/u;
+export const KeyNameSchema = z.object({
+  name: text("Name", 64).refine(
+    (v) => KEY_LABEL.test(v),
+    "Name may have letters, digits, spaces and - _ . , ( ) / ' only, and must start with a letter or digit",
+  ),
+});
 
 /** The grace periods a partner may pick when rotating a key. */
 export const GRACE_PERIODS = { now: 0, "1h": 3600_000, "24h": 86_400_000, "7d": 7 * 86_400_000 } as const;

@@ -1,21 +1,30 @@
-// The API key dashboard's routes: list, create, rotate, revoke; a key ID not of the signed-in account is a 404.
+// The API key dashboard's routes: list, create, rotate, revoke; a key ID not of the signed-in account is a 404. A new
+// key is shown by POST, redirect, GET: the form's answer is a 303 to a page that shows the key once (key-reveals.ts),
+// so a reload shows that page again, which says the key was shown, and makes nothing.
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { accountOf, clientAddress, formOf, pageContext, render, requireAccount } from "./context.ts";
+import { accountOf, clientAddress, formOf, pageContext, render, renderTooMany, requireAccount } from "./context.ts";
 import { GRACE_PERIODS, KeyNameSchema, RotateSchema, parseForm } from "./forms.ts";
+import { openReveal, recordReveal } from "./key-reveals.ts";
 import {
   KeyLimitError,
   createPartnerKey,
   listPartnerKeys,
   revokePartnerKey,
   rotatePartnerKey,
+  takeKeyChange,
 } from "./partner-keys.ts";
 import { recordAudit } from "./store/audit.ts";
 import { keysUse } from "./usage-reads.ts";
-import { dashboard, keyShown, revokeForm, rotateForm } from "./views/key-pages.ts";
+import { dashboard, keyAlreadyShown, keyShown, revokeForm, rotateForm } from "./views/key-pages.ts";
 
 const notFound = html`<p>You have no such key. <a href="/keys">Your keys</a>.</p>`;
+const tooMany = (minutes: number) =>
+  html`<p>
+    You have made or rotated as many keys as an account may in an hour. Try again in ${minutes}
+    minute${minutes === 1 ? "" : "s"}. <a href="/keys">Your keys</a>.
+  </p>`;
 
 /** Adds the key dashboard's routes to `app`. */
 export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
@@ -32,6 +41,17 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
   };
   const audit = (c: PortalContext, event: "key.created" | "key.rotated" | "key.revoked", detail: string) =>
     recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
+  /** Takes a creation or rotation from the account's hourly limit: the refusal page, or null when taken. */
+  const limited = async (c: PortalContext, title: string) => {
+    const wait = await takeKeyChange(portal.db, accountOf(c).id, portal.keyLimit, portal.clock());
+    return wait > 0 ? renderTooMany(c, portal, wait, title, tooMany(Math.ceil(wait / 60))) : null;
+  };
+  /** Records the new key for this session to see once, and redirects to the page that shows it. */
+  const reveal = async (c: PortalContext, keyId: string, key: string, intro: string) => {
+    const made = { accountId: accountOf(c).id, keyId, key, intro };
+    const id = await recordReveal(portal.db, c.get("sessionId")!, made, portal.clock());
+    return c.redirect(`/keys/new/${id}`, 303);
+  };
 
   app.use("/keys", requireAccount);
   app.use("/keys/*", requireAccount);
@@ -52,6 +72,8 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     const again = (status: 400 | 409, errors: Record<string, string | undefined>) =>
       showDashboard(c, status, { values, errors });
     if (!form.ok) return again(400, form.errors);
+    const refused = await limited(c, "API keys");
+    if (refused) return refused;
     let made;
     try {
       made = await createPartnerKey(
@@ -70,7 +92,18 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
       throw err;
     }
     await audit(c, "key.created", `"${form.data.name}" (${made.key.slice(0, 4)}…${made.key.slice(-4)})`);
-    return render(c, portal, 200, "Your new key", keyShown(ctx(c), form.data.name, made.key, "Your key is ready."));
+    return reveal(c, made.id, made.key, "Your key is ready.");
+  });
+
+  app.get("/keys/new/:reveal", async (c) => {
+    const id = c.req.param("reveal");
+    const shown = /^[a-z0-9]{20}$/.test(id)
+      ? await openReveal(portal.db, c.get("sessionId")!, accountOf(c).id, id, portal.clock())
+      : null;
+    if (!shown) return render(c, portal, 404, "Not found", notFound);
+    if ("key" in shown)
+      return render(c, portal, 200, "Your new key", keyShown(ctx(c), shown.label, shown.key, shown.intro));
+    return render(c, portal, 200, "Key already shown", keyAlreadyShown(shown.label, shown.shown));
   });
 
   app.get("/keys/:id/rotate", async (c) => {
@@ -83,6 +116,8 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     if (!key) return render(c, portal, 404, "Not found", notFound);
     const form = parseForm(RotateSchema, await formOf(c));
     if (!form.ok) return render(c, portal, 400, "Rotate a key", rotateForm(ctx(c), key, form.errors.grace));
+    const refused = await limited(c, "Rotate a key");
+    if (refused) return refused;
     const made = await rotatePartnerKey(
       portal.db,
       portal.keysFile,
@@ -104,7 +139,7 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
             .replace("h", " hours")
             .replace("d", " days")
             .replace(/^1 hours/, "1 hour")}.`;
-    return render(c, portal, 200, "Your new key", keyShown(ctx(c), key.label, made, intro));
+    return reveal(c, key.id, made, intro);
   });
 
   app.get("/keys/:id/revoke", async (c) => {

@@ -15,9 +15,27 @@ import {
 import type { KeyRecord } from "../keys/keys-file.ts";
 import type { PortalDatabase, Row } from "./db/database.ts";
 import { randomId } from "./secrets.ts";
+import { takeAttempt } from "./store/throttle.ts";
+import type { ThrottleRule } from "./store/throttle.ts";
 
 /** Keys an account may have that are not revoked, by default. */
 export const DEFAULT_KEY_LIMIT = 10;
+/** Key creations and rotations an account may make an hour, at least (twice its key limit when that is more). */
+const MIN_KEY_CHANGES = 20;
+
+/**
+ * Takes one key creation or rotation from the account's limit (MIN_KEY_CHANGES an hour, or twice `keyLimit`; then
+ * refused for an hour), atomically and before the change: 0 when taken, else the seconds to wait. Each change makes
+ * every API server reload its keys, so none may be made without bound.
+ */
+export function takeKeyChange(db: PortalDatabase, accountId: string, keyLimit: number, now: number): Promise<number> {
+  const rule: ThrottleRule = {
+    failures: Math.max(MIN_KEY_CHANGES, 2 * keyLimit),
+    windowMs: 3600_000,
+    lockMs: 3600_000,
+  };
+  return takeAttempt(db, `key-changes:${accountId}`, rule, now);
+}
 
 /** The name in the keys file of an account's key: the account is read back from it. */
 const keyFileName = (accountId: string, keyId: string) => `p.${accountId}.${keyId}`;
@@ -31,8 +49,11 @@ export interface PartnerKey {
   first4: string;
   last4: string;
   created: number;
-  /** `suspended`: the account is suspended by an operator (the API refuses the key until it is reinstated). */
-  status: "active" | "suspended" | "revoked" | "missing";
+  /**
+   * `suspended`: the account is suspended by an operator (the API refuses the key until it is reinstated). A key no
+   * longer in the keys file is `revoked`: the file forgets revoked keys after a while (KEEP_REVOKED_MS).
+   */
+  status: "active" | "suspended" | "revoked";
   rotated?: string;
   revoked?: string;
   /** The end of the grace period of the key it replaced, while one runs. */
@@ -72,7 +93,7 @@ export function partnerKey(row: Row, record: KeyRecord | undefined, now: number)
     first4: String(row.first4),
     last4: String(row.last4),
     created: Number(row.created),
-    status: !record ? "missing" : record.revoked ? "revoked" : record.suspended ? "suspended" : "active",
+    status: !record || record.revoked ? "revoked" : record.suspended ? "suspended" : "active",
     ...(record?.rotated ? { rotated: record.rotated } : {}),
     ...(record?.revoked ? { revoked: record.revoked } : {}),
     ...(grace ? { graceUntil: grace } : {}),
@@ -124,7 +145,10 @@ export async function createPartnerKey(
   return { id, key };
 }
 
-/** Replaces the account's key `keyId`, the old one working for `graceMs`; null if the account has no such live key. */
+/**
+ * Replaces the account's key `keyId`, the old one working for `graceMs` (a key it replaced before is refused from
+ * now on: see rotateKey); null if the account has no such live key.
+ */
 export async function rotatePartnerKey(
   db: PortalDatabase,
   keysFile: string,

@@ -119,7 +119,14 @@ export function keyShown(ctx: PageContext, label: string, key: string, intro: st
     <p><a class="button" href="/keys">Back to your keys</a></p>`;
 }
 
-/** Asks how long the old key should keep working. */
+/** A reload of the new key's page: the key was shown once, and is not kept. */
+export function keyAlreadyShown(label: string, shown: number): Html {
+  return html`<p role="status">The key "${label}" was shown once, at ${when(shown)}, and cannot be shown again.</p>
+    <p>We keep only a hash of it. If you did not copy it, rotate the key to get a new one.</p>
+    <p><a class="button" href="/keys">Back to your keys</a></p>`;
+}
+
+/** Asks how long the old key should keep working (and says that a grace period still running ends now). */
 export function rotateForm(ctx: PageContext, key: PartnerKey, error?: string): Html {
   const choice = (value: string, text: string, checked = false) =>
     html`<label><input type="radio" name="grace" value="${value}" ${checked ? "checked" : ""} /> ${text}</label>`;
@@ -127,6 +134,14 @@ export function rotateForm(ctx: PageContext, key: PartnerKey, error?: string): H
       Rotating <strong>${key.label}</strong> (<code>${key.first4}…${key.last4}</code>) makes a new key. How long should
       the current one keep working, while you switch?
     </p>
+    ${
+      key.graceUntil
+        ? html`<p class="notice alert" role="alert">
+            The key it replaced last time still works until ${when(key.graceUntil)}: it is refused as soon as you rotate
+            again (a key keeps at most one old key working).
+          </p>`
+        : ""
+    }
     <form method="post" action="/keys/${key.id}/rotate">
       ${csrfField(ctx)}
       <fieldset>
