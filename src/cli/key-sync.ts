@@ -40,7 +40,7 @@ export async function startKeySyncFromEnv(
 ): Promise<KeySync | null> {
   if (!env.KEYS_SYNC) return null;
   const role = parseKeySyncRole(env.KEYS_SYNC, redisUrl)!;
-  const [{ startKeySync }, { routeKeysChanges }] = await Promise.all([
+  const [{ startKeySync }, { changeFileOf, routeKeysChanges }] = await Promise.all([
     import("../keys/key-sync.ts"),
     import("../keys/keys-store.ts"),
   ]);
@@ -71,6 +71,16 @@ export async function startKeySyncFromEnv(
         "keys_change_backwards",
         `Redis at ${at} holds other keys at change ${change}, below the change ${had} this machine had: applied as they are; if Redis was restored from an older copy, a key revoked since is valid again until the publisher publishes its keys file`,
         new Error("the keys' change number went backwards"),
+      ),
+    onRefused: (change, had) =>
+      warn(
+        "keys_copy_refused",
+        `Redis at ${at} holds keys (change ${change}) whose history does not descend from this machine's copy ${keysFile} (change ${had}): not applied, the copy is served${role === "shared" ? " and its revocations are given to Redis" : ""}; the keys differ between machines until ${changeFileOf(keysFile)} is removed here (this machine then takes Redis's keys)`,
+        new Error("the keys in Redis do not descend from this machine's copy"),
+      ),
+    onRevocationsGiven: (count, change) =>
+      console.error(
+        `${who}: gave Redis at ${at} ${count} revocation${count === 1 ? "" : "s"} this machine's copy holds, which its keys (change ${change}) did not have`,
       ),
   });
   if (!sync.store) return sync;
@@ -123,6 +133,7 @@ function renderKeySyncMetrics(status: KeySyncStatus, labels: Record<string, stri
       "keys_synced_timestamp_seconds",
       "When the keys were last known to be in step with Redis, epoch seconds; 0 before that.",
       status.syncedAt / 1000,
-    )
+    ) +
+    `# HELP flash_sale_keys_refused_total Versions of the keys in Redis refused because their history does not descend from this machine's copy.\n# TYPE flash_sale_keys_refused_total counter\nflash_sale_keys_refused_total{${l}} ${status.refused}\n`
   );
 }

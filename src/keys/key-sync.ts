@@ -3,18 +3,24 @@
 // machines write each version to their own keys file, which their reloader then applies as it applies any change;
 // `shared`: Redis's copy is the source, changed there by every writer on any machine (src/keys/shared-keys.ts), and
 // followed into each machine's keys file, which is given to Redis again if Redis is found empty. Nothing on a
-// request's path touches Redis, and a follower that cannot reach it keeps the keys file it has.
+// request's path touches Redis, and a follower that cannot reach it keeps the keys file it has. Under `shared`, a
+// version whose history does not descend from the machine's copy (src/keys/history.ts) is refused, and the machine
+// gives Redis the revocations its copy holds (src/keys/tombstones.ts).
 import { watch } from "node:fs";
 import type { FSWatcher } from "node:fs";
 import { readFile, rm, stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { Redis } from "ioredis";
+import { descends, parseHistory } from "./history.ts";
+import type { Version } from "./history.ts";
 import { parseKeysText } from "./keys-file.ts";
 import { changeFileOf } from "./keys-store.ts";
 import type { KeysStore } from "./keys-store.ts";
 import { readLocalCopy, writeLocalCopy } from "./local-copy.ts";
+import type { LocalCopy } from "./local-copy.ts";
 import { connectKeysRedis, digestOf, KEYS_CHANNEL, KEYS_DOC, keysRedisOptions } from "./redis-keys.ts";
-import { copyToSeed, createSharedKeysStore, seedKeys } from "./shared-keys.ts";
+import { copyToSeed, createSharedKeysStore, HELD_FIELDS, heldOf, seedKeys } from "./shared-keys.ts";
+import { applyTombstones, tombstonesOf } from "./tombstones.ts";
 
 /** How often a publisher compares its file with Redis, and a follower Redis with its file, ms (besides announcements). */
 const DEFAULT_SYNC_INTERVAL = 1_000;
@@ -29,6 +35,8 @@ export interface KeySyncStatus {
   change: number;
   /** When the keys were last known to be in step with Redis, epoch ms (0: never). */
   syncedAt: number;
+  /** Versions found in Redis whose history does not descend from this machine's copy, refused so far. */
+  refused: number;
 }
 
 export interface KeySync {
@@ -61,6 +69,13 @@ export interface KeySyncOptions {
    * and this says so once, as a key revoked since may be valid again meanwhile.
    */
   onBackwards?: (change: number, had: number) => void;
+  /**
+   * Redis holds a version (`change`) whose history does not descend from this machine's copy (`had`: its change):
+   * refused, the copy kept. Once for each history refused (a version made on the same one is refused silently).
+   */
+  onRefused?: (change: number, had: number) => void;
+  /** `shared`: after a refusal, `count` keys revoked in this machine's copy were revoked in Redis's keys too. */
+  onRevocationsGiven?: (count: number, change: number) => void;
   /** The clock, epoch ms. Default Date.now. */
   clock?: () => number;
 }
@@ -70,7 +85,7 @@ export function startKeySync(options: KeySyncOptions): KeySync {
   const clock = options.clock ?? Date.now;
   const { keysFile, role } = options;
   const client = connectKeysRedis(options.redisUrl, role);
-  const state: KeySyncStatus = { role, synced: false, change: 0, syncedAt: 0 };
+  const state: KeySyncStatus = { role, synced: false, change: 0, syncedAt: 0, refused: 0 };
   let reported = false; // whether this outage was reported
   let closed = false;
   /** The local file's text, read again only when it has been replaced (a new inode, size or time): its digest. */
@@ -118,24 +133,33 @@ export function startKeySync(options: KeySyncOptions): KeySync {
 
   /** The change number recorded beside the keys file by this process (-1: none yet): recorded again when it moves. */
   let recorded = -1;
+  /** The history recorded with it by this process (its JSON, as Redis holds it): recorded again when it changes. */
+  let recordedHistory: string | null | undefined;
   /** The follower's step: the version Redis holds, written to the local file if it differs. */
   const follow = async (attempts = 3): Promise<void> => {
-    const [changeText, digest, seeded] = await client.hmget(KEYS_DOC, "change", "digest", "seeded");
+    const held = heldOf(await client.hmget(KEYS_DOC, ...HELD_FIELDS));
     if (role === "shared") {
-      // Redis holds no keys, or an older machine's copy: this machine's is given to it (if it has one).
-      const copy = await copyToSeed(keysFile, { change: changeText, seeded }, false);
-      if (copy && (await seedKeys(client, copy))) options.onSeeded?.(copy.change);
+      // Redis holds no keys, or an older version of this machine's copy: the copy is given to it (if it has one).
+      const copy = await copyToSeed(keysFile, held, false);
+      if (copy && (await seedKeys(client, held, copy))) options.onSeeded?.(copy.change);
       if (copy) return follow(attempts);
     }
-    const change = Number(changeText);
+    const { digest, history } = held;
+    const change = Number(held.change);
     if (!digest || !Number.isSafeInteger(change)) throw new Error(`no keys are published in Redis (${KEYS_DOC})`);
     // Before this process applied anything, the number recorded beside the file by an earlier one.
     if (recorded < 0) recorded = (await readLocalCopy(keysFile).catch(() => null))?.change ?? -1;
+    const version: Version = { change, digest, history: parseHistory(history) };
     if ((await readLocal(false)).digest === digest) {
-      if (recorded !== change) await writeLocalCopy(keysFile, { change, digest });
+      if (recorded !== change || recordedHistory !== history)
+        await writeLocalCopy(keysFile, { change, digest, history: version.history });
       recorded = change;
+      recordedHistory = history;
       return ok(change);
     }
+    // Read from the file (not remembered): another process of this machine may have moved the copy.
+    const own = await readLocalCopy(keysFile);
+    if (own && !descends(own, version)) return refuse(own, version);
     const text = await client.hget(KEYS_DOC, "text");
     if (text === null || digestOf(text) !== digest) {
       // Replaced between the two reads: read again (a few times); text that is not what its digest says: refused.
@@ -144,10 +168,36 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     }
     parseKeysText(text, `Redis ${KEYS_DOC} change ${change}`);
     if (change < recorded) options.onBackwards?.(change, recorded);
-    await writeLocalCopy(keysFile, { change, digest, text });
+    await writeLocalCopy(keysFile, { change, digest, text, history: version.history });
     recorded = change;
+    recordedHistory = history;
     ok(change);
     options.onApplied?.(change);
+  };
+
+  /** The histories (their latest epoch) and versions refused so far: each reported, and answered, once. */
+  const refusedHistories = new Set<string>();
+  const refusedVersions = new Set<string>();
+  /**
+   * Keeps the copy, says so once for each history refused, and (`shared`) gives Redis the revocations the copy holds,
+   * as a change of Redis's keys made apart from this comparison (which it would otherwise wait for).
+   */
+  const refuse = (own: LocalCopy, version: Version) => {
+    state.synced = false;
+    if (refusedVersions.has(version.digest)) return;
+    refusedVersions.add(version.digest);
+    state.refused++;
+    const epoch = version.history?.epochs.at(-1)?.epoch ?? version.digest;
+    if (!refusedHistories.has(epoch)) {
+      refusedHistories.add(epoch);
+      options.onRefused?.(version.change, own.change);
+    }
+    const tombstones = tombstonesOf(parseKeysText(own.text, keysFile));
+    if (!store || !tombstones.length) return;
+    void store
+      .updateAnyHistory(new Date(clock()), (file) => applyTombstones(file, tombstones))
+      .then((count) => count > 0 && options.onRevocationsGiven?.(count, version.change))
+      .catch(failed);
   };
 
   // One comparison at a time. One asked for while another runs starts after it (the running one may have read too
@@ -168,6 +218,17 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     });
     return running;
   };
+
+  // Where this process's changes go under `shared`; a refusal gives Redis this machine's revocations through it too.
+  const store =
+    role === "shared"
+      ? createSharedKeysStore({
+          client,
+          keysFile,
+          follow: sync,
+          ...(options.onSeeded ? { onSeeded: options.onSeeded } : {}),
+        })
+      : null;
 
   // A publisher's file is the source: a change number left beside it by following would refuse its writers.
   const prepared = role === "publish" ? rm(changeFileOf(keysFile), { force: true }).catch(() => {}) : Promise.resolve();
@@ -208,15 +269,7 @@ export function startKeySync(options: KeySyncOptions): KeySync {
   return {
     status: () => ({ ...state }),
     sync,
-    store:
-      role === "shared"
-        ? createSharedKeysStore({
-            client,
-            keysFile,
-            follow: sync,
-            ...(options.onSeeded ? { onSeeded: options.onSeeded } : {}),
-          })
-        : null,
+    store,
     close: async () => {
       closed = true;
       clearInterval(timer);

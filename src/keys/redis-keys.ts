@@ -4,7 +4,8 @@ import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 
 /**
- * The Redis hash holding the keys: `change` (a counter), `digest` (sha256 of `text`), `text`, and `seeded` ("1"
+ * The Redis hash holding the keys: `change` (a counter), `digest` (sha256 of `text`), `text`, `history` (KEYS_SYNC=
+ * shared: the version's history as JSON, src/keys/history.ts; a publisher's versions have none), and `seeded` ("1"
  * while the text is a copy given by a machine after Redis was found empty, and no change has been made on it).
  */
 export const KEYS_DOC = "flash-sale-api:keys";
@@ -22,32 +23,36 @@ const PUBLISH_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'digest') == ARGV[1] then return tonumber(redis.call('HGET', KEYS[1], 'change')) end
 local change = redis.call('HINCRBY', KEYS[1], 'change', 1)
 redis.call('HSET', KEYS[1], 'digest', ARGV[1], 'text', ARGV[2])
+redis.call('HDEL', KEYS[1], 'history')
 redis.call('PUBLISH', KEYS[2], change .. ' ' .. ARGV[1])
 return change
 `;
 
 /**
- * Gives Redis a machine's copy (change ARGV[1], digest ARGV[2], text ARGV[3]) if it holds no keys, or holds a copy
- * given the same way with a lower change number that nobody has changed yet: of several machines' copies given at
- * once, the newest stays, and a version made since is never overwritten. 1 if given, 0 if not.
+ * Gives Redis a machine's copy (change ARGV[3], digest ARGV[4], text ARGV[5], history ARGV[6]) if Redis still holds
+ * what the machine saw when it decided to (change ARGV[1] with digest ARGV[2]; both empty: nothing), so that a
+ * version made meanwhile is never overwritten (which copies may be given: copyToSeed, src/keys/shared-keys.ts).
+ * 1 if given, 0 if not.
  */
 const SEED_SCRIPT = `
-local held = redis.call('HGET', KEYS[1], 'change')
-if held and (redis.call('HGET', KEYS[1], 'seeded') ~= '1' or tonumber(held) >= tonumber(ARGV[1])) then return 0 end
+if (redis.call('HGET', KEYS[1], 'change') or '') ~= ARGV[1] or (redis.call('HGET', KEYS[1], 'digest') or '') ~= ARGV[2] then
+  return 0
+end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'change', ARGV[1], 'digest', ARGV[2], 'text', ARGV[3], 'seeded', '1')
-redis.call('PUBLISH', KEYS[2], ARGV[1] .. ' ' .. ARGV[2])
+redis.call('HSET', KEYS[1], 'change', ARGV[3], 'digest', ARGV[4], 'text', ARGV[5], 'history', ARGV[6], 'seeded', '1')
+redis.call('PUBLISH', KEYS[2], ARGV[3] .. ' ' .. ARGV[4])
 return 1
 `;
 
 /**
- * Compare-and-set: makes ARGV[3] (digest ARGV[2]) the keys if Redis still holds change ARGV[1], which the writer
- * read and changed; returns the new change number, or -1 if another writer made a change first (read again).
+ * Compare-and-set: makes ARGV[3] (digest ARGV[2], history ARGV[4]) the keys if Redis still holds change ARGV[1],
+ * which the writer read and changed; returns the new change number, or -1 if another writer made a change first
+ * (read again).
  */
 const UPDATE_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'change') ~= ARGV[1] then return -1 end
 local change = redis.call('HINCRBY', KEYS[1], 'change', 1)
-redis.call('HSET', KEYS[1], 'digest', ARGV[2], 'text', ARGV[3])
+redis.call('HSET', KEYS[1], 'digest', ARGV[2], 'text', ARGV[3], 'history', ARGV[4])
 redis.call('HDEL', KEYS[1], 'seeded')
 redis.call('PUBLISH', KEYS[2], change .. ' ' .. ARGV[2])
 return change
@@ -56,8 +61,24 @@ return change
 /** A connection with the keys' scripts as commands (each takes KEYS_DOC and KEYS_CHANNEL first). */
 export type KeysRedis = Redis & {
   publishKeys(doc: string, channel: string, digest: string, text: string): Promise<number>;
-  seedKeys(doc: string, channel: string, change: number, digest: string, text: string): Promise<number>;
-  updateKeys(doc: string, channel: string, held: string, digest: string, text: string): Promise<number>;
+  seedKeys(
+    doc: string,
+    channel: string,
+    heldChange: string,
+    heldDigest: string,
+    change: number,
+    digest: string,
+    text: string,
+    history: string,
+  ): Promise<number>;
+  updateKeys(
+    doc: string,
+    channel: string,
+    held: string,
+    digest: string,
+    text: string,
+    history: string,
+  ): Promise<number>;
 };
 
 export const digestOf = (text: string) => createHash("sha256").update(text).digest("hex");

@@ -12,7 +12,7 @@ import { changeFileOf, KeysUnavailableError, routeKeysChanges } from "../../src/
 import { readLocalCopy, writeLocalCopy } from "../../src/keys/local-copy.ts";
 import { connectKeysRedis, digestOf, KEYS_DOC } from "../../src/keys/redis-keys.ts";
 import type { KeysRedis } from "../../src/keys/redis-keys.ts";
-import { copyToSeed, seedKeys } from "../../src/keys/shared-keys.ts";
+import { copyToSeed, HELD_FIELDS, heldOf, seedKeys } from "../../src/keys/shared-keys.ts";
 import { freePort, tempDir } from "../helpers/fixture.ts";
 import { startRedis, stopProcess } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
@@ -105,9 +105,9 @@ describe("KEYS_SYNC=shared: the keys in Redis, changed by every machine", () => 
     await writeLocalCopy(older, { change: 5, digest: digestOf(keysText("x")), text: keysText("x") });
     await writeLocalCopy(newer, { change: 7, digest: digestOf(keysText("x", "y")), text: keysText("x", "y") });
     const seedFrom = async (file: string) => {
-      const [change, seeded] = await c.hmget(KEYS_DOC, "change", "seeded");
-      const copy = await copyToSeed(file, { change, seeded }, false);
-      return copy ? seedKeys(c, copy) : false;
+      const held = heldOf(await c.hmget(KEYS_DOC, ...HELD_FIELDS));
+      const copy = await copyToSeed(file, held, false);
+      return copy ? seedKeys(c, held, copy) : false;
     };
     // The older copy first: replaced by the newer one, which no older copy then replaces.
     expect(await seedFrom(older)).toBe(true);
