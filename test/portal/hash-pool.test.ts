@@ -86,7 +86,7 @@ describe("password hashes", () => {
     expect(needsRehash(hash)).toBe(false);
     expect(await verifyPassword("correct horse battery", hash)).toBe(true);
     expect(await verifyPassword("correct horse batterY", hash)).toBe(false);
-  });
+  }, 30_000);
 
   it("of the older parameters (N=2^17, r=8, p=1) still verify, and are marked for hashing again", async () => {
     const salt = randomBytes(16);
@@ -95,7 +95,7 @@ describe("password hashes", () => {
     expect(await verifyPassword("an old password", old)).toBe(true);
     expect(await verifyPassword("not the old one", old)).toBe(false);
     expect(needsRehash(old)).toBe(true);
-  });
+  }, 30_000);
 
   it("read from the database are refused when their parameters are out of bounds, not run", async () => {
     for (const params of ["131071$8$1", "2097152$8$1", "16384$0$1", "16384$8$99", "x$8$1"])
@@ -106,5 +106,5 @@ describe("password hashes", () => {
     expect(needsRehash(dummyHash())).toBe(false);
     expect(dummyHash()).toMatch(/^scrypt\$16384\$8\$5\$/);
     expect(await verifyPassword("", dummyHash())).toBe(false);
-  });
+  }, 30_000);
 });

@@ -33,7 +33,7 @@ describe("new passwords over HTTP", () => {
     }
     expect(await findAccountByEmail(portal.db, "weak@example.test")).toBeNull();
     expect(smtp.mails().filter((m) => m.to === "weak@example.test")).toHaveLength(0);
-  });
+  }, 60_000);
 
   it("a password change to password1234 is refused and the password stays as it was", async () => {
     const email = "changer@example.test";
@@ -52,5 +52,5 @@ describe("new passwords over HTTP", () => {
     expect(page.text).toContain("one of the most common ones");
     const account = await findAccountByEmail(portal.db, email);
     expect(await verifyPassword("correct horse battery", account!.password)).toBe(true);
-  });
+  }, 60_000);
 });
