@@ -14,7 +14,7 @@ import {
 } from "../../src/portal/store/accounts.ts";
 import { listAudit, recordAudit } from "../../src/portal/store/audit.ts";
 import { createSession, endAllSessions, resumeSession } from "../../src/portal/store/sessions.ts";
-import { lockedFor, recordFailure } from "../../src/portal/store/throttle.ts";
+import { lockedFor, takeAttempt } from "../../src/portal/store/throttle.ts";
 import { consumeToken, issueToken, peekToken } from "../../src/portal/store/tokens.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import { bothDatabases, startPostgres } from "./postgres-server.ts";
@@ -143,16 +143,17 @@ describe.each(backends)("the portal database on $name", ({ name, url }) => {
     expect(await peekToken(db, token, "reset", now)).toBe(true);
   });
 
-  it("locks a throttle key at its count within the window, and forgets failures once the window has passed", async () => {
+  it("locks a throttle key past its count within the window, and forgets attempts once the window has passed", async () => {
     const rule = { failures: 3, windowMs: 10_000, lockMs: 60_000 };
-    await recordFailure(db, "k1", rule, now);
-    await recordFailure(db, "k1", rule, now + 1);
-    await recordFailure(db, "k1", rule, now + 20_000); // a new window: the count starts again
-    expect(await lockedFor(db, ["k1"], now + 20_000)).toBe(0);
-    await recordFailure(db, "k1", rule, now + 20_001);
-    await recordFailure(db, "k1", rule, now + 20_002);
-    expect(await lockedFor(db, ["k1", "other"], now + 20_002)).toBe(60);
-    expect(await lockedFor(db, ["k1"], now + 80_002)).toBe(0);
+    expect(await takeAttempt(db, "k1", rule, now)).toBe(0);
+    expect(await takeAttempt(db, "k1", rule, now + 1)).toBe(0);
+    expect(await takeAttempt(db, "k1", rule, now + 20_000)).toBe(0); // a new window: the count starts again
+    expect(await takeAttempt(db, "k1", rule, now + 20_001)).toBe(0);
+    expect(await takeAttempt(db, "k1", rule, now + 20_002)).toBe(0); // the 3rd of this window
+    expect(await lockedFor(db, ["k1"], now + 20_002)).toBe(0);
+    expect(await takeAttempt(db, "k1", rule, now + 20_003)).toBe(60); // past the count: refused, and locked
+    expect(await lockedFor(db, ["k1", "other"], now + 20_003)).toBe(60);
+    expect(await lockedFor(db, ["k1"], now + 80_003)).toBe(0);
   });
 
   it("keeps an audit trail per account, newest first, and deletes an account with everything it had", async () => {

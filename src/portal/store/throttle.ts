@@ -100,8 +100,3 @@ export async function lockedFor(db: PortalDatabase, keys: string[], now: number)
 export async function clearFailures(db: PortalDatabase, key: string): Promise<void> {
   await db.run("DELETE FROM signin_throttle WHERE key = ?", [key]);
 }
-
-/** Counts a failure against `key` after the fact. Deprecated in favour of takeAttempt, which guards before. */
-export async function recordFailure(db: PortalDatabase, key: string, rule: ThrottleRule, now: number): Promise<void> {
-  await takeAttempt(db, key, rule, now);
-}
