@@ -1,7 +1,9 @@
 // The operator pages' routes, for accounts with the admin role only (a 404 to anyone else): every account with its
-// keys, approve, suspend and reinstate an account, an account's or a key's rate and burst, the keys `npm run keys`
-// made, and every account's trail. Each action is recorded on the account it changed, with the operator's address.
+// keys, approve, suspend (with a reason and a confirmation; the partner is mailed the reason) and reinstate an
+// account, an account's or a key's rate and burst, the keys `npm run keys` made, and every account's trail. Each
+// action is recorded on the account it changed, with the operator's address.
 import type { Hono } from "hono";
+import { z } from "zod";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { accountOf, clientAddress, formOf, pageContext, render, requireOperator } from "./context.ts";
 import { LimitsSchema, parseForm } from "./forms.ts";
@@ -30,11 +32,33 @@ import { accountsPage, auditPage, operatorAccountPage, operatorKeysPage } from "
 const PAGE = 50;
 const DONE: Record<string, string> = {
   approved: "The account is approved.",
-  suspended: "The account is suspended: the API refuses its keys within 2 seconds.",
+  suspended:
+    "The account is suspended: the API refuses its keys within 2 seconds, and its partner is mailed the reason.",
   reinstated: "The account is reinstated: its keys work again within 2 seconds.",
   limits: "The limits are set: the API applies them within 2 seconds.",
 };
 const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** The longest reason for a suspension, in characters. */
+const REASON_MAX = 500;
+
+/** The suspension form: a reason (one line, mailed to the partner and kept on its trail) and the box confirming it. */
+const SuspendSchema = z.object({
+  reason: z
+    .string("Give a reason: it is mailed to the partner")
+    .trim()
+    .min(1, "Give a reason: it is mailed to the partner")
+    .max(REASON_MAX, `At most ${REASON_MAX} characters`)
+    .regex(/^\P{Cc}*$/u, "One line of text"),
+  confirm: z.literal("yes", "Tick the box to confirm what suspending the account does"),
+});
+
+/** The mail that tells a partner its account is suspended, and why. */
+const suspensionMail = (a: Account, reason: string, at: number) =>
+  `The API's operator suspended your developer portal account (${a.partner}, ${a.email}) on ` +
+  `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC.\n\n` +
+  `Reason: ${reason}\n\n` +
+  "While it is suspended, the API refuses its keys (401, code api_key_suspended) and you cannot sign in to the " +
+  "portal. Its keys work again as soon as the operator reinstates the account: reply to this mail to ask.\n";
 const PARTNER_KEY = /^p\.([a-z0-9]+)\.[a-z0-9]+$/;
 
 const pageOf = (c: PortalContext) => {
@@ -145,11 +169,23 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
     if (!a || a.status !== "active") return c.notFound();
     if (a.id === accountOf(c).id)
       return showAccount(c, a, 400, { message: "You cannot suspend your own account: ask another operator." });
+    const body = await formOf(c);
+    const form = parseForm(SuspendSchema, body);
+    if (!form.ok) {
+      const reason = typeof body.reason === "string" ? body.reason.slice(0, REASON_MAX) : "";
+      return showAccount(c, a, 400, { form: "suspend", errors: form.errors, reason });
+    }
+    const { reason } = form.data;
     // The keys file first: once it is written the API refuses the keys, whatever happens to the database after.
     const keys = await setAccountSuspended(portal.keysFile, a.id, true, portal.clock());
     await updateAccount(portal.db, a.id, { status: "suspended" });
     await endAllSessions(portal.db, a.id);
-    await audit(c, a.id, "operator.suspended", `${keys} key${keys === 1 ? "" : "s"} refused`);
+    await audit(c, a.id, "operator.suspended", `${keys} key${keys === 1 ? "" : "s"} refused; reason: "${reason}"`);
+    await portal.mailer.send({
+      to: a.email,
+      subject: "Your developer portal account is suspended",
+      text: suspensionMail(a, reason, portal.clock()),
+    });
     return done(c, `/admin/accounts/${a.id}`, "suspended");
   });
 

@@ -126,6 +126,11 @@ describe("the portal in Chromium", () => {
     await page.getByRole("link", { name: email }).click();
     await page.getByRole("heading", { name: email }).waitFor();
     await check(page, "11-operator-account");
+    // Suspending asks for a reason and a confirmation: a click alone is refused, with the fields' messages.
+    await page.getByRole("button", { name: "Suspend the account" }).click();
+    await page.getByText("Give a reason: it is mailed to the partner").waitFor();
+    await page.getByLabel("Reason", { exact: true }).fill("Keys shared in a public repository");
+    await page.getByRole("checkbox", { name: /Suspend .*: its keys are refused/ }).check();
     await page.getByRole("button", { name: "Suspend the account" }).click();
     await page.getByText("The account is suspended").waitFor();
     await check(page, "12-operator-suspended");

@@ -1,6 +1,7 @@
 // The operator pages over real HTTP, against a real API handler that reloads the shared keys file as a server does
-// (watching it): manual approval, suspension (the API refuses the account's keys within 2 s, and takes them again
-// on reinstatement), an account's and a key's limits as the API enforces them, the keys `npm run keys` made, every
+// (watching it): manual approval, suspension (only with a reason and a confirmation; the API refuses the account's
+// keys within 2 s with api_key_suspended, the partner is mailed the reason, and the keys work again on
+// reinstatement), an account's and a key's limits as the API enforces them, the keys `npm run keys` made, every
 // account's trail, and a 404 for anyone but an operator. The first operator is made by `npm run portal -- admin`.
 import { execFile } from "node:child_process";
 import { join } from "node:path";
@@ -117,16 +118,43 @@ describe("operator pages", () => {
     expect((await operator.post(`/admin/accounts/nosuchaccount/approve`, {})).status).toBe(404);
   });
 
-  it("suspends an account: the API refuses its keys within 2 s, its sessions end, it cannot sign in; reinstated, its keys work again", async () => {
+  it("suspends an account only with a reason and a confirmation: the API refuses its keys within 2 s saying so, the partner is mailed the reason, its sessions end; reinstated, its keys work again", async () => {
     const { client, id } = await approvedPartner("suspend@example.test");
     const keys = [await createKeyIn(client, "one"), await createKeyIn(client, "two")];
     await until(keys, 200);
 
-    await operator.get(`/admin/accounts/${id}`);
-    const done = await operator.post(`/admin/accounts/${id}/suspend`, {});
+    const page = (await operator.get(`/admin/accounts/${id}`)).text;
+    expect(page).toMatch(/<form method="post" action="\/admin\/accounts\/[a-z0-9]+\/suspend" novalidate>/);
+    expect(page).toMatch(/<input\s+id="f-suspend-reason"\s+name="reason"/);
+    expect(page).toMatch(/<input\s+type="checkbox"\s+name="confirm"\s+value="yes"\s+required/);
+    // One click, a reason without the box, the box without a reason (or a blank one): nothing is done.
+    const reason = "Keys shared in a public repository <script>";
+    const refusals = [
+      await operator.post(`/admin/accounts/${id}/suspend`, {}),
+      await operator.post(`/admin/accounts/${id}/suspend`, { reason }),
+      await operator.post(`/admin/accounts/${id}/suspend`, { reason: "   ", confirm: "yes" }),
+    ];
+    expect(refusals.map((r) => r.status)).toEqual([400, 400, 400]);
+    expect(refusals[0]!.text).toMatch(
+      /<p class="error" id="e-suspend-reason">Give a reason: it is mailed to the partner/,
+    );
+    expect(refusals[0]!.text).toMatch(/<p class="error" id="e-suspend-confirm">Tick the box to confirm/);
+    expect(refusals[1]!.text).toContain('value="Keys shared in a public repository &lt;script&gt;"');
+    expect(refusals[1]!.text).not.toContain('id="e-suspend-reason"');
+    expect(refusals[2]!.text).toContain('id="e-suspend-reason"');
+    await until(keys, 200);
+    expect((await client.get("/keys")).url).toBe("/keys");
+    expect(smtp.mails().some((m) => m.to === "suspend@example.test" && /suspended/.test(m.subject))).toBe(false);
+
+    const done = await operator.post(`/admin/accounts/${id}/suspend`, { reason, confirm: "yes" });
     expect(done.text).toContain("The account is suspended");
     const refusedIn = await until(keys, 401);
-    expect(((await (await call(keys[0]!)).json()) as { code: string }).code).toBe("api_key_invalid");
+    const refused = (await (await call(keys[0]!)).json()) as { code: string; detail: string };
+    expect(refused.code).toBe("api_key_suspended");
+    expect(refused.detail).toMatch(/suspended account/);
+    const mail = await smtp.waitForMail("suspend@example.test", /suspended/);
+    expect(mail.body).toContain(`Reason: ${reason}`);
+    expect(mail.body).toContain("api_key_suspended");
     const file = await loadKeysFile(api.keysFile);
     expect(file.format).toBe(3);
     expect(file.keys.filter((k) => k.name.startsWith(`p.${id}.`)).every((k) => k.suspended)).toBe(true);
@@ -134,14 +162,20 @@ describe("operator pages", () => {
     const signIn403 = await signIn(client, "suspend@example.test");
     expect(signIn403.status).toBe(403);
     expect(signIn403.text).toContain("This account is suspended");
-    expect((await operator.get(`/admin/accounts/${id}`)).text).toMatch(/status-suspended">suspended</);
+    const suspended = (await operator.get(`/admin/accounts/${id}`)).text;
+    expect(suspended).toMatch(/status-suspended">suspended</);
+    expect(suspended).not.toContain('name="confirm"');
+    // Suspending again: nothing to do.
+    expect((await operator.post(`/admin/accounts/${id}/suspend`, { reason, confirm: "yes" })).status).toBe(404);
 
     await operator.post(`/admin/accounts/${id}/reinstate`, {});
     const acceptedIn = await until(keys, 200);
     expect((await loadKeysFile(api.keysFile)).format).toBe(2); // no key suspended: the format older servers read
     expect((await signIn(client, "suspend@example.test")).url).toBe("/keys");
     const trail = (await operator.get(`/admin/accounts/${id}`)).text;
-    expect(trail).toContain("operator.suspended 2 keys refused by op@example.test");
+    expect(trail).toContain(
+      "operator.suspended 2 keys refused; reason: &quot;Keys shared in a public repository &lt;script&gt;&quot; by op@example.test",
+    );
     expect(trail).toContain("operator.reinstated 2 keys accepted again by op@example.test");
     console.log(
       `suspension refused by the API in ${refusedIn.toFixed(0)} ms, reinstatement in ${acceptedIn.toFixed(0)} ms`,

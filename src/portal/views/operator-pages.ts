@@ -13,11 +13,46 @@ import { lastUseText, limitsText } from "./key-pages.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
-/** Which limits form an error belongs to (`account`, or a key's name in the keys file), and a message. */
+/**
+ * Which form an error belongs to (`account` or a key's name in the keys file for limits, `suspend`), a message, and
+ * the suspension's reason as typed (shown again with its errors).
+ */
 export interface OperatorForms {
   form?: string;
   errors?: FieldErrors;
   message?: string;
+  reason?: string;
+}
+
+/** What suspending an account does, as the operator confirms it (the mail to the partner says the same). */
+const SUSPENSION_EFFECTS =
+  "its keys are refused by the API within 2 seconds (saying the account is suspended), its sessions end, it cannot sign in, and its partner is mailed the reason";
+
+/**
+ * Suspending an account: a reason (kept on its trail and mailed to the partner) and a box that confirms what it does;
+ * nothing happens until both are given (no script needed).
+ */
+function suspendForm(ctx: PageContext, a: Account, state: OperatorForms): Html {
+  const errors = state.form === "suspend" ? (state.errors ?? {}) : {};
+  return html`<h2>Suspend the account</h2>
+    <form method="post" action="/admin/accounts/${a.id}/suspend" novalidate>
+      ${csrfField(ctx)}
+      ${field({ name: "reason", id: "suspend-reason", label: "Reason", value: state.reason ?? "", error: errors.reason, autocomplete: "off", hint: "Mailed to the partner and kept in the account's activity." })}
+      <div class="field">
+        <label>
+          <input
+            type="checkbox"
+            name="confirm"
+            value="yes"
+            required
+            ${errors.confirm ? html`aria-invalid="true" aria-describedby="e-suspend-confirm"` : ""}
+          />
+          Suspend ${a.email}: ${SUSPENSION_EFFECTS}.
+        </label>
+        ${errors.confirm ? html`<p class="error" id="e-suspend-confirm">${errors.confirm}</p>` : ""}
+      </div>
+      <button type="submit" class="danger">Suspend the account</button>
+    </form>`;
 }
 
 const STATUS_TEXT = { active: "active", pending: "waiting for approval", suspended: "suspended" } as const;
@@ -129,9 +164,9 @@ export function operatorAccountPage(
   audit: AuditEntry[],
   state: OperatorForms = {},
 ): Html {
-  const button = (what: string, text: string, danger = false) =>
+  const button = (what: string, text: string) =>
     html`<form method="post" action="/admin/accounts/${a.id}/${what}" class="inline">
-      ${csrfField(ctx)}<button type="submit" ${danger ? html`class="danger"` : ""}>${text}</button>
+      ${csrfField(ctx)}<button type="submit">${text}</button>
     </form>`;
   return html`${notice(state.message)} ${nav}
     <div class="key">
@@ -150,9 +185,9 @@ export function operatorAccountPage(
     </div>
     <div class="actions">
       ${a.status === "pending" ? button("approve", "Approve the account") : ""}
-      ${a.status === "active" ? button("suspend", "Suspend the account", true) : ""}
       ${a.status === "suspended" ? button("reinstate", "Reinstate the account") : ""}
     </div>
+    ${a.status === "active" ? suspendForm(ctx, a, state) : ""}
     <h2>Limits of every key of the account</h2>
     <p class="hint">Set on each of its keys now, and on the keys it makes later.</p>
     ${limitsForm(ctx, `/admin/accounts/${a.id}/limits`, "account", "every key", state)}
