@@ -19,7 +19,7 @@ type Cap = "server" | "key" | "account" | "address";
  * The account a key belongs to: a portal partner's key is named `p.<account>.<key>` in the keys file, and its
  * account is `p.<account>`; a key made by `npm run keys` is an account of its own.
  */
-export function accountOf(keyName: string): string {
+function accountOf(keyName: string): string {
   if (!keyName.startsWith("p.")) return keyName;
   const dot = keyName.indexOf(".", 2);
   return dot > 2 ? keyName.slice(0, dot) : keyName;
