@@ -40,7 +40,7 @@ export const heldOf = ([change, digest, seeded, history]: (string | null)[]): He
 });
 
 /** The version Redis holds, or null when it holds none. */
-export function heldVersion(held: Held): Version | null {
+function heldVersion(held: Held): Version | null {
   const change = Number(held.change);
   if (held.change === null || held.digest === null || !Number.isSafeInteger(change)) return null;
   return { change, digest: held.digest, history: parseHistory(held.history) };
@@ -83,7 +83,7 @@ export const seedKeys = async (client: KeysRedis, held: Held, copy: LocalCopy) =
   )) === 1;
 
 /** Redis's keys do not descend from this machine's copy: a change was refused, and nothing was changed. */
-export class KeysForkedError extends KeysUnavailableError {
+class KeysForkedError extends KeysUnavailableError {
   constructor(held: Version, own: Version) {
     super(
       `the keys in Redis (change ${held.change}) do not descend from this machine's copy (change ${own.change}): nothing was changed; see keys_copy_refused in the log`,
