@@ -109,5 +109,5 @@ describe("portal throttles", () => {
     expect((await post("/sign-in", { email: victim, password: "the right password" })).status).toBe(429);
     portal.clock.now += 1000;
     expect((await post("/sign-in", { email: victim, password: "the right password" })).url).toBe("/keys");
-  });
+  }, 180_000); // 52 password hashes in turn, about 0.5 s each on a busy machine
 });
