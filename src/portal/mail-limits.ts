@@ -4,7 +4,7 @@
 // own (`mail-address:`, `mail-to:`, `mail-account:`).
 import type { Portal } from "./context.ts";
 import { normalizeEmail } from "./store/accounts.ts";
-import { lockedFor, returnAttempt, takeAttempts } from "./store/throttle.ts";
+import { returnAttempt, takeAttempts } from "./store/throttle.ts";
 import type { ThrottleRule } from "./store/throttle.ts";
 
 /** Mails allowed in a window, and how long a limit reached holds. */
@@ -51,15 +51,6 @@ export async function takeMailLimits(portal: Portal, asker: MailAsker): Promise<
 /** Gives back the mail taken from `asker`'s limits, when the request turned out to send nothing (a wrong password). */
 export async function returnMailLimits(portal: Portal, asker: MailAsker): Promise<void> {
   for (const [key] of keysOf(asker)) await returnAttempt(portal.db, key);
-}
-
-/** Seconds until a mail may be sent for `asker` (0: now). Reads only: for what a page says, never as a guard. */
-export async function mailWait(portal: Portal, asker: MailAsker): Promise<number> {
-  return lockedFor(
-    portal.db,
-    keysOf(asker).map(([key]) => key),
-    portal.clock(),
-  );
 }
 
 /** The words of a 429 for mail. */

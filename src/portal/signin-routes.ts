@@ -7,7 +7,7 @@ import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { clientAddress, formOf, limitAddress, pageContext, render, renderTooMany } from "./context.ts";
 import { knownDevice, rememberDevice } from "./device-cookies.ts";
 import { SignInSchema, parseForm } from "./forms.ts";
-import { mailWait, tooManyMails } from "./mail-limits.ts";
+import { tooManyMails } from "./mail-limits.ts";
 import { HashingBusyError } from "./hash-pool.ts";
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 import { clearSessionCookie } from "./session-cookies.ts";
@@ -63,7 +63,8 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
     for (const [key] of limits) await returnAttempt(portal.db, key); // a success does not count against a limit
     if (needsRehash(account.password)) await rehash(portal, account.id, form.data.password);
     if (account.verified === null) {
-      const wait = await mailWait(portal, { address, to: account.email });
+      // The mail limits are taken as the link is queued (sendVerification), not checked before it.
+      const wait = await sendVerification(portal, account, limitAddress(c));
       if (wait)
         return renderTooMany(
           c,
@@ -72,7 +73,6 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
           "Confirm your email first",
           html`<p role="alert">Your address is not confirmed yet. ${tooManyMails(wait)}</p>`,
         );
-      await sendVerification(portal, account, address);
       return render(
         c,
         portal,
