@@ -66,7 +66,11 @@ export interface HandlerOptions
 }
 
 export interface Handler {
-  (req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Answers a request; returns the bytes of the body it has written by now (0 for a response sent later: the metrics,
+   * a key's usage, an event stream), which the server's send limits count (send-limits.ts).
+   */
+  (req: IncomingMessage, res: ServerResponse): number;
   /** The snapshot being served (throws while there is none). */
   snapshot(): LoadedSnapshot;
   /** Loads the published snapshot and the keys file again and swaps to them at once. */

@@ -185,6 +185,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     nowMs: number,
     [status, bytes]: [number, number],
   ): void => {
+    sent = bytes;
     const ended = metrics || options.log ? performance.now() : 0;
     if (metrics) metrics.request(info.route, status, bytes, (ended - started) / 1000);
     if (meter !== null && info.key !== undefined) meter.count(info.key, status, bytes, nowMs);
@@ -201,7 +202,9 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     }
   };
 
-  const handler = ((req: IncomingMessage, res: ServerResponse) => {
+  /** The body bytes of the response just answered (for the handler's return), set by `done`. */
+  let sent = 0;
+  const answer = (req: IncomingMessage, res: ServerResponse): void => {
     const started = options.log || metrics ? performance.now() : 0;
     const s = state; // one snapshot for the whole request, even if a reload swaps state meanwhile
     const info: RequestInfo = { path: "", route: OTHER_ROUTE, key: undefined, query: null };
@@ -271,6 +274,11 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
       if (later) void later.then((r) => done(req, info, started, nowMs, r));
       else done(req, info, started, nowMs, result!);
     }
+  };
+  const handler = ((req: IncomingMessage, res: ServerResponse): number => {
+    sent = 0;
+    answer(req, res);
+    return sent;
   }) as Handler;
 
   handler.snapshot = () => {

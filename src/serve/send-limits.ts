@@ -13,7 +13,8 @@
 // bounds clients over real networks. Over TLS node counts plaintext and the kernel records, a little more: a
 // connection is let go a little later, never sooner.
 //
-// Invariants: a connection written `largeBytes` or more since its bytes were last known acknowledged is tracked until
+// Invariants: a connection written `largeBytes` or more since its bytes were last known acknowledged (seen by `written`,
+// which the server calls for every connection once a tick, not per response) is tracked until
 // they are, or until neither it nor its orphan exists; it is stalled once its acknowledged bytes have not moved for
 // `stall` (a reader's move within milliseconds, so a CDN's or a proxy's many connections never count); an address
 // with `maxPerAddress` stalled is refused after one fresh look at the kernel's account, and one with more (a burst
@@ -40,19 +41,39 @@ export interface SendLimitsOptions {
 
 /** Fresh looks at the kernel's account are at least this far apart, ms (a look reads every TCP connection's line). */
 const MIN_LOOK_INTERVAL_MS = 100;
+/**
+ * Head bytes a response may add to its body, at most, in `sent`'s reckoning: ours are under 1 KiB. Overcounted, a
+ * connection is looked at a little sooner than needed; it is never looked at later than `largeBytes`.
+ */
+const HEAD_BYTES_MAX = 8 * 1024;
 /** Past this many tracked, a look is taken (throttled as above) so that what has been read is let go early. */
 const LOOK_AT_SIZE = 1_024;
 
+/** What a connection carries for the limits, set once when it opens (connected) so that sockets keep one shape. */
+const CHECK_FROM = Symbol("sendCheckFrom");
+const TRACKED = Symbol("sendTracked");
+const DUE = Symbol("sendDue");
+const KERNEL_KEY = Symbol("sendKernelKey");
+type Connection = Socket & {
+  /** Bytes written from which `written` looks at it: where its bytes were last known acknowledged, + largeBytes. */
+  [CHECK_FROM]?: number;
+  [TRACKED]?: Tracked | null;
+  /** Bytes that may still be written to it, by the handler's count of bodies (sent), before it is looked at. */
+  [DUE]?: number;
+  /** Its kernelKey, made the first time it is tracked. */
+  [KERNEL_KEY]?: string | null;
+};
+
 interface Tracked {
-  /** null once node has closed it: the kernel may still hold its bytes, as an orphan. */
-  socket: Socket | null;
+  /** null once node has closed it (seen at a look): the kernel may still hold its bytes, as an orphan. */
+  socket: Connection | null;
   address: string;
   /** Its local port, remote address and port, as /proc/net/tcp lists them (kernelKey). */
   key: string;
   /** The bytes written to the socket (its bytesWritten) that must be acknowledged for it to be let go. */
   upTo: number;
-  timer: NodeJS.Timeout;
-  onClose: () => void;
+  /** When it is reset if its bytes are still not acknowledged then (ms): `timeout` after it was tracked. */
+  deadline: number;
   /** Close the connection once its bytes are acknowledged (it went idle meanwhile). */
   closeOnRelease: boolean;
   /** Its bytes known acknowledged (bytesWritten then) at the last look, and since when they have not moved (ms). */
@@ -61,11 +82,21 @@ interface Tracked {
 }
 
 export interface SendLimits {
+  /** A new connection: gives its socket the fields the limits keep on it. */
+  connected(socket: Socket): void;
   /** Whether `address` has `maxPerAddress` stalled connections (as last seen: see `look`). */
   full(address: string): boolean;
   /** Looks at the kernel's account (at most once every 100 ms), letting go what has been acknowledged. */
   look(): Promise<void>;
-  /** After a response was written on `socket`: tracks it if it holds `largeBytes` or more not known acknowledged. */
+  /**
+   * After a response whose body was `bytes` long was written on `socket`: `written`, once the bodies written since it
+   * last looked (and HEAD_BYTES_MAX each for their heads) may have reached the mark. A subtraction per response.
+   */
+  sent(socket: Socket, address: string, bytes: number): void;
+  /**
+   * Tracks `socket` if it holds `largeBytes` or more not known acknowledged: what `sent` calls, and what the server
+   * asks of every connection once a tick (for bytes no handler counted: event streams, responses sent later).
+   */
   written(socket: Socket, address: string): void;
   /**
    * Closes an idle connection (past its keep-alive timeout), at once if it is not tracked; a tracked one once its
@@ -156,32 +187,34 @@ function bytesWritten(socket: Socket): number {
   return typeof dispatched === "number" ? dispatched + socket.writableLength : socket.bytesWritten;
 }
 
-/** Tracks connections holding unacknowledged bytes, per client address (see the top of this file). */
+/**
+ * Tracks connections holding unacknowledged bytes, per client address (see the top of this file). A response costs
+ * one comparison (`written`); the bookkeeping of what is tracked (deadlines, closed sockets, stalls) is done at each
+ * look, every half stall while anything is tracked, with no timer or listener per connection.
+ */
 export function createSendLimits(options: SendLimitsOptions): SendLimits {
   const byAddress = new Map<string, Set<Tracked>>();
-  const bySocket = new WeakMap<Socket, Tracked>();
-  /** Where each socket's bytes were last known acknowledged (its bytesWritten then). */
-  const acknowledgedTo = new WeakMap<Socket, number>();
   let size = 0;
 
-  const track = (socket: Socket, address: string, upTo: number) => {
-    if (socket.destroyed || socket.remoteAddress === undefined || socket.remotePort === undefined) return;
+  const track = (socket: Connection, address: string, upTo: number) => {
+    if (socket.destroyed) return;
+    let key = socket[KERNEL_KEY];
+    if (!key) {
+      if (socket.remoteAddress === undefined || socket.remotePort === undefined) return;
+      key = socket[KERNEL_KEY] = kernelKey(socket.localPort ?? 0, socket.remoteAddress, socket.remotePort);
+    }
+    const now = Date.now();
     const t: Tracked = {
       socket,
       address,
-      key: kernelKey(socket.localPort ?? 0, socket.remoteAddress, socket.remotePort),
+      key,
       upTo,
-      timer: setTimeout(() => void expire(t), options.timeout).unref(),
-      onClose: () => {
-        bySocket.delete(socket);
-        t.socket = null;
-      },
+      deadline: now + options.timeout,
       closeOnRelease: false,
-      acknowledged: acknowledgedTo.get(socket) ?? 0,
-      since: Date.now(),
+      acknowledged: (socket[CHECK_FROM] ?? options.largeBytes) - options.largeBytes,
+      since: now,
     };
-    socket.once("close", t.onClose);
-    bySocket.set(socket, t);
+    socket[TRACKED] = t;
     let set = byAddress.get(address);
     if (!set) byAddress.set(address, (set = new Set()));
     set.add(t);
@@ -194,16 +227,23 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
     if (!set?.delete(t)) return;
     size--;
     if (set.size === 0) byAddress.delete(t.address);
-    clearTimeout(t.timer);
     const socket = t.socket;
     if (!socket) return;
-    bySocket.delete(socket);
-    socket.off("close", t.onClose);
+    socket[TRACKED] = null;
+    socket[DUE] = 0; // looked at after its next response
     if (t.closeOnRelease) return void socket.destroy();
-    acknowledgedTo.set(socket, acknowledged);
+    socket[CHECK_FROM] = acknowledged + options.largeBytes;
     // Written while it was tracked (pipelined responses), and not acknowledged yet: tracked anew.
-    const written = bytesWritten(socket);
-    if (written - acknowledged >= options.largeBytes) track(socket, t.address, written);
+    const total = bytesWritten(socket);
+    if (total - acknowledged >= options.largeBytes) track(socket, t.address, total);
+  };
+
+  /** A tracked socket node has closed since: an orphan from now on (its bytes may still be in the kernel). */
+  const orphan = (t: Tracked) => {
+    const socket = t.socket;
+    if (!socket?.destroyed) return;
+    socket[TRACKED] = null;
+    t.socket = null;
   };
 
   let looking: Promise<void> | null = null;
@@ -214,20 +254,29 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       // What node had handed to the kernel, before the kernel is asked: so `handed - unacknowledged` never overstates.
       const all = [...byAddress.values()].flatMap((set) => [...set]);
+      all.forEach(orphan);
       const handed = all.map((t) => (t.socket ? bytesWritten(t.socket) - t.socket.writableLength : 0));
       const ports = new Set(all.map((t) => Number(t.key.split(" ", 1)[0])));
       const kernel = await readUnacknowledged(ports).catch(() => null);
+      const now = Date.now();
       all.forEach((t, i) => {
+        orphan(t);
         const unacknowledged = kernel?.get(t.key);
         if (!t.socket) {
           if (!unacknowledged) release(t, 0); // the orphan is gone, or has delivered everything
           return;
         }
         const acknowledged = handed[i]! - (unacknowledged ?? 0);
-        if (acknowledged >= t.upTo) release(t, acknowledged);
-        else if (acknowledged > t.acknowledged) {
+        if (acknowledged >= t.upTo) return release(t, acknowledged);
+        if (acknowledged > t.acknowledged) {
           t.acknowledged = acknowledged; // it reads: not stalled
-          t.since = Date.now();
+          t.since = now;
+        }
+        // Not acknowledged in time: reset it (first: a close, closeOnRelease, would leave the bytes queued); its
+        // bytes are gone with it, nothing to track anew.
+        if (now >= t.deadline) {
+          resetConnection(t.socket);
+          release(t, Infinity);
         }
       });
       lastLook = Date.now();
@@ -253,7 +302,10 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
     }
   };
 
-  /** While connections are tracked, a look every half stall, so that readers are let go and stalls are seen. */
+  /**
+   * While connections are tracked, a look every half stall, so that readers are let go, stalls are seen and deadlines
+   * kept.
+   */
   let timer: NodeJS.Timeout | null = null;
   const schedule = () => {
     if (timer || size === 0) return;
@@ -262,21 +314,34 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
         timer = null;
         void look();
       },
-      Math.max(MIN_LOOK_INTERVAL_MS, options.stall / 2),
+      Math.max(MIN_LOOK_INTERVAL_MS, Math.min(options.stall / 2, options.timeout)),
     ).unref();
   };
 
-  /** A connection's bytes not acknowledged in time: reset it (its buffers freed); an orphan stays until it goes. */
-  const expire = async (t: Tracked) => {
-    await look();
-    if (!byAddress.get(t.address)?.has(t)) return;
-    if (t.socket) {
-      resetConnection(t.socket); // first: a close (closeOnRelease) would leave the bytes queued
-      release(t, Infinity); // its bytes are gone with it: nothing to track anew
-    } else t.timer = setTimeout(() => void expire(t), options.timeout).unref();
+  /** See SendLimits.written. */
+  const written = (socket: Socket, address: string): void => {
+    const c = socket as Connection;
+    const upTo = bytesWritten(c);
+    const from = c[CHECK_FROM] ?? options.largeBytes;
+    // Most connections: below the mark. A socket never given its fields (connected) has none: from 0.
+    if (upTo < from || c[TRACKED]) {
+      c[DUE] = c[TRACKED] ? options.largeBytes : from - upTo;
+      return;
+    }
+    track(c, address, upTo);
+    c[DUE] = options.largeBytes;
+    if (size > LOOK_AT_SIZE) void look();
+    else schedule();
   };
 
   return {
+    connected(socket) {
+      const c = socket as Connection;
+      c[CHECK_FROM] = options.largeBytes;
+      c[TRACKED] = null;
+      c[KERNEL_KEY] = null;
+      c[DUE] = options.largeBytes;
+    },
     full(address) {
       const set = byAddress.size === 0 ? undefined : byAddress.get(address);
       if (!set || set.size < options.maxPerAddress) return false;
@@ -286,16 +351,13 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
       return false;
     },
     look,
-    written(socket, address) {
-      const upTo = bytesWritten(socket);
-      if (upTo < options.largeBytes) return; // most connections, at no more cost
-      if (upTo - (acknowledgedTo.get(socket) ?? 0) < options.largeBytes || bySocket.has(socket)) return;
-      track(socket, address, upTo);
-      if (size > LOOK_AT_SIZE) void look();
-      else schedule();
+    sent(socket, address, bytes) {
+      const c = socket as Connection;
+      if ((c[DUE] = (c[DUE] ?? 0) - bytes - HEAD_BYTES_MAX) <= 0) written(socket, address);
     },
+    written,
     closeIdle(socket) {
-      const t = bySocket.get(socket);
+      const t = (socket as Connection)[TRACKED];
       if (!t) return void socket.destroy();
       t.closeOnRelease = true;
       void look(); // read by now, most likely: closed then

@@ -101,19 +101,35 @@ const LISTEN_BACKLOG = 65_535;
 
 /** Requests answered on a connection, kept on the socket itself (cheaper per request than a WeakMap). */
 const SERVED = Symbol("requestsServed");
+/** The connection's peer address, read once when it opens rather than through node's getter on every request. */
+const ADDRESS = Symbol("peerAddress");
+/** Keep-alive bookkeeping of the idle sweep: requests served and bytes read when it last looked, and since when (ms). */
+const SEEN = Symbol("servedWhenSeen");
+const READ = Symbol("readWhenSeen");
+const QUIET = Symbol("quietSince");
+
+type Connection = Socket & {
+  [SERVED]?: number;
+  [ADDRESS]?: string;
+  [SEEN]?: number;
+  [READ]?: number;
+  [QUIET]?: number;
+  /** node's: the response being written on it, null between responses. */
+  _httpMessage?: unknown;
+};
 
 /**
- * Gives a new connection's socket, once, every property our code adds to it: the request counter, and the peer
- * address node caches on the first read of `remoteAddress`. Added on the first request instead, at a point that
- * depends on the request (and on whether its address had failed a key check), they gave sockets different hidden
- * classes after different traffic; node's own http and stream functions, which touch the socket on every request,
- * then saw several and were deoptimized to slower generic code for the rest of the process's life (measured: a
- * brotli sale list went from 19 to 23 us a request after a few minutes of mixed requests).
+ * node's keep-alive timer is re-armed twice a request (a socket timeout cleared when a request arrives and set when its
+ * response is done: 1-2% of a small response's cost in the profile); the idle connections are found instead by a
+ * sweep over the open ones, this often at most (and at half the send limits' stall time): a connection is closed
+ * between keepAliveTimeout and keepAliveTimeout + 1 s + a tick after its last response (node's own timer:
+ * keepAliveTimeout + 1 s).
  */
-function prepareSocket(socket: Socket & { [SERVED]?: number }): void {
-  socket[SERVED] = 0;
-  void socket.remoteAddress;
-}
+const KEEP_ALIVE_TICK_MS = 1_000;
+/** The shortest tick of that sweep (the send limits' ticks are half their stall time: tests set tiny ones). */
+const MIN_TICK_MS = 25;
+/** node's margin over the advertised `Keep-Alive: timeout=N` before it closes an idle connection. */
+const KEEP_ALIVE_MARGIN_MS = 1_000;
 
 /** The error for a request node's parser refused (llhttp's error code) or that timed out. */
 function protocolError(code: string | undefined): ApiError {
@@ -130,6 +146,14 @@ function protocolError(code: string | undefined): ApiError {
  */
 function markSecure(res: ServerResponse): void {
   res.setHeader("Strict-Transport-Security", HSTS);
+}
+
+/**
+ * `Keep-Alive: timeout=N` as node writes it for a server whose keepAliveTimeout is set (its `_keepAliveTimeout`, read
+ * when the head is written): the server's is 0, so that node arms no timer per request (see KEEP_ALIVE_TICK_MS).
+ */
+function advertiseKeepAlive(res: ServerResponse, ms: number): void {
+  (res as ServerResponse & { _keepAliveTimeout: number })._keepAliveTimeout = ms;
 }
 
 /** A whole HTTP/1.1 response with a problem body, for a socket written to directly; the connection is closed after it. */
@@ -179,8 +203,7 @@ export async function startServer(
   //   keeps the message's upgrade flag and swallows the parse error of the next message on that connection (no
   //   400; the client waits for the keep-alive timeout), so such a connection is not kept alive.
   /** Counts the request on its connection; true when it came after the answer that closed the connection. */
-  const closeAfter = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const socket = req.socket as Socket & { [SERVED]?: number };
+  const closeAfter = (socket: Connection, req: IncomingMessage, res: ServerResponse): boolean => {
     const n = (socket[SERVED] ?? 0) + 1;
     socket[SERVED] = n;
     if (n > o.maxRequestsPerSocket) return true;
@@ -188,13 +211,15 @@ export async function startServer(
     return false;
   };
   const secure = o.tls !== undefined;
+  const advertise = (res: ServerResponse) => advertiseKeepAlive(res, o.keepAliveTimeout);
   // connectionsCheckingInterval: how often headersTimeout/requestTimeout are enforced (node's default, 30 s, lets
   // a slow client hold a connection for up to 40 s instead of 10).
   const httpOptions = {
     maxHeaderSize: o.maxHeaderSize,
     requestTimeout: o.requestTimeout,
     headersTimeout: o.headersTimeout,
-    keepAliveTimeout: o.keepAliveTimeout,
+    // node's per-request keep-alive timer is off: the sweep below closes idle connections (see KEEP_ALIVE_TICK_MS).
+    keepAliveTimeout: 0,
     connectionsCheckingInterval: 1_000,
   };
   const sending = createSendLimits({
@@ -203,10 +228,10 @@ export async function startServer(
     largeBytes: o.sendTrackBytes,
     stall: o.sendStall,
   });
-  /** The handler, then a look at what the connection holds unacknowledged. */
-  const serve = (req: IncomingMessage, res: ServerResponse, address: string) => {
-    handler(req, res);
-    sending.written(req.socket, address);
+  /** The handler, then the send limits' count of what the connection was written (a look once it may be large). */
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket as Connection;
+    sending.sent(socket, socket[ADDRESS]!, handler(req, res));
   };
   /** The cheap answer to an address whose clients do not read. */
   const refuse = (req: IncomingMessage, res: ServerResponse, address: string) => {
@@ -215,12 +240,14 @@ export async function startServer(
     sending.written(req.socket, address);
   };
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    if (closeAfter(req, res)) return; // pipelined after our `Connection: close`: never answered, closed with the connection
+    const socket = req.socket as Connection;
+    if (closeAfter(socket, req, res)) return; // pipelined after our `Connection: close`: never answered, closed with the connection
     if (secure) markSecure(res);
-    const address = req.socket.remoteAddress ?? "";
-    if (!sending.full(address)) return serve(req, res, address);
+    advertise(res);
+    const address = socket[ADDRESS] ?? "";
+    if (!sending.full(address)) return serve(req, res);
     // At the cap as last seen: decided after a fresh look at the kernel's account (some may have been read since).
-    const decide = () => (sending.full(address) ? refuse : serve)(req, res, address);
+    const decide = () => (sending.full(address) ? refuse(req, res, address) : serve(req, res));
     void sending.look().then(decide, decide);
   };
   // HTTPS: the same options and listeners on node's https.Server (a tls.Server whose decrypted connections go to
@@ -234,13 +261,64 @@ export async function startServer(
     : createServer(httpOptions, listener);
   // Expect other than 100-continue: the 417 node would send, through the same keep-alive rule.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
-    if (closeAfter(req, res)) return;
+    if (closeAfter(req.socket, req, res)) return;
     if (secure) markSecure(res);
+    advertise(res);
     res.writeHead(417, { "Content-Length": "0" });
     res.end();
   });
+  /** The connections open, for the idle sweep. */
+  const open = new Set<Connection>();
+  /**
+   * Gives a new connection's socket, once, every property our code adds to it: the request counter, the peer address
+   * (node caches it on the first read), the send limits' and the idle sweep's fields. Added on the first request
+   * instead, at a point that depends on the request (and on whether its address had failed a key check), they gave
+   * sockets different hidden classes after different traffic; node's own http and stream functions, which touch the
+   * socket on every request, then saw several and were deoptimized to slower generic code for the rest of the
+   * process's life (measured: a brotli sale list went from 19 to 23 us a request after a few minutes of mixed requests).
+   */
+  const prepareSocket = (socket: Connection) => {
+    socket[SERVED] = 0;
+    socket[ADDRESS] = socket.remoteAddress ?? "";
+    socket[SEEN] = 0;
+    socket[READ] = 0;
+    socket[QUIET] = 0;
+    sending.connected(socket);
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  };
   // After node's own listener, before the first request is read; with TLS, on the socket requests arrive on.
   server.on(secure ? "secureConnection" : "connection", prepareSocket);
+  /**
+   * Once a tick, for every connection: what it holds unacknowledged (the send limits track one written largeBytes past
+   * what was last known acknowledged: a response costs nothing for them), then the keep-alive timeout: a connection
+   * answered at least once, with no response being written, that has neither read a byte nor been sent a request since
+   * the tick that last saw it move, for keepAliveTimeout (+ node's margin, less a tick), is idle: closed as node would
+   * (through the send limits, which wait for its bytes to be acknowledged). One that never sent a request is left to
+   * headersTimeout; with keepAliveTimeout 0 none is closed (node's meaning of 0).
+   */
+  const tick = Math.max(
+    MIN_TICK_MS,
+    Math.min(KEEP_ALIVE_TICK_MS, o.keepAliveTimeout > 0 ? o.keepAliveTimeout / 4 : Infinity, o.sendStall / 2),
+  );
+  const idleAfter = o.keepAliveTimeout > 0 ? o.keepAliveTimeout + KEEP_ALIVE_MARGIN_MS - tick : Infinity;
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const socket of open) {
+      sending.written(socket, socket[ADDRESS]!);
+      const served = socket[SERVED]!;
+      const read = socket.bytesRead;
+      if (served !== socket[SEEN] || read !== socket[READ] || socket._httpMessage) {
+        socket[SEEN] = served;
+        socket[READ] = read;
+        socket[QUIET] = now;
+      } else if (served > 0 && now - socket[QUIET]! >= idleAfter) {
+        socket[QUIET] = Infinity; // once: a connection kept until its bytes are acknowledged is not asked again
+        sending.closeIdle(socket);
+      }
+    }
+  }, tick);
+  sweep.unref();
   // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
   server.on("connect", (_req: IncomingMessage, socket: Socket) => {
     socket.end(
@@ -277,7 +355,10 @@ export async function startServer(
     port: boundPort,
     close: () =>
       new Promise<void>((resolveClose) => {
-        server.close(() => resolveClose());
+        server.close(() => {
+          clearInterval(sweep);
+          resolveClose();
+        });
         // Event streams never finish by themselves: ended here, so that their clients reconnect elsewhere.
         handler.endStreams();
         server.closeIdleConnections();
