@@ -19,7 +19,7 @@ export function sendDocument(
   return sendRepresentation(
     req,
     res,
-    { body: document.blob, contentType: document.type, gzip: null, brotli: null },
+    { body: document.blob, contentType: document.type, gzip: null, brotli: null, scratch: false },
     { ttl: maxAge, headers: [] },
   );
 }

@@ -24,7 +24,7 @@ export interface SendOptions {
 export function sendRepresentation(
   req: IncomingMessage,
   res: ServerResponse,
-  { body: rep, contentType, gzip: gzipOnDemand, brotli: brotliOnDemand }: Representation,
+  { body: rep, contentType, gzip: gzipOnDemand, brotli: brotliOnDemand, scratch }: Representation,
   { ttl, headers: extra }: SendOptions,
 ): [number, number] {
   const accept = req.headers["accept-encoding"];
@@ -58,11 +58,11 @@ export function sendRepresentation(
   res.writeHead(200, headers);
   if (head) {
     res.end();
-    release(body);
+    if (scratch !== false) release(body);
     return [200, 0];
   }
   // A body made for this response goes back to the scratch pool once written ('finish': the system has all of it).
-  if (isScratch(body)) res.end(body, () => release(body));
+  if (scratch !== false && isScratch(body)) res.end(body, () => release(body));
   else res.end(body);
   return [200, body.length];
 }

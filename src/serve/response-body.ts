@@ -24,4 +24,9 @@ export interface Representation {
   gzip: (() => Buffer) | null;
   /** Sets `body.br` if it can be made now, asked for when the client accepts brotli (see Variant.brotliOnDemand). */
   brotli: (() => void) | null;
+  /**
+   * false: its bytes are the snapshot's, never scratch buffers (scratch.ts), so the response does not ask. Default:
+   * asked of each body sent.
+   */
+  scratch?: boolean;
 }

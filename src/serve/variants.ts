@@ -185,7 +185,8 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
     templates,
     /** What to send for `found`: the body itself, or its variant when the request has `affid` or `callback`. */
     represent(found: Found, affid: string, callback: string): Representation {
-      if (!affid && !callback) return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip, brotli: null };
+      if (!affid && !callback)
+        return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip, brotli: null, scratch: found.perRequest };
       const variant = of(found.body, affid, callback, !found.perRequest);
       return {
         body: variant,

@@ -45,6 +45,9 @@ export class Meter {
   /** Rows of earlier minutes, oldest first, not yet in a batch. */
   private closed: UsageRow[] = [];
   private pending: UsageBatch | null = null;
+  /** The row the last request was counted in, and its key: requests come in runs of one key (a client polling). */
+  private lastKey = "";
+  private lastRow: UsageRow | null = null;
   private sequence = 0;
   /** Requests dropped past the bound, since the start. */
   dropped = 0;
@@ -64,12 +67,14 @@ export class Meter {
   /** Counts one request of key `key` (its name) answered `status` with `bytes` at `nowMs`. */
   count(key: string, status: number, bytes: number, nowMs: number): void {
     const minute = nowMs - (nowMs % MINUTE_MS);
-    let row = this.live.get(key);
+    let row = key === this.lastKey && this.lastRow !== null ? this.lastRow : this.live.get(key);
     if (row === undefined || row.minute !== minute) {
       if (row !== undefined) this.close(row);
       row = { key, minute, counts: [0, 0, 0, 0, 0, 0], last: nowMs };
       this.live.set(key, row);
     }
+    this.lastKey = key;
+    this.lastRow = row;
     row.counts[classOf(status)]!++;
     row.counts[BYTES]! += bytes;
     row.last = nowMs;
@@ -102,6 +107,7 @@ export class Meter {
     for (const row of this.live.values()) rows.push(row);
     this.closed = [];
     this.live = new Map();
+    this.lastRow = null; // handed over with the rest: the next request starts a row of its own
     this.pending = { id: `${this.origin}:${++this.sequence}`, rows };
     return this.pending;
   }
