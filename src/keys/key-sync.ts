@@ -106,7 +106,16 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     return local;
   };
 
+  /** The histories (their latest epoch) and versions refused since last in step: each reported, and answered, once. */
+  const refusedHistories = new Set<string>();
+  const refusedVersions = new Set<string>();
+  /** The refused versions given this machine's revocations (each once), and the giving under way. */
+  const given = new Set<string>();
+  let giving: Promise<void> | null = null;
   const ok = (change: number) => {
+    refusedHistories.clear();
+    refusedVersions.clear();
+    given.clear();
     const was = state.synced;
     Object.assign(state, { synced: true, change, syncedAt: clock() });
     reported = false;
@@ -175,29 +184,32 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     options.onApplied?.(change);
   };
 
-  /** The histories (their latest epoch) and versions refused so far: each reported, and answered, once. */
-  const refusedHistories = new Set<string>();
-  const refusedVersions = new Set<string>();
   /**
    * Keeps the copy, says so once for each history refused, and (`shared`) gives Redis the revocations the copy holds,
-   * as a change of Redis's keys made apart from this comparison (which it would otherwise wait for).
+   * as a change of Redis's keys made apart from this comparison (which it would otherwise wait for): one at a time,
+   * tried again at the next comparison until it is made.
    */
   const refuse = (own: LocalCopy, version: Version) => {
     state.synced = false;
-    if (refusedVersions.has(version.digest)) return;
-    refusedVersions.add(version.digest);
-    state.refused++;
-    const epoch = version.history?.epochs.at(-1)?.epoch ?? version.digest;
-    if (!refusedHistories.has(epoch)) {
-      refusedHistories.add(epoch);
-      options.onRefused?.(version.change, own.change);
+    if (!refusedVersions.has(version.digest)) {
+      refusedVersions.add(version.digest);
+      state.refused++;
+      const epoch = version.history?.epochs.at(-1)?.epoch ?? version.digest;
+      if (!refusedHistories.has(epoch)) {
+        refusedHistories.add(epoch);
+        options.onRefused?.(version.change, own.change);
+      }
     }
+    if (!store || giving || given.has(version.digest)) return;
     const tombstones = tombstonesOf(parseKeysText(own.text, keysFile));
-    if (!store || !tombstones.length) return;
-    void store
+    giving = store
       .updateAnyHistory(new Date(clock()), (file) => applyTombstones(file, tombstones))
-      .then((count) => count > 0 && options.onRevocationsGiven?.(count, version.change))
-      .catch(failed);
+      .then((count) => {
+        given.add(version.digest);
+        if (count > 0) options.onRevocationsGiven?.(count, version.change);
+      })
+      .catch(failed)
+      .finally(() => (giving = null));
   };
 
   // One comparison at a time. One asked for while another runs starts after it (the running one may have read too

@@ -73,6 +73,7 @@ describe.each(bothDatabases(() => postgres))("the key dashboard under attack, on
     for (let i = 0; i < 5; i++) expect(shownKey(await rotate())).toBeDefined();
     const [record] = await recordsOf(id);
     expect(record!.previous).toHaveLength(1); // the key replaced last; those before it are refused
+    expect((await client.get(`/keys/${id}/rotate`)).text).toContain("it is refused as soon as you rotate");
     const size = (await stat(portal.keysFile)).size;
 
     // The creation and 5 rotations took 6 of the account's 20 an hour: 14 of 100 sent at once pass.
