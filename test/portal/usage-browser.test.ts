@@ -147,7 +147,7 @@ describe("the usage pages in Chromium", () => {
     expect(download.suggestedFilename()).toMatch(/^usage-key-[a-z0-9]+-48h\.csv$/);
     const csv = (await readFile(await download.path(), "utf8")).trimEnd().split("\r\n");
     expect(csv).toHaveLength(49);
-    expect(csv.at(-1)).toBe(`2026-11-22T17:00:00Z,storefront,5,1,1,1,2,0,${bytes}`);
+    expect(csv.at(-1)).toBe(`"2026-11-22T17:00:00Z","storefront",5,1,1,1,2,0,${bytes}`); // text cells quoted
 
     await page.getByRole("link", { name: "30 days" }).click();
     await page.getByText("per day over the last 30 days").waitFor();
