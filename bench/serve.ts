@@ -131,7 +131,8 @@ async function main(): Promise<number> {
     const snap = await prepareSnapshot(workDir, {
       baseUrl: "https://api.example.test",
       seed: Number(args.seed),
-      stableFor: seconds,
+      // --compare measures the product detail only: the sale list may change meanwhile.
+      stableFor: compare ? 0 : seconds,
       log,
       ...(args.products ? { products: Number(args.products) } : {}),
     });
