@@ -122,12 +122,15 @@ describe("KEYS_SYNC=shared: the keys in Redis, changed by every machine", () => 
     await c.select(db);
 
     // A writer whose copy is older than what Redis was given builds on Redis's; one whose copy is newer gives it first.
-    const writer = machine("writer");
-    await writeLocalCopy(writer.keysFile, {
+    // (Its copy is written before its sync starts: a file written behind a running sync's back races with the
+    // follower, which may have taken Redis's keys as the copy of a machine that had none.)
+    await writeLocalCopy(join(root, `${db}-writer.json`), {
       change: 9,
       digest: digestOf(keysText("x", "y", "z")),
       text: keysText("x", "y", "z"),
     });
+    const writer = machine("writer");
+    await writer.synced;
     await createKey(writer.keysFile, "w", new Date());
     expect(writer.seeded).toContain(9);
     expect(await held(c)).toEqual({ change: 10, names: ["x", "y", "z", "w"], seeded: null });
