@@ -21,6 +21,7 @@ import { promisify } from "node:util";
 import { allocKept } from "./alloc.ts";
 import type { Alloc } from "./alloc.ts";
 import { splice } from "./assemble.ts";
+import { brotliFlushed } from "./brotli-flushed.ts";
 
 /** What a brotli variant is assembled from: the stream's segments between links, for inserts of `m` bytes. */
 export interface BrotliTemplate {
@@ -39,8 +40,8 @@ const MAX_INSERT = 0x10000;
 const brotliDecompress = promisify(zlib.brotliDecompress);
 
 /**
- * The template of `identity` with inserts of `m` bytes at `links` (made off the event loop), or null when the body
- * leaves too few unused bytes for the placeholders or the check fails.
+ * The template of `identity` with inserts of `m` bytes at `links` (compressed on a worker thread, checked here), or
+ * null when the body leaves too few unused bytes for the placeholders or the check fails.
  */
 export async function makeBrotliTemplate(
   identity: Buffer,
@@ -50,41 +51,27 @@ export async function makeBrotliTemplate(
   if (m < 1 || m > MAX_INSERT || links.length === 0) return null;
   const filler = placeholderBytes(identity, links.length * m);
   if (!filler) return null;
-  const encoder = zlib.createBrotliCompress({
-    params: {
-      [zlib.constants.BROTLI_PARAM_QUALITY]: QUALITY,
-      [zlib.constants.BROTLI_PARAM_DISABLE_LITERAL_CONTEXT_MODELING]: 1,
-      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length + filler.length,
-    },
-  });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  encoder.on("data", (chunk: Buffer) => {
-    chunks.push(chunk);
-    size += chunk.length;
-  });
-  const ended = new Promise<void>((resolve, reject) => {
-    encoder.on("end", resolve);
-    encoder.on("error", reject);
-  });
-  const flushed = () =>
-    new Promise<number>((resolve) => encoder.flush(zlib.constants.BROTLI_OPERATION_FLUSH, () => resolve(size)));
-  // marks[2i] ends segment i; marks[2i+1] ends the placeholder after it.
-  const marks: number[] = [];
+  // The body with a placeholder after each link, flushed before and after each placeholder (brotli-flushed.ts).
+  const withPlaceholders = Buffer.allocUnsafe(identity.length + filler.length);
+  const cuts: number[] = [];
   let from = 0;
-  for (let i = 0; i <= links.length; i++) {
-    const to = i < links.length ? links[i]! : identity.length;
-    encoder.write(identity.subarray(from, to));
-    if (i < links.length) {
-      marks.push(await flushed());
-      encoder.write(filler.subarray(i * m, (i + 1) * m));
-      marks.push(await flushed());
-    }
-    from = to;
+  let put = 0;
+  for (let i = 0; i < links.length; i++) {
+    put += identity.copy(withPlaceholders, put, from, links[i]);
+    cuts.push(put);
+    put += filler.copy(withPlaceholders, put, i * m, (i + 1) * m);
+    cuts.push(put);
+    from = links[i]!;
   }
-  encoder.end();
-  await ended;
-  const stream = Buffer.concat(chunks, size);
+  identity.copy(withPlaceholders, put, from);
+  const { stream, marks: flushes } = await brotliFlushed(withPlaceholders, cuts, {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: QUALITY,
+    [zlib.constants.BROTLI_PARAM_DISABLE_LITERAL_CONTEXT_MODELING]: 1,
+    [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length + filler.length,
+  });
+  // marks[2i] ends segment i; marks[2i+1] ends the placeholder after it.
+  const marks = Array.from(flushes);
+  const size = stream.length;
   marks.push(size);
   let total = 0;
   for (let i = 0; i < marks.length; i += 2) total += marks[i]! - (i === 0 ? 0 : marks[i - 1]!);
@@ -99,7 +86,10 @@ export async function makeBrotliTemplate(
   const template: BrotliTemplate = { data, segments, m };
   for (const fill of ["a", "0"]) {
     const insert = testInsert(m, fill);
-    const decoded = await brotliDecompress(brotliInserted(template, insert)).catch(() => null);
+    // Output room for the whole body: one call, not one turn of the event loop per 16 KB chunk (zlib's default).
+    const decoded = await brotliDecompress(brotliInserted(template, insert), {
+      chunkSize: identity.length + links.length * m + 1,
+    }).catch(() => null);
     if (!decoded?.equals(splice(identity, links, insert))) return null;
   }
   return template;

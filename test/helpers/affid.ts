@@ -39,3 +39,39 @@ export function withAffid(plain: string, affid: string, callback = ""): string {
   const json = plain.replace(/("sale_url":"[^"]*)"/g, `$1&affid=${affid}"`);
   return callback ? `/**/${callback}(${json});` : json;
 }
+
+/**
+ * Runs `work` on an event loop kept busy as a server's is under load (every turn spends `turnMs` of CPU, as a batch
+ * of requests would); returns what it made and how many turns of the loop it took.
+ */
+export async function onBusyLoop<T>(work: () => Promise<T>, turnMs = 2): Promise<{ made: T; turns: number }> {
+  let turns = 0;
+  let done = false;
+  const turn = () => {
+    if (done) return;
+    turns++;
+    const until = performance.now() + turnMs;
+    while (performance.now() < until); // the requests' CPU
+    setImmediate(turn);
+  };
+  setImmediate(turn);
+  try {
+    const made = await work();
+    return { made, turns };
+  } finally {
+    done = true;
+  }
+}
+
+/** A list of `n` sales in the shape of a sale list (ASCII), and where its page links end (where `&affid=` goes). */
+export function listBody(n: number): { body: Buffer; links: number[] } {
+  const sales = Array.from({ length: n }, (_, i) => ({
+    name: `Sale ${i}`,
+    description: `Coats, boots and knitwear for the cold months, sale ${i}: up to ${i % 7}0% off while stocks last.`,
+    sale_url: `https://shop.test/sales/${i}?utm_source=api&utm_medium=feed`,
+  }));
+  const body = Buffer.from(JSON.stringify({ sales }));
+  const links: number[] = [];
+  for (const m of body.toString("latin1").matchAll(/"sale_url":"[^"]*"/g)) links.push(m.index + m[0].length - 1);
+  return { body, links };
+}

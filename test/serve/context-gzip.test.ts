@@ -1,10 +1,13 @@
 // Sale lists with affid: once an insert length has been asked for twice, the gzip is assembled from a template
 // compressed with context (about half the bytes of pieces compressed on their own), and it is the same body.
-import { gunzipSync } from "node:zlib";
+import { gunzipSync, inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
-import { getRaw as rawGet, startListsApi, withAffid as expected } from "../helpers/affid.ts";
+import { splice } from "../../src/compress/assemble.ts";
+import { makeTemplate } from "../../src/compress/context-gzip.ts";
+import { storedPiece } from "../../src/compress/pieces.ts";
+import { getRaw as rawGet, listBody, onBusyLoop, startListsApi, withAffid as expected } from "../helpers/affid.ts";
 
 const SALES = 40;
 const BUDGET = 256 * 1024;
@@ -59,5 +62,29 @@ describe("gzip templates of sale lists", () => {
       }
       await api.handler.idle();
     }
+  });
+});
+
+describe("gzip template", () => {
+  it("is made in a few turns of an event loop busy with requests (not one a piece: 101 for 100 links)", async () => {
+    const { body, links } = listBody(100);
+    const base = {
+      deflate: Buffer.alloc(0),
+      cuts: new Int32Array(0),
+      c: new Uint32Array(101),
+      d: new Uint32Array(100),
+      length: body.length,
+      segmentViews: null,
+    };
+    const { made, turns } = await onBusyLoop(() => makeTemplate(body, links, base, 20));
+    // Its segments with the insert stored between them, then an empty final block: the body with the insert.
+    const insert = Buffer.alloc(20, "k");
+    const parts = [...made.cuts].map((end, i) => made.deflate.subarray(i === 0 ? 0 : made.cuts[i - 1], end));
+    const stream = Buffer.concat([
+      ...parts.flatMap((p, i) => (i === 0 ? [p] : [storedPiece(insert).deflate, p])),
+      Buffer.from([3, 0]),
+    ]);
+    expect(inflateRawSync(stream).equals(splice(body, links, insert))).toBe(true);
+    expect(turns).toBeLessThan(30);
   });
 });
