@@ -77,7 +77,7 @@ export function createTemplates(compressor: Compressor, maxBytes: number): Templ
       const t = lookup(`${body.hash}\0${m}\0br`, "brotli_template", () =>
         makeBrotliTemplate(body.identity, body.links, m),
       );
-      return t && t !== NO_TEMPLATE && "segments" in t ? t : null;
+      return t && t !== NO_TEMPLATE && "inserts" in t ? t : null;
     },
     get bytes() {
       return cache.bytes;
@@ -88,5 +88,5 @@ export function createTemplates(compressor: Compressor, maxBytes: number): Templ
 
 /** The bytes a template holds. */
 function sizeOf(t: Insertable | BrotliTemplate): number {
-  return "cuts" in t ? t.deflate.length + t.cuts.byteLength : t.data.length + t.segments.length * 96;
+  return "cuts" in t ? t.deflate.length + t.cuts.byteLength : t.data.length + t.inserts.byteLength;
 }
