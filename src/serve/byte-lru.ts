@@ -3,6 +3,8 @@
 export class ByteLru<V> {
   private readonly map = new Map<string, { value: V; size: number }>();
   private total = 0;
+  /** The entry last set or moved to the end of `map` (the most recent), if it is still there. */
+  private newest: { value: V; size: number } | null = null;
   private readonly maxBytes: number;
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
@@ -20,8 +22,12 @@ export class ByteLru<V> {
   get(key: string): V | undefined {
     const entry = this.map.get(key);
     if (!entry) return undefined;
-    this.map.delete(key);
-    this.map.set(key, entry);
+    // Already the most recent (a run of asks for one entry, as for a list's template): nothing to move.
+    if (entry !== this.newest) {
+      this.map.delete(key);
+      this.map.set(key, entry);
+      this.newest = entry;
+    }
     return entry.value;
   }
 
@@ -31,7 +37,9 @@ export class ByteLru<V> {
       this.total -= old.size;
       this.map.delete(key);
     }
-    this.map.set(key, { value, size });
+    const entry = { value, size };
+    this.map.set(key, entry);
+    this.newest = entry;
     this.total += size;
     this.evict();
   }
@@ -50,6 +58,7 @@ export class ByteLru<V> {
       if (this.total <= this.maxBytes) break;
       this.map.delete(key);
       this.total -= entry.size;
+      if (entry === this.newest) this.newest = null;
     }
   }
 }
