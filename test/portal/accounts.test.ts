@@ -1,26 +1,15 @@
 // Accounts over real HTTP: sign up, the verification link from a real SMTP server, sign in and out, password reset,
 // security headers and cookies; against the portal on port 0 with its SQLite file in a temp dir.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
-import type { TestPortal } from "./portal-client.ts";
-import { linkIn, startSmtpServer } from "./smtp-server.ts";
-import type { SmtpServer } from "./smtp-server.ts";
+import { describe, expect, it } from "vitest";
+import { PortalClient, signUpAndVerify, startPortalWithSmtp } from "./portal-client.ts";
+import { linkIn } from "./smtp-server.ts";
 
 describe("portal accounts", () => {
-  let smtp: SmtpServer;
-  let portal: TestPortal;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    portal = await startTestPortal(smtp);
-  });
-  afterAll(async () => {
-    await portal?.close();
-    await smtp?.stop();
-  });
+  const env = startPortalWithSmtp();
 
   it("signs up, verifies the address by the mailed link, and lands on the keys page", async () => {
-    const client = new PortalClient(portal.url);
-    await signUpAndVerify(client, smtp, { email: "ann@example.test", partner: "Ann's Deals" });
+    const client = new PortalClient(env.portal.url);
+    await signUpAndVerify(client, env.smtp, { email: "ann@example.test", partner: "Ann's Deals" });
     const keys = await client.get("/keys");
     expect(keys.status).toBe(200);
     expect(keys.text).toContain("No keys yet");
@@ -28,7 +17,7 @@ describe("portal accounts", () => {
   });
 
   it("sends every page with a strict CSP and the usual security headers; the session cookie is __Host-, HttpOnly, Lax", async () => {
-    const client = new PortalClient(portal.url);
+    const client = new PortalClient(env.portal.url);
     const page = await client.get("/sign-in");
     const csp = page.headers.get("content-security-policy")!;
     expect(csp).toContain("default-src 'none'");
@@ -37,13 +26,13 @@ describe("portal accounts", () => {
     expect(csp).not.toMatch(/https?:|\*/);
     expect(page.headers.get("x-content-type-options")).toBe("nosniff");
     expect(page.headers.get("cache-control")).toBe("no-store");
-    await signUpAndVerify(client, smtp, { email: "cookie@example.test" });
-    const res = await fetch(`${portal.url}/sign-in`, {
+    await signUpAndVerify(client, env.smtp, { email: "cookie@example.test" });
+    const res = await fetch(`${env.portal.url}/sign-in`, {
       method: "POST",
       redirect: "manual",
       headers: {
         "content-type": "application/x-www-form-urlencoded",
-        origin: portal.url,
+        origin: env.portal.url,
         cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
       },
       body: new URLSearchParams({
@@ -61,9 +50,9 @@ describe("portal accounts", () => {
   });
 
   it("answers an unknown email and a wrong password the same way", async () => {
-    const client = new PortalClient(portal.url);
-    await signUpAndVerify(client, smtp, { email: "same@example.test" });
-    const other = new PortalClient(portal.url);
+    const client = new PortalClient(env.portal.url);
+    await signUpAndVerify(client, env.smtp, { email: "same@example.test" });
+    const other = new PortalClient(env.portal.url);
     await other.get("/sign-in");
     const wrong = await other.post("/sign-in", { email: "same@example.test", password: "not the password" });
     await other.get("/sign-in");
@@ -76,13 +65,13 @@ describe("portal accounts", () => {
   });
 
   it("signs out, and the old session cookie is refused afterwards", async () => {
-    const client = new PortalClient(portal.url);
-    await signUpAndVerify(client, smtp, { email: "thief@example.test" });
+    const client = new PortalClient(env.portal.url);
+    await signUpAndVerify(client, env.smtp, { email: "thief@example.test" });
     const stolen = client.cookies.get("__Host-session")!;
     await client.get("/keys");
     const out = await client.post("/sign-out", {});
     expect(out.text).toContain("Sign in");
-    const replay = await fetch(`${portal.url}/keys`, {
+    const replay = await fetch(`${env.portal.url}/keys`, {
       headers: { cookie: `__Host-session=${stolen}` },
       redirect: "manual",
     });
@@ -91,17 +80,17 @@ describe("portal accounts", () => {
   });
 
   it("resets a password by the mailed link, ending every session; the old password stops working", async () => {
-    const client = new PortalClient(portal.url);
-    await signUpAndVerify(client, smtp, { email: "forgot@example.test", password: "the old password 1" });
+    const client = new PortalClient(env.portal.url);
+    await signUpAndVerify(client, env.smtp, { email: "forgot@example.test", password: "the old password 1" });
     const elsewhere = client.cookies.get("__Host-session")!;
-    const anon = new PortalClient(portal.url);
+    const anon = new PortalClient(env.portal.url);
     await anon.get("/reset");
     const asked = await anon.post("/reset", { email: "forgot@example.test" });
     expect(asked.text).toContain("has an account, we sent it a link");
     await anon.get("/reset");
     const unknown = await anon.post("/reset", { email: "nobody-here@example.test" });
     expect(unknown.status).toBe(asked.status);
-    const link = new URL(linkIn(await smtp.waitForMail("forgot@example.test", /Reset/)));
+    const link = new URL(linkIn(await env.smtp.waitForMail("forgot@example.test", /Reset/)));
     await anon.get(link.pathname + link.search);
     const short = await anon.post("/reset/confirm", { token: link.searchParams.get("token")!, password: "short" });
     expect(short.status).toBe(400);
@@ -116,7 +105,7 @@ describe("portal accounts", () => {
       password: "the new password 3",
     });
     expect(again.status).toBe(404); // a link works once
-    const old = await fetch(`${portal.url}/keys`, {
+    const old = await fetch(`${env.portal.url}/keys`, {
       headers: { cookie: `__Host-session=${elsewhere}` },
       redirect: "manual",
     });
@@ -131,7 +120,7 @@ describe("portal accounts", () => {
   });
 
   it("shows each invalid field's message next to it, keeping what was typed", async () => {
-    const client = new PortalClient(portal.url);
+    const client = new PortalClient(env.portal.url);
     await client.get("/sign-up");
     const page = await client.post("/sign-up", { email: "not-an-email", password: "short", partner: "" });
     expect(page.status).toBe(400);

@@ -1,27 +1,15 @@
 // The refusal of common and simple new passwords, as a partner meets it over real HTTP: sign-up and password change
 // answer 400 with the message beside the field, and make or change nothing.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hashPassword, verifyPassword } from "../../src/portal/passwords.ts";
 import { createAccount, findAccountByEmail, updateAccount } from "../../src/portal/store/accounts.ts";
-import { PortalClient, startTestPortal } from "./portal-client.ts";
-import type { TestPortal } from "./portal-client.ts";
-import { startSmtpServer } from "./smtp-server.ts";
-import type { SmtpServer } from "./smtp-server.ts";
+import { PortalClient, startPortalWithSmtp } from "./portal-client.ts";
 
 describe("new passwords over HTTP", () => {
-  let smtp: SmtpServer;
-  let portal: TestPortal;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    portal = await startTestPortal(smtp);
-  });
-  afterAll(async () => {
-    await portal?.close();
-    await smtp?.stop();
-  });
+  const env = startPortalWithSmtp();
 
   it("sign-up refuses password1234 and aaaaaaaaaaaa (400, the reason beside the field) and makes no account", async () => {
-    const client = new PortalClient(portal.url);
+    const client = new PortalClient(env.portal.url);
     for (const [password, reason] of [
       ["password1234", "This password is one of the most common ones, found in leaked password lists"],
       ["aaaaaaaaaaaa", "This password is a simple pattern"],
@@ -31,26 +19,26 @@ describe("new passwords over HTTP", () => {
       expect(page.status).toBe(400);
       expect(page.text).toMatch(new RegExp(`id="e-password">${reason}`));
     }
-    expect(await findAccountByEmail(portal.db, "weak@example.test")).toBeNull();
-    expect(smtp.mails().filter((m) => m.to === "weak@example.test")).toHaveLength(0);
+    expect(await findAccountByEmail(env.portal.db, "weak@example.test")).toBeNull();
+    expect(env.smtp.mails().filter((m) => m.to === "weak@example.test")).toHaveLength(0);
   }, 60_000);
 
   it("a password change to password1234 is refused and the password stays as it was", async () => {
     const email = "changer@example.test";
     const made = await createAccount(
-      portal.db,
+      env.portal.db,
       { email, partner: "P", password: await hashPassword("correct horse battery") },
-      portal.clock.now,
+      env.portal.clock.now,
     );
-    await updateAccount(portal.db, made!.id, { verified: portal.clock.now, status: "active" });
-    const client = new PortalClient(portal.url);
+    await updateAccount(env.portal.db, made!.id, { verified: env.portal.clock.now, status: "active" });
+    const client = new PortalClient(env.portal.url);
     await client.get("/sign-in");
     expect((await client.post("/sign-in", { email, password: "correct horse battery" })).url).toBe("/keys");
     await client.get("/account");
     const page = await client.post("/account/password", { current: "correct horse battery", password: "password1234" });
     expect(page.status).toBe(400);
     expect(page.text).toContain("one of the most common ones");
-    const account = await findAccountByEmail(portal.db, email);
+    const account = await findAccountByEmail(env.portal.db, email);
     expect(await verifyPassword("correct horse battery", account!.password)).toBe(true);
   }, 60_000);
 });

@@ -7,6 +7,8 @@ import type { MailTransport } from "../../src/portal/mailer.ts";
 import { startPortal } from "../../src/portal/server.ts";
 import type { RunningPortal, StartPortalOptions } from "../../src/portal/server.ts";
 import { tempDir } from "../helpers/fixture.ts";
+import { afterAll, beforeAll } from "vitest";
+import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 export interface TestPortal extends RunningPortal {
@@ -147,4 +149,21 @@ export async function signUpAndVerify(
   const verified = await client.post("/verify", { token: link.searchParams.get("token")! });
   if (!verified.text.includes("Your email address is confirmed"))
     throw new Error(`verification failed (${verified.status}): ${verified.text}`);
+}
+
+/**
+ * Starts a real SMTP server and a test portal mailing to it before the file's tests (beforeAll), and stops both after
+ * them (afterAll): what most portal test files share. Read `.smtp` and `.portal` inside tests and hooks.
+ */
+export function startPortalWithSmtp(options: Partial<StartPortalOptions> = {}) {
+  const started = {} as { smtp: SmtpServer; portal: TestPortal };
+  beforeAll(async () => {
+    started.smtp = await startSmtpServer();
+    started.portal = await startTestPortal(started.smtp, options);
+  });
+  afterAll(async () => {
+    await started.portal?.close();
+    await started.smtp?.stop();
+  });
+  return started;
 }
