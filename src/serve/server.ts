@@ -6,6 +6,8 @@ import type { Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { ApiError, renderProblem } from "../errors.ts";
 import type { Handler } from "./handler.ts";
+import { advertiseKeepAlive, ADDRESS, createConnections, SERVED } from "./connections.ts";
+import type { Connection } from "./connections.ts";
 import { createSendLimits } from "./send-limits.ts";
 import { TLS_SERVER_OPTIONS } from "./tls.ts";
 import type { TlsPair } from "./tls.ts";
@@ -99,38 +101,6 @@ export const SERVER_NODE_FLAGS: readonly string[] = ["--no-memory-reducer", "--m
  */
 const LISTEN_BACKLOG = 65_535;
 
-/** Requests answered on a connection, kept on the socket itself (cheaper per request than a WeakMap). */
-const SERVED = Symbol("requestsServed");
-/** The connection's peer address, read once when it opens rather than through node's getter on every request. */
-const ADDRESS = Symbol("peerAddress");
-/** Keep-alive bookkeeping of the idle sweep: requests served and bytes read when it last looked, and since when (ms). */
-const SEEN = Symbol("servedWhenSeen");
-const READ = Symbol("readWhenSeen");
-const QUIET = Symbol("quietSince");
-
-type Connection = Socket & {
-  [SERVED]?: number;
-  [ADDRESS]?: string;
-  [SEEN]?: number;
-  [READ]?: number;
-  [QUIET]?: number;
-  /** node's: the response being written on it, null between responses. */
-  _httpMessage?: unknown;
-};
-
-/**
- * node's keep-alive timer is re-armed twice a request (a socket timeout cleared when a request arrives and set when its
- * response is done: 1-2% of a small response's cost in the profile); the idle connections are found instead by a
- * sweep over the open ones, this often at most (and at half the send limits' stall time): a connection is closed
- * between keepAliveTimeout and keepAliveTimeout + 1 s + a tick after its last response (node's own timer:
- * keepAliveTimeout + 1 s).
- */
-const KEEP_ALIVE_TICK_MS = 1_000;
-/** The shortest tick of that sweep (the send limits' ticks are half their stall time: tests set tiny ones). */
-const MIN_TICK_MS = 25;
-/** node's margin over the advertised `Keep-Alive: timeout=N` before it closes an idle connection. */
-const KEEP_ALIVE_MARGIN_MS = 1_000;
-
 /** The error for a request node's parser refused (llhttp's error code) or that timed out. */
 function protocolError(code: string | undefined): ApiError {
   if (code === "HPE_HEADER_OVERFLOW")
@@ -146,14 +116,6 @@ function protocolError(code: string | undefined): ApiError {
  */
 function markSecure(res: ServerResponse): void {
   res.setHeader("Strict-Transport-Security", HSTS);
-}
-
-/**
- * `Keep-Alive: timeout=N` as node writes it for a server whose keepAliveTimeout is set (its `_keepAliveTimeout`, read
- * when the head is written): the server's is 0, so that node arms no timer per request (see KEEP_ALIVE_TICK_MS).
- */
-function advertiseKeepAlive(res: ServerResponse, ms: number): void {
-  (res as ServerResponse & { _keepAliveTimeout: number })._keepAliveTimeout = ms;
 }
 
 /** A whole HTTP/1.1 response with a problem body, for a socket written to directly; the connection is closed after it. */
@@ -267,58 +229,10 @@ export async function startServer(
     res.writeHead(417, { "Content-Length": "0" });
     res.end();
   });
-  /** The connections open, for the idle sweep. */
-  const open = new Set<Connection>();
-  /**
-   * Gives a new connection's socket, once, every property our code adds to it: the request counter, the peer address
-   * (node caches it on the first read), the send limits' and the idle sweep's fields. Added on the first request
-   * instead, at a point that depends on the request (and on whether its address had failed a key check), they gave
-   * sockets different hidden classes after different traffic; node's own http and stream functions, which touch the
-   * socket on every request, then saw several and were deoptimized to slower generic code for the rest of the
-   * process's life (measured: a brotli sale list went from 19 to 23 us a request after a few minutes of mixed requests).
-   */
-  const prepareSocket = (socket: Connection) => {
-    socket[SERVED] = 0;
-    socket[ADDRESS] = socket.remoteAddress ?? "";
-    socket[SEEN] = 0;
-    socket[READ] = 0;
-    socket[QUIET] = 0;
-    sending.connected(socket);
-    open.add(socket);
-    socket.once("close", () => open.delete(socket));
-  };
+  // Every new connection prepared once, and the idle ones closed by a sweep instead of a timer per request.
+  const connections = createConnections({ keepAliveTimeout: o.keepAliveTimeout, sendStall: o.sendStall, sending });
   // After node's own listener, before the first request is read; with TLS, on the socket requests arrive on.
-  server.on(secure ? "secureConnection" : "connection", prepareSocket);
-  /**
-   * Once a tick, for every connection: what it holds unacknowledged (the send limits track one written largeBytes past
-   * what was last known acknowledged: a response costs nothing for them), then the keep-alive timeout: a connection
-   * answered at least once, with no response being written, that has neither read a byte nor been sent a request since
-   * the tick that last saw it move, for keepAliveTimeout (+ node's margin, less a tick), is idle: closed as node would
-   * (through the send limits, which wait for its bytes to be acknowledged). One that never sent a request is left to
-   * headersTimeout; with keepAliveTimeout 0 none is closed (node's meaning of 0).
-   */
-  const tick = Math.max(
-    MIN_TICK_MS,
-    Math.min(KEEP_ALIVE_TICK_MS, o.keepAliveTimeout > 0 ? o.keepAliveTimeout / 4 : Infinity, o.sendStall / 2),
-  );
-  const idleAfter = o.keepAliveTimeout > 0 ? o.keepAliveTimeout + KEEP_ALIVE_MARGIN_MS - tick : Infinity;
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const socket of open) {
-      sending.written(socket, socket[ADDRESS]!);
-      const served = socket[SERVED]!;
-      const read = socket.bytesRead;
-      if (served !== socket[SEEN] || read !== socket[READ] || socket._httpMessage) {
-        socket[SEEN] = served;
-        socket[READ] = read;
-        socket[QUIET] = now;
-      } else if (served > 0 && now - socket[QUIET]! >= idleAfter) {
-        socket[QUIET] = Infinity; // once: a connection kept until its bytes are acknowledged is not asked again
-        sending.closeIdle(socket);
-      }
-    }
-  }, tick);
-  sweep.unref();
+  server.on(secure ? "secureConnection" : "connection", connections.prepare);
   // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
   server.on("connect", (_req: IncomingMessage, socket: Socket) => {
     socket.end(
@@ -356,7 +270,7 @@ export async function startServer(
     close: () =>
       new Promise<void>((resolveClose) => {
         server.close(() => {
-          clearInterval(sweep);
+          connections.stop();
           resolveClose();
         });
         // Event streams never finish by themselves: ended here, so that their clients reconnect elsewhere.
