@@ -11,8 +11,51 @@ import { Redis } from "ioredis";
 export const KEYS_DOC = "flash-sale-api:keys";
 /** Where each new change is announced, as "<change> <digest>". */
 export const KEYS_CHANNEL = "flash-sale-api:keys:changed";
-/** A Redis command not answered within this time counts as Redis being unreachable, ms. */
-const COMMAND_TIMEOUT_MS = 1_000;
+/** A change's Redis command not answered within this time counts as Redis being unreachable, ms (`answered`). */
+export const COMMAND_DEADLINE_MS = 1_000;
+/**
+ * ioredis's own limit on every command, ms: a backstop for a Redis that accepts and never answers (a following
+ * comparison waits this long at most). Not the deadline a change is held to: ioredis's timer fires before a reply
+ * already received is read when the process was busy past it, and would blame Redis for the process's own stall.
+ */
+const COMMAND_TIMEOUT_MS = 10_000;
+
+/** A command that did not answer within its deadline (`answered`). */
+export class NoAnswerError extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "NoAnswerError";
+  }
+}
+
+/**
+ * `command`, or a NoAnswerError if it has not answered `ms` after now. When the deadline passes, the event loop reads
+ * what has arrived (its I/O phase runs before setImmediate's) before the command is given up: a process stalled past
+ * the deadline (many requests at once on a loaded machine) does not refuse a change whose reply waits to be read.
+ */
+export const answered = <R>(command: Promise<R>, ms = COMMAND_DEADLINE_MS): Promise<R> =>
+  new Promise<R>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          reject(new NoAnswerError(ms));
+        }),
+      ms,
+    );
+    const settle = (finish: () => void) => {
+      if (settled) return; // a late reply, after the change was given up
+      settled = true;
+      clearTimeout(timer);
+      finish();
+    };
+    command.then(
+      (value) => settle(() => resolve(value)),
+      (err: unknown) => settle(() => reject(err as Error)),
+    );
+  });
 
 /**
  * Publishes ARGV[2] (a keys file's text, digest ARGV[1]) unless it is what Redis holds: a new change number, and an

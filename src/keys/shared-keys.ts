@@ -11,7 +11,7 @@ import { KeysUnavailableError } from "./keys-store.ts";
 import type { KeysStore } from "./keys-store.ts";
 import { readLocalCopy } from "./local-copy.ts";
 import type { LocalCopy } from "./local-copy.ts";
-import { digestOf, KEYS_CHANNEL, KEYS_DOC } from "./redis-keys.ts";
+import { answered, COMMAND_DEADLINE_MS, digestOf, KEYS_CHANNEL, KEYS_DOC } from "./redis-keys.ts";
 import type { KeysRedis } from "./redis-keys.ts";
 
 /** How many times in a row a change may lose the race to other writers before it gives up. */
@@ -100,6 +100,8 @@ export interface SharedKeysOptions {
   follow: () => Promise<void>;
   /** This machine's copy was given to an empty Redis. */
   onSeeded?: (change: number) => void;
+  /** How long a change waits for each Redis command's answer, ms (default COMMAND_DEADLINE_MS). */
+  deadlineMs?: number;
 }
 
 /** The store of a KEYS_SYNC=shared process. */
@@ -114,6 +116,7 @@ export interface SharedKeysStore extends KeysStore {
 /** The store a KEYS_SYNC=shared process routes its changes of the keys to (src/keys/keys-store.ts). */
 export function createSharedKeysStore(options: SharedKeysOptions): SharedKeysStore {
   const { client, keysFile } = options;
+  const deadline = options.deadlineMs ?? COMMAND_DEADLINE_MS;
   const unavailable = (err: unknown, what: string) =>
     new KeysUnavailableError(
       `the keys are kept in Redis (KEYS_SYNC=shared), which does not answer: ${what} (${(err as Error).message})`,
@@ -136,7 +139,7 @@ export function createSharedKeysStore(options: SharedKeysOptions): SharedKeysSto
 
   /** A Redis command, its failure turned into KeysUnavailableError. */
   const ask = <R>(command: Promise<R>) =>
-    command.catch((err: unknown) => Promise.reject(unavailable(err, "nothing was changed")));
+    answered(command, deadline).catch((err: unknown) => Promise.reject(unavailable(err, "nothing was changed")));
 
   const attempt = async <T>(now: Date, change: (file: KeysFile) => T, anyHistory: boolean): Promise<T> => {
     await ready();
@@ -166,10 +169,10 @@ export function createSharedKeysStore(options: SharedKeysOptions): SharedKeysSto
       let made: number;
       try {
         const history = JSON.stringify(nextHistory(version, digest));
-        made = await client.updateKeys(KEYS_DOC, KEYS_CHANNEL, held.change!, digest, next, history);
+        made = await answered(client.updateKeys(KEYS_DOC, KEYS_CHANNEL, held.change!, digest, next, history), deadline);
       } catch (err) {
         // Sent, and perhaps made: it was if Redis holds this very text now.
-        const holds = await client.hget(KEYS_DOC, "digest").catch(() => null);
+        const holds = await answered(client.hget(KEYS_DOC, "digest"), deadline).catch(() => null);
         if (holds !== digest) throw unavailable(err, "the change may have been made or not: look before trying again");
         made = 0;
       }

@@ -12,7 +12,7 @@ import { changeFileOf, KeysUnavailableError, routeKeysChanges } from "../../src/
 import { readLocalCopy, writeLocalCopy } from "../../src/keys/local-copy.ts";
 import { connectKeysRedis, digestOf, KEYS_DOC } from "../../src/keys/redis-keys.ts";
 import type { KeysRedis } from "../../src/keys/redis-keys.ts";
-import { copyToSeed, HELD_FIELDS, heldOf, seedKeys } from "../../src/keys/shared-keys.ts";
+import { copyToSeed, createSharedKeysStore, HELD_FIELDS, heldOf, seedKeys } from "../../src/keys/shared-keys.ts";
 import { freePort, tempDir } from "../helpers/fixture.ts";
 import { startRedis, stopProcess } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
@@ -176,5 +176,38 @@ describe("KEYS_SYNC=shared: the keys in Redis, changed by every machine", () => 
     );
     expect(namesIn(await readFile(file, "utf8"))).toEqual(["a"]);
     expect(changeFileOf(file)).toBe(`${file}.sync`);
+  });
+  it("a change made while this process is stalled past the command deadline is made: the reply is read, not refused", async () => {
+    const c = await client();
+    const busy = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    // The real client, except that right after each command is sent the process is kept busy for three times the
+    // deadline (as 40 requests at once on a loaded machine may): Redis answers meanwhile, and the reply waits.
+    const stalling = new Proxy(c, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== "function" || !["hmget", "hget", "seedKeys", "updateKeys"].includes(String(prop)))
+          return value;
+        return (...args: unknown[]) => {
+          const sent: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
+          setImmediate(() => busy(60));
+          return sent;
+        };
+      },
+    });
+    const store = createSharedKeysStore({
+      client: stalling,
+      keysFile: join(root, `${db}-stalled.json`),
+      follow: () => Promise.resolve(),
+      deadlineMs: 20,
+    });
+    for (let i = 0; i < 10; i++) {
+      await store.update(new Date(), (file) => {
+        file.keys.push({ name: `k${i}`, hash: `sha256:${String(i).padStart(64, "0")}`, created });
+      });
+    }
+    expect((await held(c)).names).toEqual(Array.from({ length: 10 }, (_, i) => `k${i}`));
   });
 });

@@ -126,7 +126,14 @@ describe("KEYS_SYNC=shared: portals on two machines, one PostgreSQL, one Redis",
   const create = async (client: PortalClient, label: string, csrf?: string) => {
     const page = await client.post("/keys", { name: label }, { csrf: csrf ?? (await tokenOf(client)) });
     const key = shownKey(page);
-    if (!key) throw new Error(`no key shown (${page.status}): ${page.text.slice(0, 400)}`);
+    if (!key) {
+      const errors = [portals.a, portals.b]
+        .flatMap((p) => (p ? p.output() : "").split("\n"))
+        .filter((l) => l.includes("error"));
+      throw new Error(
+        `no key shown (${page.status}): ${page.text.slice(0, 400)}\nportals' errors:\n${errors.join("\n")}`,
+      );
+    }
     return key;
   };
   /** The names of the keys Redis holds. */
