@@ -53,7 +53,7 @@ export const answered = <R>(command: Promise<R>, ms = COMMAND_DEADLINE_MS): Prom
     };
     command.then(
       (value) => settle(() => resolve(value)),
-      (err: unknown) => settle(() => reject(err as Error)),
+      (err: unknown) => settle(() => reject(err instanceof Error ? err : new Error(String(err)))),
     );
   });
 
