@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { writeSampleCatalog } from "../src/catalog/sample/index.ts";
 import { createKey } from "../src/keys/keys-file.ts";
-import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../src/serve/http/server.ts";
 import { startDeployedOn } from "./lib/servers.ts";
 import { runWrk } from "./lib/wrk.ts";
 

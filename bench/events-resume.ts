@@ -17,7 +17,7 @@ import type { ReadyChild } from "../scripts/lib/spawn-ready.ts";
 import { createKey } from "../src/keys/keys-file.ts";
 import { createSchedule, firstAfter } from "../src/serve/events/schedule.ts";
 import type { SaleEvent } from "../src/serve/events/schedule.ts";
-import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../src/serve/http/server.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
 import type { PollersResult, ResumeClientsConfig, StreamsResult } from "./events-resume/clients.ts";
 import { CheckError, runBench } from "./lib/check.ts";

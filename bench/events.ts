@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import { startClientsProcess, streamKeys, STREAMS_PER_KEY as PER_KEY } from "./lib/clients-process.ts";
 import type { ReadyChild } from "../scripts/lib/spawn-ready.ts";
 import { cpuSeconds, rssMb } from "../scripts/lib/proc.ts";
-import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../src/serve/http/server.ts";
 import type { ClientsConfig, PollersResult, StreamsResult } from "./events/clients.ts";
 import { summarizeProfiles } from "./lib/profile.ts";
 import { CheckError, expect, runBench, httpGet, waitForBrotli } from "./lib/check.ts";

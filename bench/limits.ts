@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createKey } from "../src/keys/keys-file.ts";
-import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../src/serve/http/server.ts";
 import { freePort } from "../scripts/lib/server-child.ts";
 import { startDeployedOn } from "./lib/servers.ts";
 import type { DeployedServer } from "./lib/servers.ts";

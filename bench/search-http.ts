@@ -15,7 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import { cpuSeconds } from "../scripts/lib/proc.ts";
-import { buildSnapshot } from "../src/build/index.ts";
+import { buildSnapshot } from "../src/generate/index.ts";
 import { writeSampleCatalog } from "../src/catalog/sample/index.ts";
 import { createKey } from "../src/keys/keys-file.ts";
 import { checkResponses } from "./search-http/check.ts";

@@ -22,7 +22,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { cpus, setPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../src/serve/http/server.ts";
 import { runBench } from "./lib/check.ts";
 import { summarizeProfiles } from "./lib/profile.ts";
 import { fmtBytes } from "./lib/report.ts";

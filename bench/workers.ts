@@ -7,7 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { SERVER_NODE_FLAGS } from "../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../src/serve/http/server.ts";
 import { rssMb } from "../scripts/lib/proc.ts";
 import { startDeployedOn } from "./lib/servers.ts";
 import type { DeployedServer } from "./lib/servers.ts";

@@ -2,7 +2,7 @@
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { TrustProxySchema } from "./serve/proxies.ts";
+import { TrustProxySchema } from "./serve/admission/proxies.ts";
 import {
   DEFAULT_BODY_CACHE_MB,
   DEFAULT_COMPRESS_SLOTS,

@@ -1,7 +1,7 @@
 // The benchmarks' input: the sample catalog built into a snapshot, an unthrottled key, and the resources to request.
 import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { DEFAULT_SAMPLE_PRODUCTS, writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { CURRENT_LINK, packPath, ROUTES_FILE, RoutesSchema } from "../../src/snapshot/format.ts";

@@ -72,7 +72,10 @@ export async function checkoutRevision(repoRoot: string, rev: string, log: (m: s
 
 /** The script a revision builds its snapshot and key with: its own build and keys code, whatever they became since. */
 const PREPARE = `// written by bench/lib/worktree.ts
-import { buildSnapshot } from "./src/build/index.ts";
+import { existsSync } from "node:fs";
+// src/build/ became src/generate/: a revision from before the move has the old folder.
+const generate = existsSync(new URL("./src/generate/index.ts", import.meta.url)) ? "./src/generate/index.ts" : "./src/build/index.ts";
+const { buildSnapshot } = await import(generate);
 import { createKey } from "./src/keys/keys-file.ts";
 const [catalogDir, dataDir, keysFile, baseUrl] = process.argv.slice(2);
 await buildSnapshot({ catalogDir, dataDir, baseUrl, source: "bench", force: true });

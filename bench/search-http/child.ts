@@ -1,6 +1,6 @@
 // Starting the benchmarked server (bench/search-http/server.ts) pinned to one core, and stopping it.
 import { join } from "node:path";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/http/server.ts";
 import { spawnServer } from "../lib/servers.ts";
 import type { ServerChild } from "../lib/servers.ts";
 

@@ -3,7 +3,7 @@
 // Prints `READY <port>` once listening. With a profile file, V8's CPU profiler runs from then (requests only,
 // not start-up) until SIGTERM, when the profile is written.
 import { createHandler } from "../../src/serve/handler.ts";
-import { startServer } from "../../src/serve/server.ts";
+import { startServer } from "../../src/serve/http/server.ts";
 import { startCpuProfile } from "../lib/profile.ts";
 
 const [dataDir, keysFile, nowArg, profileFile] = process.argv.slice(2);

@@ -4,7 +4,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { searchDoc } from "../../src/build/plan.ts";
+import { searchDoc } from "../../src/generate/plan.ts";
 import type { Product, Sale, Store } from "../../src/catalog/schema.ts";
 import type { SearchDoc } from "../../src/search/types.ts";
 

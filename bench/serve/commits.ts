@@ -6,7 +6,7 @@
 // (how the regression of issue 33 was bisected).
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/http/server.ts";
 import { expectOk, replayableHeaders } from "../lib/check.ts";
 import { fmtX, renderTable, starvedWarnings, verdict, note, errorsVerdict } from "../lib/report.ts";
 import type { Table, Verdict } from "../lib/report.ts";

@@ -3,7 +3,7 @@
 // request), and the byte checks of the product and sale-list responses.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/http/server.ts";
 import { decodeBody, expect, expectOk, expectSameBytes, httpGet, replayableHeaders } from "../lib/check.ts";
 import { waitForBrotli } from "../lib/check.ts";
 import type { RawResponse } from "../lib/check.ts";

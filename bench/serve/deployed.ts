@@ -1,7 +1,7 @@
 // The as-deployed cases (issue 10): the server as `npm run serve` runs it (src/cli/serve.ts from its environment,
 // request logs on, stdout appended to a file) against a bare node:http server sending its bytes from memory; then
 // every request log must have a line for each request the benchmark sent.
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/http/server.ts";
 import { againstBare } from "./against-bare.ts";
 import type { BareCase } from "./against-bare.ts";
 import { logVerdicts } from "./context.ts";

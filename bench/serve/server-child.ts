@@ -47,7 +47,7 @@ let port: number;
 if (config.mode === "handler") {
   // Imported here so that the bare and serve-handler processes do not load our code at all.
   const { createHandler } = await import("../../src/serve/handler.ts");
-  const { startServer } = await import("../../src/serve/server.ts");
+  const { startServer } = await import("../../src/serve/http/server.ts");
   const { dataDir, keysFile, authFailureLimit } = config;
   const handler = await createHandler({ dataDir, keysFile, ...(authFailureLimit ? { authFailureLimit } : {}) });
   port = (await startServer(handler, config.host, config.port)).port;

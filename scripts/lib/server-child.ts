@@ -4,10 +4,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/http/server.ts";
 import { spawnReady } from "./spawn-ready.ts";
 import type { ReadyChild } from "./spawn-ready.ts";
 

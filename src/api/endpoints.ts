@@ -26,8 +26,8 @@ export type RouteClass = (typeof ROUTE_CLASSES)[number];
 /**
  * How the server answers: a snapshot resource (its time segments), the search index, the event stream (a long-lived
  * response outside the caching path, src/serve/events/), a calendar rendered from the sale lists in force
- * (src/serve/calendar.ts), the key's own usage (src/serve/usage.ts), a document of the snapshot (no key), or the server's own health and metrics (no key).
- * "edge": a front's key check (src/serve/edge-key.ts), for the proxies of TRUST_PROXY only.
+ * (src/serve/endpoints/calendar.ts), the key's own usage (src/serve/endpoints/usage-json.ts), a document of the snapshot (no key), or the server's own health and metrics (no key).
+ * "edge": a front's key check (src/serve/endpoints/edge-key.ts), for the proxies of TRUST_PROXY only.
  */
 type Answer = "resource" | "search" | "stream" | "calendar" | "usage" | "document" | "health" | "metrics" | "edge";
 

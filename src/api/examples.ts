@@ -3,10 +3,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { planSnapshot } from "../build/plan.ts";
+import { planSnapshot } from "../generate/plan.ts";
 import { loadCatalog } from "../catalog/load.ts";
 import { writeSampleCatalog, SAMPLE_SITE_URL } from "../catalog/sample/index.ts";
-import type { Plan } from "../build/plan.ts";
+import type { Plan } from "../generate/plan.ts";
 
 /** The instant the examples show, and the sample they come from. */
 const EXAMPLE_NOW = Date.parse("2026-11-22T17:00:00Z");

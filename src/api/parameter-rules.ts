@@ -1,4 +1,4 @@
-// The rules of the query parameters that the contract states: checked by the server (src/serve/request.ts,
+// The rules of the query parameters that the contract states: checked by the server (src/serve/admission/request.ts,
 // search-params.ts) and written into the OpenAPI document (parameters.ts) from this one place.
 
 /** `affid`: 1-64 characters of `A-Za-z0-9_.-`. */

@@ -1,6 +1,6 @@
 // The build CLI's one-line summary and its --every interval, shared with `npm start`.
 import { UsageError } from "./args.ts";
-import type { BuildResult } from "../build/index.ts";
+import type { BuildResult } from "../generate/index.ts";
 
 /** "90s", "5m", "1h" -> ms */
 export function parseInterval(text: string): number {

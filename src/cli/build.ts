@@ -1,7 +1,7 @@
 // `npm run build -- --catalog DIR [--data DIR] [--base-url URL] [--keep N] [--force] [--every 5m] | rollback`
-import { buildSnapshot } from "../build/index.ts";
-import { BuildLockedError } from "../build/lock.ts";
-import { DEFAULT_KEEP, rollback } from "../build/publish.ts";
+import { buildSnapshot } from "../generate/index.ts";
+import { BuildLockedError } from "../generate/lock.ts";
+import { DEFAULT_KEEP, rollback } from "../generate/publish.ts";
 import { CatalogError } from "../catalog/problems.ts";
 import { parseConfig } from "../config.ts";
 import { createProgress } from "./progress.ts";

@@ -1,8 +1,8 @@
 // `npm run portal`: the developer portal on PORTAL_PORT (8081); `npm run portal -- admin <email>` makes an operator.
 import { parseConfig } from "../config.ts";
 import { parsePortalConfig } from "../portal/config.ts";
-import { openDatabase } from "../portal/db/database.ts";
-import { migrate } from "../portal/db/migrations.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrate } from "../db/migrations.ts";
 import { runPortal } from "../portal/run-portal.ts";
 import { findAccountByEmail, updateAccount } from "../portal/store/accounts.ts";
 import { startKeySyncFromEnv } from "./key-sync.ts";

@@ -8,12 +8,12 @@ import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog } from "../serve/handler.ts";
 import { addKeySyncMetrics, startKeySyncFromEnv } from "./key-sync.ts";
 import { createLogBuffer, fdSink } from "./log-buffer.ts";
-import { createReloader } from "../serve/reloader.ts";
-import { startServer } from "../serve/server.ts";
-import type { RunningServer } from "../serve/server.ts";
+import { createReloader } from "../serve/http/reloader.ts";
+import { startServer } from "../serve/http/server.ts";
+import type { RunningServer } from "../serve/http/server.ts";
 import { startUsage } from "../usage/hand-over.ts";
-import { createTlsWatcher, describeCertificate, loadTlsPair } from "../serve/tls.ts";
-import type { CertificateInfo } from "../serve/tls.ts";
+import { createTlsWatcher, describeCertificate, loadTlsPair } from "../serve/http/tls.ts";
+import type { CertificateInfo } from "../serve/http/tls.ts";
 
 /** How long GET /v1/usage.json reuses a key's figures read from the store. */
 const USAGE_FIGURES_TTL_MS = 2000;
@@ -39,7 +39,10 @@ export async function runServer(config: Config): Promise<RunningServer> {
   // Imported only with REDIS_URL: loading ioredis at all (its modules, never used) cost every request about 0.1 us
   // (perf: node's header and stream code ran through generic property lookups more often).
   const limits = config.redisUrl
-    ? (await import("../serve/shared-limits.ts")).connectSharedLimits(config.redisUrl, redisEvents(config.redisUrl))
+    ? (await import("../serve/admission/shared-limits.ts")).connectSharedLimits(
+        config.redisUrl,
+        redisEvents(config.redisUrl),
+      )
     : null;
   const usage = config.countUsage ? startUsageFor(config) : null;
   const handler = await createHandler({

@@ -1,9 +1,9 @@
 // `npm run ship -- --to DIR|[user@]host:DIR [--data DIR] [--id ID] [--keep N] [--rsh CMD]`: copies a published
 // snapshot to a replica's data directory, packs first and `current` last, so that a server there never sees half
 // of it.
-import { parseReplica, ReplicaError, shipSnapshot } from "../build/ship.ts";
-import { BuildLockedError } from "../build/lock.ts";
-import { DEFAULT_KEEP } from "../build/publish.ts";
+import { parseReplica, ReplicaError, shipSnapshot } from "../generate/ship.ts";
+import { BuildLockedError } from "../generate/lock.ts";
+import { DEFAULT_KEEP } from "../generate/publish.ts";
 import { parseConfig } from "../config.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 

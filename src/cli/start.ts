@@ -1,7 +1,7 @@
 // `npm start`: builds the embedded sample catalog when there is no (live) snapshot yet, makes a demo key, and serves.
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { buildSnapshot } from "../build/index.ts";
+import { buildSnapshot } from "../generate/index.ts";
 import { liveSaleBegins, writeSampleCatalog } from "../catalog/sample/index.ts";
 import { parseConfig } from "../config.ts";
 import type { Config } from "../config.ts";
@@ -9,8 +9,8 @@ import { loadKeysFile } from "../keys/keys-file.ts";
 import { MANIFEST_FILE, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
 import { parsePortalConfig } from "../portal/config.ts";
-import { openDatabase } from "../portal/db/database.ts";
-import { migrate } from "../portal/db/migrations.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrate } from "../db/migrations.ts";
 import { createDemoAccount, DEMO_LABEL } from "../portal/demo-account.ts";
 import { runPortal } from "../portal/run-portal.ts";
 import { summarize } from "./build-summary.ts";

@@ -1,5 +1,5 @@
 // Where a body's bytes are made: memory of its own for a body that is kept, or a buffer lent for one response (the
-// server's scratch buffers, src/serve/scratch.ts). Every function here that makes bytes takes an Alloc.
+// server's scratch buffers, src/serve/bodies/scratch.ts). Every function here that makes bytes takes an Alloc.
 
 /** Makes a buffer of `size` bytes, contents undefined. */
 export type Alloc = (size: number) => Buffer;

@@ -1,7 +1,7 @@
 // Gzip templates for bodies with many page links (sale lists): their deflate data compressed with context, for one
 // length of `&affid=...`, so that a variant with any affid of that length is assembled at half the size of one made
 // of pieces compressed on their own. (Brotli templates: context-brotli.ts; the templates a server holds, and when it
-// makes them: src/serve/templates.ts.)
+// makes them: src/serve/bodies/templates.ts.)
 //
 // The snapshot's pieces are compressed each on its own (no piece may refer to bytes before it, since what goes
 // between pieces changes per request). For a 400 KB list of 100 sales that costs context: 80 KB of gzip where the

@@ -33,7 +33,7 @@ export function gzipSplit(body: Uint8Array, cuts: readonly number[] = []): { gzi
 
 /**
  * The member itself, with every dependency a parameter: the build's compression workers run this function's own
- * source text (src/build/compress-pool.ts), so what they write cannot drift from what the server expects.
+ * source text (src/generate/compress-pool.ts), so what they write cannot drift from what the server expects.
  */
 export function gzipMember(
   z: typeof zlib,

@@ -21,7 +21,7 @@ export const COMMAND_DEADLINE_MS = 1_000;
 const COMMAND_TIMEOUT_MS = 10_000;
 
 /** A command that did not answer within its deadline (`answered`). */
-export class NoAnswerError extends Error {
+class NoAnswerError extends Error {
   constructor(ms: number) {
     super(`no answer within ${ms} ms`);
     this.name = "NoAnswerError";

@@ -2,7 +2,7 @@
 import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
 import { KeysUnavailableError } from "../keys/keys-store.ts";
-import { createClientResolver } from "../serve/client-address.ts";
+import { createClientResolver } from "../serve/admission/client-address.ts";
 import { bodyLimit } from "hono/body-limit";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";

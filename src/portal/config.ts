@@ -1,6 +1,6 @@
 // The portal's settings, from the environment (read by src/cli/portal.ts only): one zod schema.
 import { z } from "zod";
-import { TrustProxySchema } from "../serve/proxies.ts";
+import { TrustProxySchema } from "../serve/admission/proxies.ts";
 import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 
 const DEFAULT_PORTAL_PORT = 8081;

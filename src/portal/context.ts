@@ -1,7 +1,7 @@
 // What every route of the portal shares: its options, the per-request variables, and the helpers that read them.
 import type { Context } from "hono";
-import { clientKey } from "../serve/client-address.ts";
-import type { PortalDatabase } from "./db/database.ts";
+import { clientKey } from "../serve/admission/client-address.ts";
+import type { PortalDatabase } from "../db/database.ts";
 import type { Mailer } from "./mailer.ts";
 import type { Account } from "./store/accounts.ts";
 import type { SessionLimits } from "./store/sessions.ts";

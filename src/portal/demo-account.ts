@@ -1,7 +1,7 @@
 // The demo partner account `npm start` makes with the demo key: verified, active, owning that key (made as the portal
 // makes any partner's key, `p.<account>.<key>` in the keys file, so that what an operator does to the account, such
 // as suspending it, applies to the key), so that a person can sign in to the portal at once and watch its usage.
-import type { PortalDatabase } from "./db/database.ts";
+import type { PortalDatabase } from "../db/database.ts";
 import { createPartnerKey, DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
 import { hashPassword } from "./passwords.ts";
 import { randomId } from "./secrets.ts";

@@ -2,8 +2,8 @@
 // a key derived from the session ID, which the database keeps only as a hash, so the row is of no use to anyone but
 // the session that made it; the page the form redirects to opens it once, and a reload finds it already shown.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
-import { first } from "./db/database.ts";
-import type { PortalDatabase } from "./db/database.ts";
+import { first } from "../db/database.ts";
+import type { PortalDatabase } from "../db/database.ts";
 import { randomId } from "./secrets.ts";
 
 /** How long a new key waits to be shown, and then its record to say it was, ms. */

@@ -1,6 +1,6 @@
 // The mails with a link (verification, password reset, a new email), made when the outbox sends them: the account is
 // looked up and the token issued then, so that the request that asked for one did the same work whatever the address.
-import type { PortalDatabase } from "./db/database.ts";
+import type { PortalDatabase } from "../db/database.ts";
 import type { Mail } from "./mailer.ts";
 import { findAccount, findAccountByEmail } from "./store/accounts.ts";
 import type { OutboxRow } from "./store/outbox.ts";

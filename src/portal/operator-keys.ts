@@ -2,7 +2,7 @@
 // rate and burst; and what they read of it: every account's keys, and the keys `npm run keys` made (the operator's).
 import { applyLimits, graceUntil, KeyInputError, loadKeysFile, updateKeysFile } from "../keys/keys-file.ts";
 import type { KeyRecord, Limits } from "../keys/keys-file.ts";
-import type { PortalDatabase } from "./db/database.ts";
+import type { PortalDatabase } from "../db/database.ts";
 import { partnerKey } from "./partner-keys.ts";
 import type { PartnerKey } from "./partner-keys.ts";
 import type { Account } from "./store/accounts.ts";
@@ -35,7 +35,7 @@ function setLimits(record: KeyRecord, limits: OperatorLimits): void {
 
 /**
  * Marks every key of the account suspended (or no longer), in one change of the keys file under its lock: API servers
- * refuse a suspended record's key (src/serve/keys.ts), and take the change as they take any other. Returns the
+ * refuse a suspended record's key (src/serve/admission/api-key-check.ts), and take the change as they take any other. Returns the
  * number of keys changed.
  */
 export async function setAccountSuspended(

@@ -1,7 +1,7 @@
 // The outbox's sender: mail leaves the request path. A route's `send` queues a row (src/portal/store/outbox.ts) and
 // wakes the sender, which claims due rows (one sender a row, across processes), sends each through the transport,
 // deletes it once sent, and on failure puts it back with a doubling delay, until it gives up, logs it and drops it.
-import type { PortalDatabase } from "./db/database.ts";
+import type { PortalDatabase } from "../db/database.ts";
 import { prepareMail } from "./link-mails.ts";
 import type { Mailer, MailTransport } from "./mailer.ts";
 import { claimMail, deleteMail, nextDue, queueMail, retryMail } from "./store/outbox.ts";

@@ -13,7 +13,7 @@ import {
   updateKeysFile,
 } from "../keys/keys-file.ts";
 import type { KeyRecord } from "../keys/keys-file.ts";
-import type { PortalDatabase, Row } from "./db/database.ts";
+import type { PortalDatabase, Row } from "../db/database.ts";
 import { randomId } from "./secrets.ts";
 import { takeAttempt } from "./store/throttle.ts";
 import type { ThrottleRule } from "./store/throttle.ts";

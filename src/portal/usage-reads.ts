@@ -1,6 +1,6 @@
 // What the portal's usage pages read from the usage store (src/usage/store.ts): a span's series and totals for some
 // keys, and each key's last use with whether it is idle.
-import type { PortalDatabase } from "./db/database.ts";
+import type { PortalDatabase } from "../db/database.ts";
 import type { PartnerKey } from "./partner-keys.ts";
 import { DAY_MS, HOUR_MS, lastUsed, series, zeroCounts } from "../usage/store.ts";
 import type { Counts, Point } from "../usage/store.ts";

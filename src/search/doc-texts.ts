@@ -1,5 +1,5 @@
 // The documents' text as the index builder needs it: each distinct (name, description) tokenized once, kept by a
-// digest of the text, so that a build can start from the texts the previous build analysed (src/build/search-text.ts).
+// digest of the text, so that a build can start from the texts the previous build analysed (src/generate/search-text.ts).
 import { hash } from "node:crypto";
 import { surfaceWords } from "./tokenize.ts";
 import { fuzzable } from "./words.ts";

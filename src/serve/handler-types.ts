@@ -2,8 +2,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
-import type { AdmissionOptions } from "./admission.ts";
-import type { Metrics } from "./metrics.ts";
+import type { AdmissionOptions } from "./admission/admission.ts";
+import type { Metrics } from "./endpoints/metrics.ts";
 import type { EventStreamOptions } from "./events/hub.ts";
 import type { Usage } from "../usage/hand-over.ts";
 
@@ -113,6 +113,6 @@ interface HandlerStats {
     swapEvents: number;
     refused: { server: number; key: number; account: number; address: number };
   };
-  /** Calendar feeds kept (at most 32, without affid) and rendered so far (src/serve/calendar-feeds.ts renders ahead). */
+  /** Calendar feeds kept (at most 32, without affid) and rendered so far (src/serve/endpoints/calendar-feeds.ts renders ahead). */
   calendars: { feeds: number; renders: number };
 }

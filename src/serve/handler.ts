@@ -6,35 +6,35 @@ import { ApiError, describeError, notFound, toApiError } from "../errors.ts";
 import { BodyCache } from "../snapshot/body-cache.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import { closeUnusedPacks, loadSnapshot, SnapshotError } from "../snapshot/load.ts";
-import { createAdmission } from "./admission.ts";
-import type { Admitted, Gate, RequestInfo } from "./admission.ts";
+import { createAdmission } from "./admission/admission.ts";
+import type { Admitted, Gate, RequestInfo } from "./admission/admission.ts";
 import type { Handler, HandlerOptions } from "./handler-types.ts";
-import { createCompressor } from "./compressor.ts";
-import type { CompressionKind } from "./compressor.ts";
-import { sendDocument } from "./documents.ts";
-import { sendKeyCheck } from "./edge-key.ts";
-import type { Found } from "./response-body.ts";
-import { createVariants } from "./variants.ts";
+import { createCompressor } from "./bodies/compressor.ts";
+import type { CompressionKind } from "./bodies/compressor.ts";
+import { sendDocument } from "./endpoints/documents.ts";
+import { sendKeyCheck } from "./endpoints/edge-key.ts";
+import type { Found } from "./bodies/response-body.ts";
+import { createVariants } from "./bodies/variants.ts";
 import {
   DEFAULT_BODY_CACHE_BYTES,
   DEFAULT_EDGE_KEY_TTL,
   DEFAULT_MAX_AGE,
   DEFAULT_VARIANT_CACHE_BYTES,
 } from "../defaults.ts";
-import type { KeyRing } from "./keys.ts";
-import { loadKeyRing } from "./keys.ts";
-import { pathOf, redacted, redactPath } from "./logged-path.ts";
-import { bearerCheck, checkRequest, jsonpOf } from "./request-guards.ts";
-import { createResources, Missing } from "./resources.ts";
-import { createMetrics } from "./metrics.ts";
+import type { KeyRing } from "./admission/api-key-check.ts";
+import { loadKeyRing } from "./admission/api-key-check.ts";
+import { pathOf, redacted, redactPath } from "./admission/logged-path.ts";
+import { bearerCheck, checkRequest, jsonpOf } from "./admission/request-guards.ts";
+import { createResources, Missing } from "./bodies/resources.ts";
+import { createMetrics } from "./endpoints/metrics.ts";
 import { ROUTE_INDEX } from "../api/routing.ts";
-import type { Metrics } from "./metrics.ts";
-import { sendJson, sendProblem, sendRepresentation, sendText } from "./respond.ts";
-import { health } from "./health.ts";
-import { searchBody } from "./search.ts";
+import type { Metrics } from "./endpoints/metrics.ts";
+import { sendJson, sendProblem, sendRepresentation, sendText } from "./bodies/respond.ts";
+import { health } from "./endpoints/health.ts";
+import { searchBody } from "./endpoints/search.ts";
 import { createEventHub } from "./events/hub.ts";
-import { createCalendarFeeds } from "./calendar-feeds.ts";
-import { sendUsage } from "./usage.ts";
+import { createCalendarFeeds } from "./endpoints/calendar-feeds.ts";
+import { sendUsage } from "./endpoints/usage-json.ts";
 
 /** How long a reload waits before closing the packs only the snapshot it replaced used (no request reads them then). */
 const PACK_CLOSE_DELAY_MS = 30_000;

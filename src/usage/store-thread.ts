@@ -4,9 +4,9 @@
 // statements); here it holds nothing the requests need.
 import { parentPort, workerData } from "node:worker_threads";
 import { describeError } from "../errors.ts";
-import type { PortalDatabase } from "../portal/db/database.ts";
-import { openDatabase } from "../portal/db/database.ts";
-import { migrate } from "../portal/db/migrations.ts";
+import type { PortalDatabase } from "../db/database.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrate } from "../db/migrations.ts";
 import type { UsageBatch } from "./meter.ts";
 import { countsBetween, countsOnDay, DAY_MS, HOUR_MS, MINUTE_MS, pruneUsage, recordBatch } from "./store.ts";
 

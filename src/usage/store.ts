@@ -1,6 +1,6 @@
 // Usage per key in the portal's database (migrations 3 and 4): batches from the API servers added to per-minute,
 // per-hour and per-day figures, each key's last use, retention, and the reads the portal and GET /v1/usage.json make.
-import type { PortalDatabase, Queries, Row, SqlValue } from "../portal/db/database.ts";
+import type { PortalDatabase, Queries, Row, SqlValue } from "../db/database.ts";
 import { BYTES, STATUS_CLASSES } from "./meter.ts";
 import type { UsageBatch, UsageRow } from "./meter.ts";
 

@@ -2,7 +2,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { loadCatalog } from "../../src/catalog/load.ts";
 import { CatalogError, MAX_REPORTED_PROBLEMS } from "../../src/catalog/problems.ts";
 import { product, sale, sku, standardCatalog, T0, tempDir, writeCatalog } from "../helpers/fixture.ts";

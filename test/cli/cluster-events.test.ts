@@ -4,7 +4,7 @@
 import { once } from "node:events";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { BASE, iso, sale, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 import { openSse } from "../helpers/sse.ts";

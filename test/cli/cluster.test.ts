@@ -6,10 +6,10 @@ import { get } from "node:http";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { currentSnapshotId } from "../../src/snapshot/load.ts";
-import { DEFAULT_RELOAD_INTERVAL } from "../../src/serve/reloader.ts";
+import { DEFAULT_RELOAD_INTERVAL } from "../../src/serve/http/reloader.ts";
 import { BASE, iso, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 
 /** Version k of a catalog on sale now (real clock): every sale's name ends in `v<k>`. */

@@ -4,7 +4,7 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hashKey, loadKeysFile, updateKeysFile } from "../../src/keys/keys-file.ts";
-import { createKeyRing } from "../../src/serve/keys.ts";
+import { createKeyRing } from "../../src/serve/admission/api-key-check.ts";
 import { tempDir } from "../helpers/fixture.ts";
 
 // Vite puts BASE_URL=/ into the test process's environment; the CLI would read it as the API's base URL.

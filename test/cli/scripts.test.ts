@@ -1,7 +1,7 @@
 // The npm scripts that run the server give node the options the server is measured with.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SERVER_NODE_FLAGS } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS } from "../../src/serve/http/server.ts";
 
 const scripts = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {

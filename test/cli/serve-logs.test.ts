@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { BASE, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
 

@@ -3,7 +3,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync, gzipSync, inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { deflateFragment, FINAL_EMPTY_BLOCK, gzipSpliceable, gzipSplit } from "../../src/compress/gzip-members.ts";
 import type { LoadedSnapshot } from "../../src/snapshot/load.ts";

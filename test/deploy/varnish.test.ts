@@ -118,7 +118,7 @@ describe("Varnish with deploy/varnish/default.vcl", () => {
     await revokeKey(api.keysFile, "soon-revoked");
     await api.handler.reload();
     const cached = await viaCache(path);
-    expect([cached.status, cached.hit]).toEqual([200, true]); // the window the README documents (EDGE_KEY_TTL)
+    expect([cached.status, cached.hit]).toEqual([200, true]); // the window docs/deploy.md documents (EDGE_KEY_TTL)
     const ban = spawnSync(VARNISHADM, ["-n", varnish.instance, "ban", `req.url ~ "[?&]apikey=${key}(&|$)"`], {
       encoding: "utf8",
     });

@@ -8,8 +8,8 @@ import type { IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/keys/keys-file.ts";
 import type { RequestLog } from "../../src/serve/handler.ts";
-import { createReloader } from "../../src/serve/reloader.ts";
-import type { Reloader } from "../../src/serve/reloader.ts";
+import { createReloader } from "../../src/serve/http/reloader.ts";
+import type { Reloader } from "../../src/serve/http/reloader.ts";
 import { iso, product, sale, standardCatalog, startTestApi, T0 } from "./fixture.ts";
 import type { TestApi } from "./fixture.ts";
 

@@ -8,13 +8,13 @@ import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import type { Product, Sale } from "../../src/catalog/schema.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { createHandler } from "../../src/serve/handler.ts";
 import type { Handler, HandlerOptions } from "../../src/serve/handler.ts";
-import { SERVER_NODE_FLAGS, startServer } from "../../src/serve/server.ts";
-import type { RunningServer } from "../../src/serve/server.ts";
+import { SERVER_NODE_FLAGS, startServer } from "../../src/serve/http/server.ts";
+import type { RunningServer } from "../../src/serve/http/server.ts";
 import { checkedFetch } from "./check-body.ts";
 
 export const SITE = "https://www.example-retailer.com";

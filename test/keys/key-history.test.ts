@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { startKeySync } from "../../src/keys/key-sync.ts";
 import { createKey, revokeKey } from "../../src/keys/keys-file.ts";
 import { changeFileOf, routeKeysChanges } from "../../src/keys/keys-store.ts";

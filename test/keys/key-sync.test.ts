@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey, revokeKey, renderKeysFile, hashKey } from "../../src/keys/keys-file.ts";
 import { connectKeysRedis, digestOf, KEYS_CHANNEL, KEYS_DOC } from "../../src/keys/redis-keys.ts";
 import { setAccountSuspended } from "../../src/portal/operator-keys.ts";

@@ -5,7 +5,7 @@ import { writeFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createKey, hashKey, loadKeysFile, parseKeysText, updateKeysFile } from "../../src/keys/keys-file.ts";
-import { createKeyRing } from "../../src/serve/keys.ts";
+import { createKeyRing } from "../../src/serve/admission/api-key-check.ts";
 import { tempDir } from "../helpers/fixture.ts";
 
 const query = (key: string) => new Map([["apikey", [key]]]);

@@ -11,8 +11,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/portal/db/database.ts";
-import { MIGRATIONS, migrate } from "../../src/portal/db/migrations.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { MIGRATIONS, migrate } from "../../src/db/migrations.ts";
 import { tempDir } from "../helpers/fixture.ts";
 
 const OPENER = join(dirname(fileURLToPath(import.meta.url)), "db-opener.ts");

@@ -3,8 +3,8 @@
 // do (openDatabase, then migrate), writes a row, closes it, and answers with what happened.
 import { parentPort } from "node:worker_threads";
 import { describeError } from "../../src/errors.ts";
-import { openDatabase } from "../../src/portal/db/database.ts";
-import { migrate } from "../../src/portal/db/migrations.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { migrate } from "../../src/db/migrations.ts";
 
 /** What the test sends: the database file to open now. */
 interface OpenRequest {

@@ -2,9 +2,9 @@
 // started by the test. Migrations (recorded, applied once, a newer schema refused), accounts, sessions, tokens,
 // the sign-in throttle, the audit trail, and the full sign-up-to-key flow over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/portal/db/database.ts";
-import type { PortalDatabase } from "../../src/portal/db/database.ts";
-import { MIGRATIONS, SchemaVersionError, migrate } from "../../src/portal/db/migrations.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import type { PortalDatabase } from "../../src/db/database.ts";
+import { MIGRATIONS, SchemaVersionError, migrate } from "../../src/db/migrations.ts";
 import {
   createAccount,
   deleteAccount,

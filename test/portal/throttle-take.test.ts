@@ -1,8 +1,8 @@
 // The limits' primitive on both databases: attempts sent at once take at most the rule's count, the rest are refused
 // under a lock, and the count starts again when the lock ends.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/portal/db/database.ts";
-import { migrate } from "../../src/portal/db/migrations.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { migrate } from "../../src/db/migrations.ts";
 import { returnAttempt, takeAttempt } from "../../src/portal/store/throttle.ts";
 import { bothDatabases, startPostgres } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";

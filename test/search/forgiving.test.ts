@@ -8,15 +8,15 @@ import { httpGet } from "../../bench/search-http/check.ts";
 import { readCatalogDocs } from "../../bench/search/corpus.ts";
 import { misspellings } from "../../bench/search/misspell.ts";
 import { comparePage, createReference } from "../../bench/search/reference.ts";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { tokenize } from "../../src/search/tokenize.ts";
 import type { FacetName, FacetValues, SearchDoc, SearchQuery } from "../../src/search/types.ts";
 import { searchQuery } from "../../src/search/types.ts";
 import { createHandler } from "../../src/serve/handler.ts";
-import { startServer } from "../../src/serve/server.ts";
-import type { RunningServer } from "../../src/serve/server.ts";
+import { startServer } from "../../src/serve/http/server.ts";
+import type { RunningServer } from "../../src/serve/http/server.ts";
 import { BASE, tempDir } from "../helpers/fixture.ts";
 
 const NOW = new Date("2026-11-22T15:30:00Z");

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { gunzipSync } from "node:zlib";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { writeSampleCatalog } from "../../src/catalog/sample/index.ts";
 import { createRandom } from "../../src/catalog/sample/random.ts";
 import type { Product, Sale } from "../../src/catalog/schema.ts";
@@ -15,8 +15,8 @@ import { COLOR_GROUPS, GENDERS } from "../../src/catalog/schema.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { tokenize, tokenizeQuery } from "../../src/search/tokenize.ts";
 import { createHandler } from "../../src/serve/handler.ts";
-import { startServer } from "../../src/serve/server.ts";
-import type { RunningServer } from "../../src/serve/server.ts";
+import { startServer } from "../../src/serve/http/server.ts";
+import type { RunningServer } from "../../src/serve/http/server.ts";
 import { BASE, tempDir } from "../helpers/fixture.ts";
 
 /** The instant the sample catalog is arranged around, and the handler's clock (half past: no sale starts or ends then). */

@@ -3,7 +3,7 @@ import { readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProblemCode } from "../../src/errors.ts";
-import { startServer } from "../../src/serve/server.ts";
+import { startServer } from "../../src/serve/http/server.ts";
 import {
   buildRequest,
   KeepAliveConnection,

@@ -1,7 +1,7 @@
 // The byte-bounded LRU of the variant cache and the templates: the least recently used entries go first, also when
 // the most recent entry is asked for again and again (a list's template on every request: not moved, kept newest).
 import { describe, expect, it } from "vitest";
-import { ByteLru } from "../../src/serve/byte-lru.ts";
+import { ByteLru } from "../../src/serve/bodies/byte-lru.ts";
 
 describe("ByteLru", () => {
   it.each([

@@ -3,8 +3,8 @@
 import type { IncomingMessage } from "node:http";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientKey, createClientAddress } from "../../src/serve/client-address.ts";
-import { LOOPBACK_PROXIES } from "../../src/serve/proxies.ts";
+import { clientKey, createClientAddress } from "../../src/serve/admission/client-address.ts";
+import { LOOPBACK_PROXIES } from "../../src/serve/admission/proxies.ts";
 import { startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

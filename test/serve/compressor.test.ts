@@ -3,8 +3,8 @@
 import zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { MIN_COMPRESS_SIZE } from "../../src/compress/gzip-members.ts";
-import { createCompressor } from "../../src/serve/compressor.ts";
-import type { CompressionKind } from "../../src/serve/compressor.ts";
+import { createCompressor } from "../../src/serve/bodies/compressor.ts";
+import type { CompressionKind } from "../../src/serve/bodies/compressor.ts";
 import type { LoadedBlob } from "../../src/snapshot/load.ts";
 
 const blob = (): LoadedBlob => ({

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import type { EventStreamOptions } from "../../src/serve/events/hub.ts";
 import { createHandler } from "../../src/serve/handler.ts";
-import { startServer } from "../../src/serve/server.ts";
+import { startServer } from "../../src/serve/http/server.ts";
 import {
   BASE,
   D,

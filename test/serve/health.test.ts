@@ -1,10 +1,10 @@
 // GET /healthz: no key needed; 200 with the snapshot's ID, build time and age; 503 while no snapshot is loaded.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { createHandler } from "../../src/serve/handler.ts";
-import { startServer } from "../../src/serve/server.ts";
+import { startServer } from "../../src/serve/http/server.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
 import { BASE, standardCatalog, startTestApi, T0, tempDir, writeCatalog } from "../helpers/fixture.ts";
 

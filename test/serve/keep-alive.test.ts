@@ -6,8 +6,8 @@ import { once } from "node:events";
 import { connect } from "node:net";
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../../src/serve/server.ts";
-import type { RunningServer, ServerOptions } from "../../src/serve/server.ts";
+import { startServer } from "../../src/serve/http/server.ts";
+import type { RunningServer, ServerOptions } from "../../src/serve/http/server.ts";
 import { startTestApi, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

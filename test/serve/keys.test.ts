@@ -4,8 +4,8 @@ import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { setAccountSuspended } from "../../src/portal/operator-keys.ts";
-import { createReloader } from "../../src/serve/reloader.ts";
-import type { Reloader } from "../../src/serve/reloader.ts";
+import { createReloader } from "../../src/serve/http/reloader.ts";
+import type { Reloader } from "../../src/serve/http/reloader.ts";
 import { startTestApi } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

@@ -3,10 +3,10 @@ import { join } from "node:path";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { revokeKey } from "../../src/keys/keys-file.ts";
-import { createReloader } from "../../src/serve/reloader.ts";
-import type { Reloader } from "../../src/serve/reloader.ts";
+import { createReloader } from "../../src/serve/http/reloader.ts";
+import type { Reloader } from "../../src/serve/http/reloader.ts";
 import {
   BASE,
   catalogVersion as fixtureCatalogVersion,

@@ -8,7 +8,7 @@ import {
   parseQuery,
   parseTarget,
   single,
-} from "../../src/serve/request.ts";
+} from "../../src/serve/admission/request.ts";
 
 type Query = Record<string, string[]>;
 /** An error as a row writes it: status, problem code and, where the row gives one, the detail. */

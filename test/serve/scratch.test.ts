@@ -3,7 +3,7 @@
 import { request } from "node:http";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allocScratch, isScratch, release, SCRATCH_MAX_BYTES, scratchBytes } from "../../src/serve/scratch.ts";
+import { allocScratch, isScratch, release, SCRATCH_MAX_BYTES, scratchBytes } from "../../src/serve/bodies/scratch.ts";
 import { sale, standardCatalog, startTestApi, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

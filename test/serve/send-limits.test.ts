@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SERVER_DEFAULTS, startServer } from "../../src/serve/server.ts";
-import type { RunningServer, ServerOptions } from "../../src/serve/server.ts";
+import { SERVER_DEFAULTS, startServer } from "../../src/serve/http/server.ts";
+import type { RunningServer, ServerOptions } from "../../src/serve/http/server.ts";
 import { startTestApi, tempDir, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

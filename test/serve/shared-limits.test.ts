@@ -3,9 +3,9 @@
 // share again once it is back.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { REDIS_TIMEOUT_MS } from "../../src/serve/shared-limits.ts";
+import { REDIS_TIMEOUT_MS } from "../../src/serve/admission/shared-limits.ts";
 import { startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
 import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";

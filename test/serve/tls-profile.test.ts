@@ -6,10 +6,10 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../../src/serve/server.ts";
-import type { RunningServer } from "../../src/serve/server.ts";
-import { createTlsWatcher, loadTlsPair } from "../../src/serve/tls.ts";
-import type { TlsFiles } from "../../src/serve/tls.ts";
+import { startServer } from "../../src/serve/http/server.ts";
+import type { RunningServer } from "../../src/serve/http/server.ts";
+import { createTlsWatcher, loadTlsPair } from "../../src/serve/http/tls.ts";
+import type { TlsFiles } from "../../src/serve/http/tls.ts";
 import { startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

@@ -14,10 +14,10 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
-import { HSTS, SERVER_NODE_FLAGS, startServer } from "../../src/serve/server.ts";
-import type { RunningServer } from "../../src/serve/server.ts";
-import { createTlsWatcher, loadTlsPair } from "../../src/serve/tls.ts";
-import type { CertificateInfo, TlsFiles, TlsPair } from "../../src/serve/tls.ts";
+import { HSTS, SERVER_NODE_FLAGS, startServer } from "../../src/serve/http/server.ts";
+import type { RunningServer } from "../../src/serve/http/server.ts";
+import { createTlsWatcher, loadTlsPair } from "../../src/serve/http/tls.ts";
+import type { CertificateInfo, TlsFiles, TlsPair } from "../../src/serve/http/tls.ts";
 import { startTestApi, tempDir, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

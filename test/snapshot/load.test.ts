@@ -4,7 +4,7 @@ import { cp, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/build/index.ts";
+import { buildSnapshot } from "../../src/generate/index.ts";
 import type { BlobEntry, Manifest, Routes } from "../../src/snapshot/format.ts";
 import {
   CURRENT_LINK,

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { openDatabase } from "../../src/portal/db/database.ts";
+import { openDatabase } from "../../src/db/database.ts";
 import { followNginx } from "../../src/usage/cache-log.ts";
 import { startUsage } from "../../src/usage/hand-over.ts";
 import type { Usage } from "../../src/usage/hand-over.ts";

@@ -2,9 +2,9 @@
 // by the requests of all their keys (from the minutes for the last 24 hours, from the days for 30 days), each
 // account's requests, and the spans and last uses the usage pages show.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/portal/db/database.ts";
-import type { PortalDatabase } from "../../src/portal/db/database.ts";
-import { migrate, MIGRATIONS } from "../../src/portal/db/migrations.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import type { PortalDatabase } from "../../src/db/database.ts";
+import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
 import { createAccount } from "../../src/portal/store/accounts.ts";
 import { keysUse, readUsage, trafficWindow } from "../../src/portal/usage-reads.ts";
 import type { PartnerKey } from "../../src/portal/partner-keys.ts";

@@ -5,9 +5,9 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/portal/db/database.ts";
-import type { PortalDatabase } from "../../src/portal/db/database.ts";
-import { migrate } from "../../src/portal/db/migrations.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import type { PortalDatabase } from "../../src/db/database.ts";
+import { migrate } from "../../src/db/migrations.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { startUsage } from "../../src/usage/hand-over.ts";
 import type { Usage } from "../../src/usage/hand-over.ts";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
-import { openDatabase } from "../../src/portal/db/database.ts";
+import { openDatabase } from "../../src/db/database.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { followVarnish } from "../../src/usage/cache-log.ts";
 import { startUsage } from "../../src/usage/hand-over.ts";

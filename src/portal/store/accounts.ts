@@ -1,6 +1,6 @@
 // Partner accounts: email (stored lowercased), partner name, password hash, verification, role, status and limits.
-import { first } from "../db/database.ts";
-import type { PortalDatabase, Row } from "../db/database.ts";
+import { first } from "../../db/database.ts";
+import type { PortalDatabase, Row } from "../../db/database.ts";
 import { randomId } from "../secrets.ts";
 
 /** An account as the portal uses it. */

@@ -1,6 +1,6 @@
 // The audit trail: what happened to an account (sign-ins, keys, passwords, operator actions), when, and from which
 // client address; the partner sees their own, the operator everyone's.
-import type { PortalDatabase } from "../db/database.ts";
+import type { PortalDatabase } from "../../db/database.ts";
 import { randomId } from "../secrets.ts";
 
 /** The events recorded. */

@@ -1,7 +1,7 @@
 // Devices an account has signed in from (OWASP's device cookies): the cookie holds a random token, the database only
 // its hash, the account and when it expires. A sign-in presenting one is limited per device, not by the account's lock.
-import type { PortalDatabase } from "../db/database.ts";
-import { first } from "../db/database.ts";
+import type { PortalDatabase } from "../../db/database.ts";
+import { first } from "../../db/database.ts";
 import { hashSecret, randomToken } from "../secrets.ts";
 
 /** Devices kept an account: a new one beyond them forgets the oldest, so that the table stays bounded. */

@@ -1,6 +1,6 @@
 // The outbox: mail queued by the routes, claimed one row at a time by a sender (of one portal process or several on
 // one PostgreSQL), deleted once sent or given up.
-import type { PortalDatabase } from "../db/database.ts";
+import type { PortalDatabase } from "../../db/database.ts";
 import type { LinkMail, Mail } from "../mailer.ts";
 import { randomId } from "../secrets.ts";
 

@@ -1,5 +1,5 @@
 // Signed-in sessions: the cookie holds a random ID, the database only its hash, with idle and absolute expiry.
-import type { PortalDatabase } from "../db/database.ts";
+import type { PortalDatabase } from "../../db/database.ts";
 import { hashSecret, randomToken } from "../secrets.ts";
 
 /** How long a session lasts without a request (30 min) and at most (12 h), ms: OWASP's session management advice. */

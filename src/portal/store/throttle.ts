@@ -1,7 +1,7 @@
 // Limits on attempts (sign-ins per account and per address, mails per recipient and per address): each attempt is
 // taken from its limit atomically, by one statement, before the work it guards. Requests that arrive together cannot
 // all pass a check that none of them has recorded yet: the database serialises the statements on the row.
-import type { PortalDatabase } from "../db/database.ts";
+import type { PortalDatabase } from "../../db/database.ts";
 
 /** Attempts allowed in a window before the lock, and how long window and lock last, ms. */
 export interface ThrottleRule {

@@ -1,6 +1,6 @@
 // Single-use tokens sent by mail (email verification, password reset, a new email), stored as hashes with an expiry,
 // each bound to the account's credentials when it was issued: a change of password, email or verification kills it.
-import type { PortalDatabase, Row } from "../db/database.ts";
+import type { PortalDatabase, Row } from "../../db/database.ts";
 import { hashSecret, randomToken } from "../secrets.ts";
 import { findAccount } from "./accounts.ts";
 import type { Account } from "./accounts.ts";

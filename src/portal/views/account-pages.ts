@@ -1,6 +1,6 @@
 // The account page: change password, change email, delete the account, and the account's audit trail.
 import { html } from "hono/html";
-import { DEFAULT_KEY_LIMIT } from "../../serve/rate-limit.ts";
+import { DEFAULT_KEY_LIMIT } from "../../serve/admission/rate-limit.ts";
 import type { FieldErrors } from "../forms.ts";
 import type { AuditEntry } from "../store/audit.ts";
 import { auditTable } from "./audit-table.ts";

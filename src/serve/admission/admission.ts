@@ -1,0 +1,297 @@
+// Admission: from a request target to what it asks for, or the error that answers it: the target parsed, the API
+// key checked, the rate limits applied in the order that keeps guessing keys slow, the parameters and path checked.
+import type { IncomingMessage } from "node:http";
+import { ApiError, notFound } from "../../errors.ts";
+import type { KeyRecord } from "../../keys/keys-file.ts";
+import type { LoadedSegment } from "../../snapshot/load.ts";
+import type { KeyRing } from "./api-key-check.ts";
+import { matchEndpoint, ROUTE_INDEX } from "../../api/routing.ts";
+import type { RouteIndex } from "../../api/routing.ts";
+import type { Endpoint } from "../../api/endpoints.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import type { Limit, Limiter, Take } from "./rate-limit.ts";
+import { createClientAddress, createTrustedPeer } from "./client-address.ts";
+import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
+import { parseSearchParams } from "../endpoints/search-params.ts";
+import type { SearchParams } from "../endpoints/search-params.ts";
+
+export interface AdmissionOptions {
+  /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_LIMIT (50/s, burst 200). */
+  keyLimit?: Limit;
+  /**
+   * Failed authentications per client address; past it, every further attempt with a key that is not valid is a 401
+   * without the key being counted again (valid keys from the address are still served). Default
+   * DEFAULT_AUTH_FAILURE_LIMIT (1/s, burst 10).
+   */
+  authFailureLimit?: Limit;
+  /**
+   * Proxies whose X-Forwarded-For names the client (addresses or CIDR networks, e.g. `127.0.0.1`, `10.0.0.0/8`);
+   * from any other peer the header is ignored. Default none: the peer is the client.
+   */
+  trustProxy?: readonly string[];
+  /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
+  maxUrlLength?: number;
+  /** Where the buckets of both limits are kept. Default: this process's memory (shared-limits.ts keeps them in Redis). */
+  limits?: { keys: Limiter; failures: Limiter; readonly shared?: boolean };
+}
+
+/** A valid key and the rate it may be used at: what authenticating a request's key yields. */
+export interface Credential {
+  name: string;
+  limit: Limit;
+  /** Epoch ms from which the key is refused (a key replaced by `rotate`, in its grace period); Infinity otherwise. */
+  until: number;
+}
+
+/** An admitted /v1/ request: who asks, for what, in which form. */
+export interface Admitted {
+  path: string;
+  /** Its route class, for metrics. */
+  route: RouteIndex;
+  query: Map<string, string[]>;
+  credential: Credential;
+  affid: string;
+  callback: string;
+  /** How the endpoint answers: "resource", "search", or the stream and calendar the handler answers itself. */
+  answer: Endpoint["answer"];
+  /** The path's states, for a resource; null otherwise. */
+  states: readonly LoadedSegment[] | null;
+  /** The search's parameters (checked), for a search; null otherwise. */
+  search: SearchParams | null;
+  /** The 404 of a path that does not exist (remembered like any other answer); null otherwise. */
+  missing: ApiError | null;
+}
+
+/** What the handler learns of a request as admission goes, for its log line and its error response. */
+export interface RequestInfo {
+  /** The decoded path, once parsed ("" before). */
+  path: string;
+  /** Its route class, once parsed ("other" before). */
+  route: RouteIndex;
+  /** The key's name, once authenticated. */
+  key: string | undefined;
+  /** The query, once parsed: an error answers a valid `callback` as JSONP. */
+  query: Map<string, string[]> | null;
+}
+
+/** One snapshot's paths, as admission sees them (null while no snapshot is loaded). */
+export interface Paths {
+  /** The states of `path`; throws a 404 naming why there are none. */
+  statesOf(path: string): readonly LoadedSegment[];
+}
+
+/** Admits requests under one key ring and one snapshot; a reload makes a new gate, forgetting every target. */
+export interface Gate {
+  /**
+   * The request's /v1/ resource, or "health", "metrics" or "document" (the OpenAPI document and reference page, no
+   * key needed) for those paths, or "edge" for a front's key check from a proxy of `trustProxy` (a 404 from any other
+   * peer, as if there were no such path); or the ApiError that answers it. Rejections a client can repeat at will
+   * (401, 429, 404) are returned, not thrown: a throw cost more than the rest of such an answer. Malformed targets
+   * and parameters (400s) are thrown. RateLimit-* headers go onto `headers`.
+   */
+  admit(
+    req: IncomingMessage,
+    nowMs: number,
+    headers: string[],
+    info: RequestInfo,
+  ): Admitted | "health" | "metrics" | "document" | "edge" | ApiError;
+  /**
+   * A front's key check (GET /edge/key): the query's key, as a request's key is authenticated (a key that is not
+   * valid counts against the client's address, named by the front's X-Forwarded-For), taking no token: the front
+   * applies the key's rate itself.
+   */
+  checkKey(req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential | ApiError;
+  /** Targets remembered now. */
+  readonly remembered: number;
+  /** The key's bucket now, taking nothing (GET /v1/usage.json). */
+  burstOf(credential: Credential, nowMs: number): Take;
+}
+
+/** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
+const ADMITTED_MAX = 10_000;
+/** Parsed targets kept for requests that were not admitted (see `parsed` in gate). */
+const PARSED_MAX = 1_000;
+const NOT_V1 = notFound("no such resource: the API's paths start with /v1/");
+const ADMITTED_MAX_TARGET = 512;
+
+/**
+ * Returns gate(keys, paths): admission under one key ring and snapshot. The rate limits (per key, and failed
+ * authentications per address) belong to the process and outlive gates; a gate's remembered targets do not.
+ */
+export function createAdmission(options: AdmissionOptions) {
+  const keyLimit = options.keyLimit ?? DEFAULT_KEY_LIMIT;
+  const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
+  const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
+  const keyBuckets = options.limits?.keys ?? new TokenBuckets();
+  const failureBuckets = options.limits?.failures ?? new TokenBuckets();
+  // A key's own limit, made once per record (a reload makes new records).
+  const ownLimits = new WeakMap<KeyRecord, Limit>();
+  const limitOf = (record: KeyRecord | undefined): Limit => {
+    if (!record?.rate) return keyLimit;
+    let limit = ownLimits.get(record);
+    if (!limit)
+      ownLimits.set(
+        record,
+        (limit = { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) }),
+      );
+    return limit;
+  };
+
+  // Rejections repeat: one error object per distinct answer (its rendering is then made once, in respond.ts).
+  const rejections = new Map<string, ApiError>();
+  const rejection = (key: string, make: () => ApiError): ApiError => {
+    let error = rejections.get(key);
+    if (!error) {
+      if (rejections.size >= 1_000) rejections.clear();
+      rejections.set(key, (error = make()));
+    }
+    return error;
+  };
+
+  const clientAddress = createClientAddress(options.trustProxy ?? []);
+  const fromProxy = createTrustedPeer(options.trustProxy ?? []);
+
+  /** The 401 of an address past its failure limit, with the seconds until it may try again. */
+  const lockedOut = (wait: number): ApiError =>
+    rejection(
+      `locked ${wait}`,
+      () =>
+        new ApiError(
+          401,
+          "api_key_invalid",
+          "too many failed API-key attempts from this address; this key was not counted (valid keys are still served)",
+          { "Retry-After": String(wait) },
+          "address_locked_out",
+        ),
+    );
+
+  /**
+   * The request's credential, or the 401 that answers it. A key that is not valid counts as a failure against the
+   * client's address; once the address is past its limit, such attempts get the lockout's 401 (with Retry-After)
+   * instead. A valid key is served whatever its address did: behind a NAT, a CDN or a proxy many clients share one.
+   */
+  const authenticate = (
+    keys: KeyRing,
+    req: IncomingMessage,
+    query: Map<string, string[]>,
+    nowMs: number,
+  ): Credential | ApiError => {
+    const found = keys.check(query, nowMs);
+    if (!(found instanceof ApiError)) {
+      return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
+    }
+    if (found.code !== "api_key_invalid") return found;
+    const address = clientAddress(req);
+    const wait = failureBuckets.size === 0 ? 0 : failureBuckets.waitFor(address, authFailureLimit, nowMs);
+    if (wait > 0) return lockedOut(wait);
+    failureBuckets.take(address, authFailureLimit, nowMs);
+    return found;
+  };
+
+  /** Takes a token from the key's bucket: null, or the 429 when it is empty. */
+  const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): ApiError | null => {
+    const take = keyBuckets.take(name, limit, nowMs);
+    pushRateLimitHeaders(headers, limit, take);
+    if (!take.ok) {
+      return rejection(
+        `429 ${limit.rate} ${limit.burst} ${take.retryAfter}`,
+        () =>
+          new ApiError(
+            429,
+            "rate_limited",
+            `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`,
+            { "Retry-After": String(take.retryAfter) },
+          ),
+      );
+    }
+    return null;
+  };
+
+  return function gate(keys: KeyRing, paths: Paths | null): Gate {
+    // Targets answered once, by the exact target: clients poll the same URLs (a sale list with their key) and a CDN
+    // revalidates them, so most requests skip parsing, the key lookup and the path lookup. Only targets with a
+    // valid key and valid parameters, on a path that exists, are kept; the address's failure limit, the key's
+    // rate limit and the clock still apply to every request.
+    const remembered = new Map<string, Admitted>();
+    const parsed = new Map<string, ReturnType<typeof parseTarget>>();
+    /** A target's path and query: parsed once while it is refused again and again (a wrong key, a 429). */
+    const parse = (url: string): ReturnType<typeof parseTarget> => {
+      let target = parsed.get(url);
+      if (target === undefined) {
+        target = parseTarget(url, maxUrlLength);
+        if (url.length <= ADMITTED_MAX_TARGET) {
+          if (parsed.size >= PARSED_MAX) parsed.clear();
+          parsed.set(url, target);
+        }
+      }
+      return target;
+    };
+
+    /** What an authenticated target asks for, from its path and query alone: what is remembered of it. */
+    const admitTarget = (
+      path: string,
+      route: RouteIndex,
+      answer: Endpoint["answer"],
+      query: Map<string, string[]>,
+      credential: Credential,
+    ): Admitted => {
+      const { affid, callback } = parseCommon(query);
+      if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
+      const search = answer === "search" ? parseSearchParams(query) : null;
+      let states: readonly LoadedSegment[] | null = null;
+      let missing: ApiError | null = null;
+      if (answer === "resource") {
+        try {
+          states = paths.statesOf(path);
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          missing = err;
+        }
+      }
+      return { path, route, query, credential, affid, callback, answer, states, search, missing };
+    };
+
+    return {
+      get remembered() {
+        return remembered.size;
+      },
+      burstOf: (credential, nowMs) => keyBuckets.peek(credential.name, credential.limit, nowMs),
+      checkKey: (req, query, nowMs) => authenticate(keys, req, query, nowMs),
+      admit(req, nowMs, headers, info) {
+        const url = req.url ?? "/";
+        // A remembered key whose grace period has ended is not taken from memory: authentication refuses it.
+        let known = remembered.get(url);
+        if (known !== undefined && nowMs >= known.credential.until) known = undefined;
+        const { path, query } = known ?? parse(url);
+        const match = known ? null : matchEndpoint(path);
+        info.path = path;
+        info.route = known?.route ?? match?.route ?? ROUTE_INDEX.other;
+        info.query = query;
+        if (!known) {
+          const answer = match?.endpoint.answer;
+          if (answer === "health" || answer === "metrics" || answer === "document") return answer;
+          if (answer === "edge") return fromProxy(req) ? answer : NOT_V1;
+          if (!path.startsWith("/v1/")) return NOT_V1;
+        }
+        const credential = known?.credential ?? authenticate(keys, req, query, nowMs);
+        if (credential instanceof ApiError) return credential;
+        info.key = credential.name;
+        // GET /v1/usage.json is free of the key's rate limit: it says what the limit has left, taking nothing.
+        if ((known?.answer ?? match?.endpoint.answer) === "usage")
+          pushRateLimitHeaders(headers, credential.limit, keyBuckets.peek(credential.name, credential.limit, nowMs));
+        else {
+          const limited = takeToken(credential, nowMs, headers);
+          if (limited) return limited;
+        }
+        if (known) return known.missing ?? known;
+        // A /v1/ path no endpoint has is a resource: its 404 comes from the snapshot's paths (statesOf).
+        const admitted = admitTarget(path, info.route, match?.endpoint.answer ?? "resource", query, credential);
+        if (url.length <= ADMITTED_MAX_TARGET) {
+          if (remembered.size >= ADMITTED_MAX) remembered.clear();
+          remembered.set(url, admitted);
+        }
+        return admitted.missing ?? admitted;
+      },
+    };
+  };
+}

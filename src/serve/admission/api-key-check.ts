@@ -1,0 +1,108 @@
+// API-key check: the key in the query string, hashed and looked up among the keys file's hashes.
+import { ApiError } from "../../errors.ts";
+import type { KeyRecord } from "../../keys/keys-file.ts";
+import { hashKey, KEY_RE, loadKeysFile } from "../../keys/keys-file.ts";
+
+/** A valid key: its record's name, and the instant (epoch ms) it stops being valid (Infinity but for a replaced key). */
+interface Authenticated {
+  name: string;
+  until: number;
+}
+
+export interface KeyRing {
+  /** The request's key at `nowMs`, or the 401 that says whether it was missing or invalid (returned: see `check`). */
+  check(query: Map<string, string[]>, nowMs: number): Authenticated | ApiError;
+  /** The request's key at `nowMs`, or throws the 401 that `check` returns. */
+  authenticate(query: Map<string, string[]>, nowMs: number): Authenticated;
+  /** The record of a valid key, by name. */
+  record(name: string): KeyRecord | undefined;
+}
+
+// The answers to a missing or invalid key, made once: rejections are returned rather than thrown, and are the same
+// objects every time (their rendering is then made once, in respond.ts). A throw cost more than the rest of a 401.
+const NOT_ONCE = new ApiError(401, "api_key_invalid", "apikey must be given exactly once");
+const MISSING = new ApiError(401, "api_key_missing", "this request needs an apikey query parameter");
+const MALFORMED = new ApiError(401, "api_key_invalid", "apikey must be 32 letters and digits");
+const UNKNOWN = new ApiError(401, "api_key_invalid", "apikey is not a valid key (unknown or revoked)");
+const SUSPENDED = new ApiError(
+  401,
+  "api_key_suspended",
+  "apikey belongs to a suspended account: the API's operator suspended it, and its keys are refused until it is reinstated",
+);
+const UNKNOWN_MAX = 512;
+
+export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
+  const byHash = new Map<string, Authenticated>();
+  const byName = new Map<string, KeyRecord>();
+  // Keys already found valid, so a key is hashed once per ring rather than once per request. Only valid keys are
+  // kept (at most one entry per hash), so guesses cannot grow it; a reload builds a new ring, forgetting revoked keys.
+  const valid = new Map<string, Authenticated>();
+  // Well-formed keys found unknown, bounded (emptied when full); a reload builds a new ring, so a key created since
+  // is never refused from here.
+  const unknown = new Set<string>();
+  // A suspended account's keys (the portal's operator), refused until it is reinstated: looked up only when a key is
+  // not among the valid ones, so a valid key's request costs what it did. Its answer says it is suspended.
+  const suspended = new Map<string, number>();
+  const suspendedSeen = new Set<string>();
+  for (const r of records) {
+    if (r.revoked) continue;
+    if (r.suspended) {
+      suspended.set(r.hash, Infinity);
+      for (const p of r.previous ?? []) suspended.set(p.hash, Date.parse(p.until));
+      continue;
+    }
+    byHash.set(r.hash, { name: r.name, until: Infinity });
+    // A key replaced by `rotate` stays valid until its grace period ends, checked on every request (the file need not change).
+    for (const p of r.previous ?? []) byHash.set(p.hash, { name: r.name, until: Date.parse(p.until) });
+    byName.set(r.name, r);
+  }
+  const expired = new ApiError(
+    401,
+    "api_key_invalid",
+    "apikey was replaced by a new key and its grace period has ended",
+  );
+  const check = (query: Map<string, string[]>, nowMs: number): Authenticated | ApiError => {
+    const values = query.get("apikey");
+    if (values && values.length > 1) return NOT_ONCE;
+    if (!values || values.length === 0 || values[0] === "") return MISSING;
+    const key = values[0]!;
+    const known = valid.get(key);
+    if (known) return nowMs >= known.until ? expired : known;
+    if (!KEY_RE.test(key)) return MALFORMED;
+    if (unknown.has(key)) return UNKNOWN;
+    if (suspendedSeen.has(key)) return SUSPENDED;
+    const hash = hashKey(key);
+    const found = byHash.get(hash);
+    if (!found && suspended.size > 0) {
+      const until = suspended.get(hash);
+      if (until !== undefined) {
+        if (nowMs >= until) return expired;
+        if (suspendedSeen.size >= UNKNOWN_MAX) suspendedSeen.clear();
+        if (until === Infinity) suspendedSeen.add(key); // a replaced key's grace may end: looked up again
+        return SUSPENDED;
+      }
+    }
+    if (!found) {
+      // A client that keeps sending a wrong key is answered without hashing it again (a few hundred at most remembered).
+      if (unknown.size >= UNKNOWN_MAX) unknown.clear();
+      unknown.add(key);
+      return UNKNOWN;
+    }
+    if (nowMs >= found.until) return expired;
+    valid.set(key, found);
+    return found;
+  };
+  return {
+    check,
+    authenticate(query, nowMs) {
+      const found = check(query, nowMs);
+      if (found instanceof ApiError) throw found;
+      return found;
+    },
+    record: (name) => byName.get(name),
+  };
+}
+
+export async function loadKeyRing(path: string): Promise<KeyRing> {
+  return createKeyRing((await loadKeysFile(path)).keys);
+}
