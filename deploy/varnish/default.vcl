@@ -1,6 +1,6 @@
 vcl 4.1;
 # Varnish in front of the flash-sale API, keys checked at the edge, so that one cached copy of a resource serves every
-# key (README, "Behind a CDN"). Needs Debian's `varnish-modules` (vsthrottle, for the rate limits), and the API run
+# key (docs/deploy.md). Needs Debian's `varnish-modules` (vsthrottle, for the rate limits), and the API run
 # with TRUST_PROXY naming this Varnish (`loopback` on the same machine): it answers the key check to its proxies only.
 # Start varnishd with `-p http_gzip_support=off`: with it on, Varnish rewrites Accept-Encoding to gzip on its way to
 # the API, and brotli would never be asked for.
