@@ -27,19 +27,18 @@ const since = (s: KeySyncStatus) =>
   s.syncedAt ? `change ${s.change}, in step at ${new Date(s.syncedAt).toISOString()}` : "none from Redis yet";
 
 /**
- * Starts KEYS_SYNC's transport for `keysFile` if the environment asks for it: null otherwise. `who` names the
+ * Starts KEYS_SYNC's transport (`role`, read by the configuration) for `keysFile`: null when it is unset. `who` names the
  * process in its lines (`serve`, `portal`, `keys`); `onApplied` is the server's reload. Under `shared`, the process's
  * changes of the keys go to Redis until it is closed. Throws only for a bad setting.
  */
-export async function startKeySyncFromEnv(
-  env: Record<string, string | undefined>,
+export async function startKeySyncFor(
+  role: KeySyncRole | undefined,
   redisUrl: string | undefined,
   keysFile: string,
   who: string,
   onApplied?: () => void,
 ): Promise<KeySync | null> {
-  if (!env.KEYS_SYNC) return null;
-  const role = parseKeySyncRole(env.KEYS_SYNC, redisUrl)!;
+  if (!role) return null;
   const [{ startKeySync }, { changeFileOf, routeKeysChanges }] = await Promise.all([
     import("../keys/key-sync.ts"),
     import("../keys/keys-store.ts"),
@@ -104,15 +103,6 @@ export function addKeySyncMetrics(metrics: Metrics | null, sync: KeySync): void 
     const exposition = await render();
     return { ...exposition, body: exposition.body + renderKeySyncMetrics(sync.status(), labels) };
   };
-}
-
-/** Reads KEYS_SYNC (`publish`, `follow`, `shared`, or unset: none) against REDIS_URL, which it needs. */
-function parseKeySyncRole(value: string | undefined, redisUrl: string | undefined): KeySyncRole | null {
-  if (value === undefined || value === "") return null;
-  if (value !== "publish" && value !== "follow" && value !== "shared")
-    throw new Error(`KEYS_SYNC must be publish, follow or shared, not "${value}"`);
-  if (!redisUrl) throw new Error(`KEYS_SYNC=${value} needs REDIS_URL: the keys go through Redis`);
-  return value;
 }
 
 /** The status as Prometheus text (appended to the server's /metrics), with `labels` on every series. */

@@ -1,6 +1,6 @@
 // `npm run keys -- create | set | rotate | revoke | list`: manages the API keys file (hashes only) so nobody edits it by
 // hand; with KEYS_SYNC=shared, the keys every machine shares through Redis (and this machine's copy of them).
-import { parseConfig } from "../config.ts";
+import { parseConfig } from "../config/server.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import type { KeyRecord, Limits } from "../keys/keys-file.ts";
 import {
@@ -15,7 +15,7 @@ import {
 } from "../keys/keys-file.ts";
 import { KeysLockedError } from "../keys/keys-lock.ts";
 import { KeysUnavailableError } from "../keys/keys-store.ts";
-import { startKeySyncFromEnv } from "./key-sync.ts";
+import { startKeySyncFor } from "./key-sync.ts";
 
 const USAGE =
   "usage: npm run keys -- create <name> [--rate N] [--burst N] | set <name> [--rate N] [--burst N] [--default] | rotate <name> [--grace 24h] | revoke <name> | list";
@@ -105,8 +105,7 @@ async function main(argv: string[]): Promise<number> {
 
   // KEYS_SYNC=shared: the change is made in Redis, and followed into this machine's copy (publish and follow have a
   // process of their own carry the file; a follower's copy refuses changes).
-  const shared =
-    process.env.KEYS_SYNC === "shared" ? await startKeySyncFromEnv(process.env, config.redisUrl, file, "keys") : null;
+  const shared = config.keysSync === "shared" ? await startKeySyncFor("shared", config.redisUrl, file, "keys") : null;
   const where = shared ? "the keys shared through Redis" : file;
   try {
     switch (command) {

@@ -1,11 +1,11 @@
 // `npm run portal`: the developer portal on PORTAL_PORT (8081); `npm run portal -- admin <email>` makes an operator.
-import { parseConfig } from "../config.ts";
-import { parsePortalConfig } from "../portal/config.ts";
+import { parseConfig } from "../config/server.ts";
+import { parsePortalConfig } from "../config/portal.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrations.ts";
 import { runPortal } from "../portal/run-portal.ts";
 import { findAccountByEmail, updateAccount } from "../portal/store/accounts.ts";
-import { startKeySyncFromEnv } from "./key-sync.ts";
+import { startKeySyncFor } from "./key-sync.ts";
 
 const log = (line: string) => console.error(line);
 
@@ -37,11 +37,11 @@ async function main(args: string[]): Promise<void> {
   if (args.length) throw new Error(`unknown arguments: ${args.join(" ")} (usage: npm run portal [-- admin <email>])`);
   // The portal changes the keys: on the one machine whose keys file is published (publish), or in Redis (shared, for
   // portals on several machines); a follower's keys file is a copy, which the next version would overwrite.
-  if (process.env.KEYS_SYNC === "follow")
+  if (api.keysSync === "follow")
     throw new Error(
       "KEYS_SYNC=follow: the portal writes the keys, so run it with KEYS_SYNC=shared (portals on several machines) or where they are published from (publish)",
     );
-  const keySync = await startKeySyncFromEnv(process.env, api.redisUrl, api.keysFile, "portal");
+  const keySync = await startKeySyncFor(api.keysSync, api.redisUrl, api.keysFile, "portal");
   const portal = await runPortal(config, api, log);
   console.log(`portal: serving the developer portal on ${portal.url}`);
   const stop = () => void Promise.all([portal.close(), keySync?.close()]).then(() => process.exit(0));

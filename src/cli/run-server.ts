@@ -2,11 +2,11 @@
 // stdout, errors as JSON lines on stderr, graceful shutdown on SIGTERM/SIGINT.
 import cluster from "node:cluster";
 import { fstatSync } from "node:fs";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/server.ts";
 import { describeError } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog } from "../serve/handler.ts";
-import { addKeySyncMetrics, startKeySyncFromEnv } from "./key-sync.ts";
+import { addKeySyncMetrics, startKeySyncFor } from "./key-sync.ts";
 import { createLogBuffer, fdSink } from "./log-buffer.ts";
 import { createReloader } from "../serve/http/reloader.ts";
 import { startServer } from "../serve/http/server.ts";
@@ -59,8 +59,8 @@ export async function runServer(config: Config): Promise<RunningServer> {
       logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),
   });
   // KEYS_SYNC: keys from (or to) other machines through Redis, written to the keys file the reloader applies.
-  const keySync = await startKeySyncFromEnv(
-    process.env,
+  const keySync = await startKeySyncFor(
+    config.keysSync,
     config.redisUrl,
     config.keysFile,
     "serve",

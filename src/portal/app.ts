@@ -20,7 +20,7 @@ import { registerResetRoutes } from "./reset-routes.ts";
 import { registerSignInRoutes } from "./signin-routes.ts";
 import { registerSignUpRoutes } from "./signup-routes.ts";
 import { registerUsageRoutes } from "./usage-routes.ts";
-import { DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
+import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
 import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
 import { findAccount } from "./store/accounts.ts";
@@ -49,7 +49,7 @@ const sameBytes = (a: string, b: string) => a.length === b.length && timingSafeE
 export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   const portal: Portal = {
     clock: Date.now,
-    keyLimit: DEFAULT_KEY_LIMIT,
+    keyLimit: DEFAULT_KEYS_PER_ACCOUNT,
     approval: "auto",
     throttle: DEFAULT_THROTTLE,
     mailLimits: DEFAULT_MAIL_LIMITS,

@@ -21,7 +21,7 @@ export interface PortalOptions {
   publicUrl: () => string;
   /** The time, ms since the epoch. Default Date.now. */
   clock?: () => number;
-  /** Live keys an account may have. Default DEFAULT_KEY_LIMIT (10). */
+  /** Live keys an account may have. Default DEFAULT_KEYS_PER_ACCOUNT (10). */
   keyLimit?: number;
   /** `manual`: a new account waits for an operator's approval before it can sign in. Default `auto`. */
   approval?: "auto" | "manual";

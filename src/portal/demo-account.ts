@@ -2,7 +2,8 @@
 // makes any partner's key, `p.<account>.<key>` in the keys file, so that what an operator does to the account, such
 // as suspending it, applies to the key), so that a person can sign in to the portal at once and watch its usage.
 import type { PortalDatabase } from "../db/database.ts";
-import { createPartnerKey, DEFAULT_KEY_LIMIT } from "./partner-keys.ts";
+import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
+import { createPartnerKey } from "./partner-keys.ts";
 import { hashPassword } from "./passwords.ts";
 import { randomId } from "./secrets.ts";
 import { createAccount, findAccountByEmail, updateAccount } from "./store/accounts.ts";
@@ -38,7 +39,7 @@ export async function createDemoAccount(
     keysFile,
     { id: account.id, rate: null, burst: null },
     DEMO_LABEL,
-    DEFAULT_KEY_LIMIT,
+    DEFAULT_KEYS_PER_ACCOUNT,
     now,
   );
   return { email: DEMO_EMAIL, password, key };

@@ -18,8 +18,6 @@ import { randomId } from "./secrets.ts";
 import { takeAttempt } from "./store/throttle.ts";
 import type { ThrottleRule } from "./store/throttle.ts";
 
-/** Keys an account may have that are not revoked, by default. */
-export const DEFAULT_KEY_LIMIT = 10;
 /** Key creations and rotations an account may make an hour, at least (twice its key limit when that is more). */
 const MIN_KEY_CHANGES = 20;
 

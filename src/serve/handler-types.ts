@@ -1,6 +1,6 @@
 // The handler's options, the log entries it makes, and the handler itself as callers see it.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/server.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission/admission.ts";
 import type { Metrics } from "./endpoints/metrics.ts";
@@ -31,7 +31,7 @@ export interface ErrorLog {
 }
 
 /**
- * The handler's options: the serving settings of the configuration (src/config.ts documents each, with its default;
+ * The handler's options: the serving settings of the configuration (src/config/server.ts documents each, with its default;
  * `npm run serve` passes its Config as it is), and what only code can give.
  */
 export interface HandlerOptions

@@ -20,7 +20,7 @@ import {
   DEFAULT_EDGE_KEY_TTL,
   DEFAULT_MAX_AGE,
   DEFAULT_VARIANT_CACHE_BYTES,
-} from "../defaults.ts";
+} from "../config/defaults.ts";
 import type { KeyRing } from "./admission/api-key-check.ts";
 import { loadKeyRing } from "./admission/api-key-check.ts";
 import { pathOf, redacted, redactPath } from "./admission/logged-path.ts";

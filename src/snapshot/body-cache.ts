@@ -2,7 +2,7 @@
 // longer grows with the catalog (1,000,000 sample products are 4.5 GB of packs), and the packs' pages sit in the
 // system's page cache, which every worker of a cluster shares.
 import { readSync } from "node:fs";
-import { DEFAULT_BODY_CACHE_BYTES } from "../defaults.ts";
+import { DEFAULT_BODY_CACHE_BYTES } from "../config/defaults.ts";
 import type { LoadedBlob } from "./load.ts";
 import type { PackFile } from "./packs.ts";
 

@@ -4,7 +4,7 @@ import type { IncomingMessage } from "node:http";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientKey, createClientAddress } from "../../src/serve/admission/client-address.ts";
-import { LOOPBACK_PROXIES } from "../../src/serve/admission/proxies.ts";
+import { LOOPBACK_PROXIES } from "../../src/config/proxies.ts";
 import { startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

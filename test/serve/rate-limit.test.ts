@@ -1,7 +1,8 @@
 // Rate limits: per-key token buckets with RateLimit-* headers and 429s, and failed authentication limited per address.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { DEFAULT_AUTH_FAILURE_LIMIT, TokenBuckets } from "../../src/serve/admission/rate-limit.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT } from "../../src/config/defaults.ts";
+import { TokenBuckets } from "../../src/serve/admission/rate-limit.ts";
 import { startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 

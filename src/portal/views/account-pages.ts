@@ -1,6 +1,6 @@
 // The account page: change password, change email, delete the account, and the account's audit trail.
 import { html } from "hono/html";
-import { DEFAULT_KEY_LIMIT } from "../../serve/admission/rate-limit.ts";
+import { DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import type { FieldErrors } from "../forms.ts";
 import type { AuditEntry } from "../store/audit.ts";
 import { auditTable } from "./audit-table.ts";
@@ -28,9 +28,9 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
       <a href="${ctx.apiUrl}/docs">API reference</a> describes every request.
     </p>
     <p>
-      Each key may make ${DEFAULT_KEY_LIMIT.rate} requests a second, in bursts of up to ${DEFAULT_KEY_LIMIT.burst},
-      unless the operator gave it other limits: the <a href="/keys">API keys</a> page shows each key's. A request past
-      them is answered 429 with <code>Retry-After</code>.
+      Each key may make ${DEFAULT_KEY_RATE_LIMIT.rate} requests a second, in bursts of up to
+      ${DEFAULT_KEY_RATE_LIMIT.burst}, unless the operator gave it other limits: the <a href="/keys">API keys</a> page
+      shows each key's. A request past them is answered 429 with <code>Retry-After</code>.
     </p>
     <h2>Change your password</h2>
     <form method="post" action="/account/password" novalidate>

@@ -1,6 +1,6 @@
 // The API key dashboard: the list, the creation form, the page that shows a new key once, rotate and revoke.
 import { html } from "hono/html";
-import { DEFAULT_KEY_LIMIT } from "../../serve/admission/rate-limit.ts";
+import { DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import type { FieldErrors } from "../forms.ts";
 import type { PartnerKey } from "../partner-keys.ts";
 import type { KeyUse } from "../usage-reads.ts";
@@ -9,11 +9,11 @@ import type { Html, PageContext } from "./layout.ts";
 
 /**
  * The limits the API enforces for a key, in words: its own rate and burst (a burst left out is 4 seconds of the rate,
- * as src/serve/admission/admission.ts makes it), or the API's defaults (DEFAULT_KEY_LIMIT).
+ * as src/serve/admission/admission.ts makes it), or the API's defaults (DEFAULT_KEY_RATE_LIMIT).
  */
 export function limitsText(key: { rate?: number; burst?: number }): string {
   if (key.rate === undefined)
-    return `${DEFAULT_KEY_LIMIT.rate} requests a second, in bursts of up to ${DEFAULT_KEY_LIMIT.burst} (the API's default)`;
+    return `${DEFAULT_KEY_RATE_LIMIT.rate} requests a second, in bursts of up to ${DEFAULT_KEY_RATE_LIMIT.burst} (the API's default)`;
   const burst = key.burst ?? Math.max(1, Math.ceil(key.rate * 4));
   return `${key.rate} request${key.rate === 1 ? "" : "s"} a second, in bursts of up to ${burst}`;
 }

@@ -8,7 +8,8 @@ import type { KeyRing } from "./api-key-check.ts";
 import { matchEndpoint, ROUTE_INDEX } from "../../api/routing.ts";
 import type { RouteIndex } from "../../api/routing.ts";
 import type { Endpoint } from "../../api/endpoints.ts";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_LIMIT, pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
+import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter, Take } from "./rate-limit.ts";
 import { createClientAddress, createTrustedPeer } from "./client-address.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
@@ -16,7 +17,7 @@ import { parseSearchParams } from "../endpoints/search-params.ts";
 import type { SearchParams } from "../endpoints/search-params.ts";
 
 export interface AdmissionOptions {
-  /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_LIMIT (50/s, burst 200). */
+  /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_RATE_LIMIT (50/s, burst 200). */
   keyLimit?: Limit;
   /**
    * Failed authentications per client address; past it, every further attempt with a key that is not valid is a 401
@@ -119,7 +120,7 @@ const ADMITTED_MAX_TARGET = 512;
  * authentications per address) belong to the process and outlive gates; a gate's remembered targets do not.
  */
 export function createAdmission(options: AdmissionOptions) {
-  const keyLimit = options.keyLimit ?? DEFAULT_KEY_LIMIT;
+  const keyLimit = options.keyLimit ?? DEFAULT_KEY_RATE_LIMIT;
   const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   const keyBuckets = options.limits?.keys ?? new TokenBuckets();

@@ -2,7 +2,7 @@
 // address in X-Forwarded-For that is not one of them; IPv6 clients grouped by their /64.
 import type { IncomingMessage } from "node:http";
 import { BlockList, isIP } from "node:net";
-import { parseProxyEntry } from "./proxies.ts";
+import { parseProxyEntry } from "../../config/proxies.ts";
 
 /** An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as its IPv4 address; any other as it is. */
 const unmapped = (address: string): string =>

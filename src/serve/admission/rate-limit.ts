@@ -7,10 +7,6 @@ export interface Limit {
   burst: number;
 }
 
-/** Per key, unless the keys file says otherwise. */
-export const DEFAULT_KEY_LIMIT: Limit = { rate: 50, burst: 200 };
-/** Failed authentications per client address: ten at once, then one a second. */
-export const DEFAULT_AUTH_FAILURE_LIMIT: Limit = { rate: 1, burst: 10 };
 /** Most buckets kept: at this many, full (idle) ones are swept, then the oldest, to bound memory under a flood of addresses. */
 export const MAX_BUCKETS = 100_000;
 

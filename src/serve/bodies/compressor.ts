@@ -4,7 +4,7 @@ import zlib from "node:zlib";
 import { unshared } from "../../compress/alloc.ts";
 import { MIN_COMPRESS_SIZE } from "../../compress/gzip-members.ts";
 import type { LoadedBlob } from "../../snapshot/load.ts";
-import { DEFAULT_COMPRESS_SLOTS } from "../../defaults.ts";
+import { DEFAULT_COMPRESS_SLOTS } from "../../config/defaults.ts";
 
 /** Brotli off the event loop with a fixed number of slots: what cannot start now is not queued (its caller asks again later). */
 export interface Compressor {

@@ -9,7 +9,7 @@ import { storedPiece } from "../../compress/pieces.ts";
 import type { LoadedBlob } from "../../snapshot/load.ts";
 import { ByteLru } from "./byte-lru.ts";
 import type { Compressor } from "./compressor.ts";
-import { DEFAULT_VARIANT_CACHE_BYTES } from "../../defaults.ts";
+import { DEFAULT_VARIANT_CACHE_BYTES } from "../../config/defaults.ts";
 import { fmix, fnv1a } from "./fast-hash.ts";
 import { JS_TYPE, JSON_TYPE } from "./response-body.ts";
 import type { Found, Representation } from "./response-body.ts";

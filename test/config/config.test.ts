@@ -3,9 +3,10 @@ import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Config } from "../src/config.ts";
-import { parseConfig } from "../src/config.ts";
-import { DEFAULT_MAX_AGE } from "../src/defaults.ts";
+import type { Config } from "../../src/config/server.ts";
+import { parseConfig } from "../../src/config/server.ts";
+import { DEFAULT_MAX_AGE } from "../../src/config/defaults.ts";
+import { parsePortalConfig } from "../../src/config/portal.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -32,6 +33,7 @@ const DEFAULTS: Config = {
   databaseUrl: resolve("data/portal.db"),
   usageFlushMs: 5000,
   usageBufferRows: 200_000,
+  varnishncsa: "varnishncsa",
 };
 
 describe("parseConfig: valid environments", () => {
@@ -295,13 +297,13 @@ describe("parseConfig: overrides from flags", () => {
   });
 });
 
-describe("config.ts's imports", () => {
+describe("config/server.ts's imports", () => {
   it("its default max-age is the one the handler imports from defaults.ts", () => {
     expect(DEFAULTS.maxAge).toBe(DEFAULT_MAX_AGE);
   });
 
   it("loads neither the handler nor the search engine (`npm run keys` reads the config)", () => {
-    // A resolve hook prints every module of ours that importing src/config.ts loads.
+    // A resolve hook prints every module of ours that importing src/config/server.ts loads.
     const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/src/")) console.log(r.url); return r; }`;
     const register = `import { register } from "node:module"; register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hook)}));`;
     const run = spawnSync(
@@ -312,7 +314,7 @@ describe("config.ts's imports", () => {
         "--import",
         `data:text/javascript,${encodeURIComponent(register)}`,
         "-e",
-        "await import('./src/config.ts')",
+        "await import('./src/config/server.ts')",
       ],
       { encoding: "utf8" },
     );
@@ -327,8 +329,62 @@ describe("config.ts's imports", () => {
       ),
     ].sort();
     // At most these (a loader hook's report of the leaves was missed once on Node 24 under load).
-    expect(loaded).toContain("src/config.ts");
-    const leaves = ["src/config.ts", "src/defaults.ts", "src/serve/admission/proxies.ts"];
+    expect(loaded).toContain("src/config/server.ts");
+    const leaves = ["src/config/server.ts", "src/config/defaults.ts", "src/config/proxies.ts", "src/config/rules.ts"];
     expect(loaded.filter((f) => !leaves.includes(f))).toEqual([]);
+  });
+});
+
+describe("KEYS_SYNC and VARNISHNCSA, read with the other settings", () => {
+  it.each([["publish"], ["follow"], ["shared"]] as const)("KEYS_SYNC=%s with REDIS_URL", (role) => {
+    expect(parseConfig({ KEYS_SYNC: role, REDIS_URL: "redis://127.0.0.1:6379" }).keysSync).toBe(role);
+  });
+  it("KEYS_SYNC unset or blank: the keys file alone", () => {
+    expect(parseConfig({ KEYS_SYNC: " " }).keysSync).toBeUndefined();
+  });
+  it("refuses an unknown KEYS_SYNC, and KEYS_SYNC without REDIS_URL, each with its message", () => {
+    expect(() => parseConfig({ KEYS_SYNC: "both", REDIS_URL: "redis://127.0.0.1:6379" })).toThrow(
+      "configuration: keysSync: must be publish, follow or shared",
+    );
+    expect(() => parseConfig({ KEYS_SYNC: "shared" })).toThrow(
+      "configuration: keysSync: KEYS_SYNC=shared needs REDIS_URL: the keys go through Redis",
+    );
+  });
+  it("VARNISHNCSA names the program, blank leaves the default", () => {
+    expect(parseConfig({ VARNISHNCSA: "/opt/varnish/bin/varnishncsa" }).varnishncsa).toBe(
+      "/opt/varnish/bin/varnishncsa",
+    );
+    expect(parseConfig({ VARNISHNCSA: "" }).varnishncsa).toBe("varnishncsa");
+  });
+});
+
+describe("parsePortalConfig: the same rules as the API's", () => {
+  it("defaults: port 8081, HOST's address, 10 keys an account, mails from the portal", () => {
+    expect(parsePortalConfig({})).toMatchObject({
+      port: 8081,
+      host: "127.0.0.1",
+      keyLimit: 10,
+      approval: "auto",
+      mailFrom: "Developer portal <portal@localhost>",
+      trustProxy: [],
+    });
+    expect(parsePortalConfig({ HOST: "0.0.0.0" }).host).toBe("0.0.0.0");
+    expect(parsePortalConfig({ HOST: "0.0.0.0", PORTAL_HOST: " " }).host).toBe("0.0.0.0");
+    expect(parsePortalConfig({ HOST: "0.0.0.0", PORTAL_HOST: "::1" }).host).toBe("::1");
+  });
+  it("refuses numbers the API refuses (0x50, 1e3), and reads blank as unset (not port 0)", () => {
+    expect(() => parsePortalConfig({ PORTAL_PORT: "0x50" })).toThrow(
+      "configuration: port: Invalid input: expected number, received NaN",
+    );
+    expect(() => parsePortalConfig({ PORTAL_KEY_LIMIT: "1e3" })).toThrow(
+      "configuration: keyLimit: Invalid input: expected number, received NaN",
+    );
+    expect(parsePortalConfig({ PORTAL_PORT: "  " }).port).toBe(8081);
+    expect(parsePortalConfig({ PORTAL_KEY_LIMIT: " 25 " }).keyLimit).toBe(25);
+  });
+  it("lists every problem at once", () => {
+    expect(() => parsePortalConfig({ PORTAL_PORT: "http", PORTAL_APPROVAL: "later" })).toThrow(
+      "configuration: port: Invalid input: expected number, received NaN\nconfiguration: approval: PORTAL_APPROVAL must be auto or manual",
+    );
   });
 });

@@ -1,8 +1,27 @@
-// The server's default settings, in a module with no imports, so that config.ts (and `npm run keys`) can read
-// them without loading the handler and the search engine behind it. Each default is written here once: config.ts's
-// schema and the modules that take the setting (the handler, the snapshot's body cache) read it from here.
+// Every command's default settings, in a module with no imports, so that the configuration (and `npm run keys`) can
+// read them without loading the handler and the search engine behind it. Each default is written here once, named
+// for what it sets or limits: the schemas (server.ts, portal.ts) and the modules that take the setting read it here.
 
 const MB = 1024 * 1024;
+
+/** The port the API listens on (env PORT). */
+export const DEFAULT_PORT = 8080;
+/** The address the API and the portal listen on (env HOST; the portal's PORTAL_HOST): this machine only. */
+export const DEFAULT_HOST = "127.0.0.1";
+/** Where snapshots are published, relative to the working directory (env DATA_DIR). */
+export const DEFAULT_DATA_DIR = "data";
+
+/** Requests a second a key may make, and its burst on top, unless its record sets its own. */
+export const DEFAULT_KEY_RATE_LIMIT = { rate: 50, burst: 200 } as const;
+/** Failed authentications per client address: ten at once, then one a second. */
+export const DEFAULT_AUTH_FAILURE_LIMIT = { rate: 1, burst: 10 } as const;
+
+/** The port the developer portal listens on (env PORTAL_PORT). */
+export const DEFAULT_PORTAL_PORT = 8081;
+/** The sender of the portal's mails (env MAIL_FROM). */
+export const DEFAULT_MAIL_FROM = "Developer portal <portal@localhost>";
+/** Live keys a partner's account may have (env PORTAL_KEY_LIMIT). */
+export const DEFAULT_KEYS_PER_ACCOUNT = 10;
 
 /** Freshness of a response that does not change sooner, in seconds (product data may be this stale). */
 export const DEFAULT_MAX_AGE = 300;

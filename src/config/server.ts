@@ -1,11 +1,16 @@
-// One zod schema over environment and flags -> typed Config, parsed once by the CLI.
+// The API's settings (npm run serve, npm start, and the build, keys, usage and ship commands, which read the same
+// variables): one zod schema over environment and flags -> typed Config, parsed once by the CLI (rules.ts's rules).
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { TrustProxySchema } from "./serve/admission/proxies.ts";
+import { TrustProxySchema } from "./proxies.ts";
+import { decimal, onOff, parseWith, Port } from "./rules.ts";
 import {
   DEFAULT_BODY_CACHE_MB,
   DEFAULT_COMPRESS_SLOTS,
+  DEFAULT_DATA_DIR,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
   DEFAULT_EDGE_KEY_TTL,
   DEFAULT_MAX_AGE,
   DEFAULT_USAGE_BUFFER_ROWS,
@@ -13,21 +18,7 @@ import {
   DEFAULT_VARIANT_CACHE_MB,
 } from "./defaults.ts";
 
-const DEFAULT_PORT = 8080;
-const DEFAULT_HOST = "127.0.0.1";
-const DEFAULT_DATA_DIR = "data";
 const MB = 1024 * 1024;
-
-/**
- * A number written in decimal digits (a sign and decimals are read so that their errors say what is wrong). Anything
- * else, such as 0x50, 1e3 or Infinity, which z.coerce would read as a number, is refused as not a number.
- */
-const decimal = (schema: z.ZodNumber) =>
-  z.preprocess(
-    (v) => (typeof v === "string" && !/^\s*[+-]?\d+(\.\d+)?\s*$/.test(v) ? Number.NaN : v),
-    z.coerce.number().pipe(schema),
-  );
-const Port = decimal(z.number().int().min(0).max(65535));
 
 export const ConfigSchema = z
   .object({
@@ -50,15 +41,9 @@ export const ConfigSchema = z
     /** Freshness in seconds for responses that do not change sooner. Env MAX_AGE. Default 300. */
     maxAge: decimal(z.number().int().min(0).max(86_400)).default(DEFAULT_MAX_AGE),
     /** One JSON log line per request on stdout. Env LOG_REQUESTS ("0" turns it off). Default on. */
-    logRequests: z
-      .enum(["0", "1"])
-      .default("1")
-      .transform((v) => v === "1"),
+    logRequests: onOff("1"),
     /** Start without a snapshot and answer 503 until one is published. Env WAIT_FOR_SNAPSHOT ("1"). Default off: fail at start-up. */
-    waitForSnapshot: z
-      .enum(["0", "1"])
-      .default("0")
-      .transform((v) => v === "1"),
+    waitForSnapshot: onOff("0"),
     /**
      * Proxies whose X-Forwarded-For names the client, for the failed-authentication limit: comma-separated addresses
      * and CIDR networks, or `loopback` (a proxy on this machine); from any other peer the header is ignored. Env
@@ -96,16 +81,20 @@ export const ConfigSchema = z
      */
     edgeKeyTtl: decimal(z.number().int().min(0).max(60)).default(DEFAULT_EDGE_KEY_TTL),
     /** Usage per key counted and handed to the portal's database (src/usage/). Env USAGE ("0" turns it off). Default on. */
-    countUsage: z
-      .enum(["0", "1"])
-      .default("1")
-      .transform((v) => v === "1"),
+    countUsage: onOff("1"),
     /** The portal's database, where usage goes: postgres://... or a SQLite file. Env DATABASE_URL. Default <dataDir>/portal.db. */
     databaseUrl: z.string().min(1).optional(),
     /** How often usage is handed to the database, ms (at most 10 s). Env USAGE_FLUSH_MS. Default 5000. */
     usageFlushMs: decimal(z.number().int().min(100).max(10_000)).default(DEFAULT_USAGE_FLUSH_MS),
     /** Usage rows (a key's minute) kept while the database cannot be reached. Env USAGE_BUFFER_ROWS. Default 200,000. */
     usageBufferRows: decimal(z.number().int().min(1000).max(10_000_000)).default(DEFAULT_USAGE_BUFFER_ROWS),
+    /**
+     * The keys through Redis (src/keys/): `publish` this machine's keys file, `follow` the keys Redis holds, or
+     * `shared` (every machine changes them in Redis). Env KEYS_SYNC; needs REDIS_URL. Default none: the file alone.
+     */
+    keysSync: z.enum(["publish", "follow", "shared"], "must be publish, follow or shared").optional(),
+    /** The varnishncsa program `npm run usage -- varnish` reads Varnish's log with. Env VARNISHNCSA. Default from PATH. */
+    varnishncsa: z.string().min(1).default("varnishncsa"),
   })
   .superRefine((c, ctx) => {
     if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) {
@@ -113,6 +102,13 @@ export const ConfigSchema = z
         code: "custom",
         path: [c.tlsCert === undefined ? "tlsCert" : "tlsKey"],
         message: "TLS_CERT and TLS_KEY must both be set, or neither",
+      });
+    }
+    if (c.keysSync && !c.redisUrl) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["keysSync"],
+        message: `KEYS_SYNC=${c.keysSync} needs REDIS_URL: the keys go through Redis`,
       });
     }
   })
@@ -162,6 +158,8 @@ export const ENV_NAMES = {
   databaseUrl: "DATABASE_URL",
   usageFlushMs: "USAGE_FLUSH_MS",
   usageBufferRows: "USAGE_BUFFER_ROWS",
+  keysSync: "KEYS_SYNC",
+  varnishncsa: "VARNISHNCSA",
 } as const satisfies Record<keyof z.input<typeof ConfigSchema>, string>;
 
 /** Parses the environment (and overrides from flags) into a Config; throws with every problem listed. */
@@ -169,22 +167,5 @@ export function parseConfig(
   env: Record<string, string | undefined>,
   overrides: Partial<Record<keyof typeof ENV_NAMES, string>> = {},
 ): Config {
-  const raw: Record<string, string> = {};
-  for (const [field, name] of Object.entries(ENV_NAMES) as [keyof typeof ENV_NAMES, string][]) {
-    const value = isSet(overrides[field]) ? overrides[field] : env[name];
-    if (isSet(value)) raw[field] = value;
-  }
-  const parsed = ConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new Error(parsed.error.issues.map((i) => `configuration: ${i.path.join(".")}: ${i.message}`).join("\n"));
-  }
-  return parsed.data;
-}
-
-/**
- * A value that is absent, empty or only whitespace is unset: its default applies (and an empty flag leaves the
- * variable in force). Whitespace must not reach the number fields, which would read it as 0 (PORT=" " a random port).
- */
-function isSet(v: string | undefined): v is string {
-  return v !== undefined && v.trim() !== "";
+  return parseWith(ConfigSchema, ENV_NAMES, env, overrides);
 }

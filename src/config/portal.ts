@@ -1,0 +1,47 @@
+// The portal's settings (npm run portal, and npm start's portal): one zod schema over the environment, parsed once by
+// the CLI with the same rules as the API's (rules.ts). TRUST_PROXY and HOST are read as the API reads them.
+import { z } from "zod";
+import { DEFAULT_HOST, DEFAULT_KEYS_PER_ACCOUNT, DEFAULT_MAIL_FROM, DEFAULT_PORTAL_PORT } from "./defaults.ts";
+import { TrustProxySchema } from "./proxies.ts";
+import { decimal, isSet, parseWith, Port } from "./rules.ts";
+
+const PortalConfigSchema = z.object({
+  /** Env PORTAL_PORT. Default 8081. */
+  port: Port.default(DEFAULT_PORTAL_PORT),
+  /** Env PORTAL_HOST. Default HOST, else 127.0.0.1. */
+  host: z.string().min(1).default(DEFAULT_HOST),
+  /**
+   * The portal's public URL (PORTAL_URL), for links in mails and the accepted Origin of forms. Its scheme decides the
+   * cookies: https gives `__Host-` cookies with Secure. Default http://HOST:PORT.
+   */
+  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** SMTP_URL: where mail goes (smtp:// or smtps://); unset: mails are written to the portal's log. */
+  smtpUrl: z.url({ protocol: /^smtps?$/ }).optional(),
+  /** MAIL_FROM. Default `Developer portal <portal@localhost>`. */
+  mailFrom: z.string().min(3).default(DEFAULT_MAIL_FROM),
+  /** PORTAL_KEY_LIMIT: live keys an account may have. Default 10. */
+  keyLimit: decimal(z.number().int().min(1).max(1000)).default(DEFAULT_KEYS_PER_ACCOUNT),
+  /** PORTAL_APPROVAL: `manual`, new accounts wait for an operator's approval; `auto` (the default), they do not. */
+  approval: z.enum(["auto", "manual"], "PORTAL_APPROVAL must be auto or manual").default("auto"),
+  /** TRUST_PROXY, as the API reads it: the proxies whose X-Forwarded-For names the client. Default none. */
+  trustProxy: TrustProxySchema,
+});
+export type PortalConfig = z.infer<typeof PortalConfigSchema>;
+
+/** Each portal setting's environment variable. */
+const PORTAL_ENV_NAMES = {
+  port: "PORTAL_PORT",
+  host: "PORTAL_HOST",
+  publicUrl: "PORTAL_URL",
+  smtpUrl: "SMTP_URL",
+  mailFrom: "MAIL_FROM",
+  keyLimit: "PORTAL_KEY_LIMIT",
+  approval: "PORTAL_APPROVAL",
+  trustProxy: "TRUST_PROXY",
+} as const satisfies Record<keyof z.input<typeof PortalConfigSchema>, string>;
+
+/** Reads the portal's settings from `env` (PORTAL_PORT, PORTAL_HOST or HOST, PORTAL_URL, SMTP_URL, ...). */
+export function parsePortalConfig(env: Record<string, string | undefined>): PortalConfig {
+  const host = isSet(env.PORTAL_HOST) ? env.PORTAL_HOST : env.HOST;
+  return parseWith(PortalConfigSchema, PORTAL_ENV_NAMES, env, { host });
+}
