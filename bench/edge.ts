@@ -18,7 +18,7 @@ import { nginxMain, startNginxFront, startVarnishFront, waitForAnswer } from "..
 import type { Front } from "../scripts/lib/fronts.ts";
 import { cpuSeconds } from "../scripts/lib/proc.ts";
 import { requireProgram } from "../scripts/lib/test-programs.ts";
-import { DEFAULT_EDGE_KEY_TTL } from "../src/defaults.ts";
+import { DEFAULT_EDGE_KEY_TTL } from "../src/config/defaults.ts";
 import { generateKey, hashKey, updateKeysFile } from "../src/keys/keys-file.ts";
 import { expect, runBench, expectOk, expectSameBytes, httpGet } from "./lib/check.ts";
 import { errorsVerdict, fmtInt, note, renderTable, verdict } from "./lib/report.ts";

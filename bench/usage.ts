@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startPostgresIn } from "../scripts/lib/postgres-server.ts";
 import { freePort } from "../scripts/lib/server-child.ts";
-import { DEFAULT_USAGE_FLUSH_MS } from "../src/defaults.ts";
+import { DEFAULT_USAGE_FLUSH_MS } from "../src/config/defaults.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrations.ts";
 import type { UsageBatch } from "../src/usage/meter.ts";
