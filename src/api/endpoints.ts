@@ -24,12 +24,21 @@ export const ROUTE_CLASSES = [
 export type RouteClass = (typeof ROUTE_CLASSES)[number];
 
 /**
- * How the server answers: a snapshot resource (its time segments), the search index, the event stream (a long-lived
- * response outside the caching path, src/serve/events/), a calendar rendered from the sale lists in force
- * (src/serve/endpoints/calendar.ts), the key's own usage (src/serve/endpoints/usage-json.ts), a document of the snapshot (no key), or the server's own health and metrics (no key).
- * "edge": a front's key check (src/serve/endpoints/edge-key.ts), for the proxies of TRUST_PROXY only.
+ * Which responder answers: the server answers an endpoint with src/serve/endpoints/<answer>.ts (its `responder`), so
+ * a new kind of endpoint is a row here and a file there. A snapshot resource (its time segments), the search index,
+ * the event stream (a long-lived response outside the caching path, src/serve/events/), a calendar rendered from the
+ * sale lists in force, the key's own usage, a document of the snapshot, the server's own health and metrics, or a
+ * front's key check.
  */
-type Answer = "resource" | "search" | "stream" | "calendar" | "usage" | "document" | "health" | "metrics" | "edge";
+export type Answer =
+  "resource" | "search" | "stream" | "calendar" | "usage" | "document" | "health" | "metrics" | "edge";
+
+/**
+ * Who may ask: "key", a request with a valid key, counted against its rate (the /v1/ API); "open", anyone, no key
+ * (documents, health, metrics with its own token); "proxies", the proxies of TRUST_PROXY only (a 404 to any other
+ * peer, as if there were no such path).
+ */
+type Access = "key" | "open" | "proxies";
 
 /** Names of the example bodies (src/api/examples.ts) an endpoint's documentation shows. */
 type ExampleName = Exclude<keyof Examples, PathParameter["example"] | "upcomingSaleKey">;
@@ -68,6 +77,10 @@ export interface Endpoint {
   path: string;
   route: RouteClass;
   answer: Answer;
+  /** Who may ask. Default "key". */
+  access?: Access;
+  /** false: a keyed request takes no token of its key's rate (it only reads what is left). Default true. */
+  rateLimited?: false;
   /** Its path parameters, by name. */
   params?: Readonly<Record<string, PathParameter>>;
   /** The schema (src/api/schemas.ts, RESPONSE_SCHEMAS) of a 200 body; none for documents and the server's own. */
@@ -348,6 +361,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: "/v1/usage.json",
     route: "usage",
     answer: "usage",
+    rateLimited: false,
     body: "Usage",
     doc: {
       tag: "Usage",
@@ -366,6 +380,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: "/v1/openapi.json",
     route: "docs",
     answer: "document",
+    access: "open",
     file: { name: "openapi.json", type: "application/json; charset=utf-8" },
     doc: {
       tag: "Reference",
@@ -380,6 +395,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: "/docs",
     route: "docs",
     answer: "document",
+    access: "open",
     file: { name: "docs.html", type: "text/html; charset=utf-8" },
     doc: {
       tag: "Reference",
@@ -390,7 +406,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       document: { type: "text/html", schema: { type: "string" } },
     },
   },
-  { id: "health", path: "/healthz", route: "health", answer: "health" },
-  { id: "metrics", path: "/metrics", route: "metrics", answer: "metrics" },
-  { id: "edgeKey", path: "/edge/key", route: "edge", answer: "edge" },
+  { id: "health", path: "/healthz", route: "health", answer: "health", access: "open" },
+  { id: "metrics", path: "/metrics", route: "metrics", answer: "metrics", access: "open" },
+  { id: "edgeKey", path: "/edge/key", route: "edge", answer: "edge", access: "proxies" },
 ];

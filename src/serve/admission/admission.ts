@@ -7,7 +7,7 @@ import type { LoadedSegment } from "../../snapshot/load.ts";
 import type { KeyRing } from "./api-key-check.ts";
 import { matchEndpoint, ROUTE_INDEX } from "../../api/routing.ts";
 import type { RouteIndex } from "../../api/routing.ts";
-import type { Endpoint } from "../../api/endpoints.ts";
+import type { Answer, Endpoint } from "../../api/endpoints.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter, Take } from "./rate-limit.ts";
@@ -53,8 +53,10 @@ export interface Admitted {
   credential: Credential;
   affid: string;
   callback: string;
-  /** How the endpoint answers: "resource", "search", or the stream and calendar the handler answers itself. */
-  answer: Endpoint["answer"];
+  /** Which responder answers it (the endpoint table's `answer`; "resource" for a /v1/ path no endpoint has). */
+  answer: Answer;
+  /** false: the request takes no token of its key's rate (the table's `rateLimited`). */
+  rateLimited: boolean;
   /** The path's states, for a resource; null otherwise. */
   states: readonly LoadedSegment[] | null;
   /** The search's parameters (checked), for a search; null otherwise. */
@@ -84,18 +86,13 @@ export interface Paths {
 /** Admits requests under one key ring and one snapshot; a reload makes a new gate, forgetting every target. */
 export interface Gate {
   /**
-   * The request's /v1/ resource, or "health", "metrics" or "document" (the OpenAPI document and reference page, no
-   * key needed) for those paths, or "edge" for a front's key check from a proxy of `trustProxy` (a 404 from any other
-   * peer, as if there were no such path); or the ApiError that answers it. Rejections a client can repeat at will
+   * The request's keyed endpoint (a /v1/ path), or the answer of an endpoint without a key (the table's `access`:
+   * "open" to anyone, "proxies" from a proxy of `trustProxy` only, a 404 from any other peer as if there were no such
+   * path); or the ApiError that answers it. Rejections a client can repeat at will
    * (401, 429, 404) are returned, not thrown: a throw cost more than the rest of such an answer. Malformed targets
    * and parameters (400s) are thrown. RateLimit-* headers go onto `headers`.
    */
-  admit(
-    req: IncomingMessage,
-    nowMs: number,
-    headers: string[],
-    info: RequestInfo,
-  ): Admitted | "health" | "metrics" | "document" | "edge" | ApiError;
+  admit(req: IncomingMessage, nowMs: number, headers: string[], info: RequestInfo): Admitted | Answer | ApiError;
   /**
    * A front's key check (GET /edge/key): the query's key, as a request's key is authenticated (a key that is not
    * valid counts against the client's address, named by the front's X-Forwarded-For), taking no token: the front
@@ -232,10 +229,12 @@ export function createAdmission(options: AdmissionOptions) {
     const admitTarget = (
       path: string,
       route: RouteIndex,
-      answer: Endpoint["answer"],
+      endpoint: Endpoint | undefined,
       query: Map<string, string[]>,
       credential: Credential,
     ): Admitted => {
+      const answer = endpoint?.answer ?? "resource";
+      const rateLimited = endpoint?.rateLimited !== false;
       const { affid, callback } = parseCommon(query);
       if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
       const search = answer === "search" ? parseSearchParams(query) : null;
@@ -249,7 +248,7 @@ export function createAdmission(options: AdmissionOptions) {
           missing = err;
         }
       }
-      return { path, route, query, credential, affid, callback, answer, states, search, missing };
+      return { path, route, query, credential, affid, callback, answer, rateLimited, states, search, missing };
     };
 
     return {
@@ -269,16 +268,16 @@ export function createAdmission(options: AdmissionOptions) {
         info.route = known?.route ?? match?.route ?? ROUTE_INDEX.other;
         info.query = query;
         if (!known) {
-          const answer = match?.endpoint.answer;
-          if (answer === "health" || answer === "metrics" || answer === "document") return answer;
-          if (answer === "edge") return fromProxy(req) ? answer : NOT_V1;
+          const access = match?.endpoint.access;
+          if (access === "open") return match!.endpoint.answer;
+          if (access === "proxies") return fromProxy(req) ? match!.endpoint.answer : NOT_V1;
           if (!path.startsWith("/v1/")) return NOT_V1;
         }
         const credential = known?.credential ?? authenticate(keys, req, query, nowMs);
         if (credential instanceof ApiError) return credential;
         info.key = credential.name;
-        // GET /v1/usage.json is free of the key's rate limit: it says what the limit has left, taking nothing.
-        if ((known?.answer ?? match?.endpoint.answer) === "usage")
+        // An endpoint free of the key's rate limit (GET /v1/usage.json) says what the limit has left, taking nothing.
+        if ((known ? known.rateLimited : match?.endpoint.rateLimited) === false)
           pushRateLimitHeaders(headers, credential.limit, keyBuckets.peek(credential.name, credential.limit, nowMs));
         else {
           const limited = takeToken(credential, nowMs, headers);
@@ -286,7 +285,7 @@ export function createAdmission(options: AdmissionOptions) {
         }
         if (known) return known.missing ?? known;
         // A /v1/ path no endpoint has is a resource: its 404 comes from the snapshot's paths (statesOf).
-        const admitted = admitTarget(path, info.route, match?.endpoint.answer ?? "resource", query, credential);
+        const admitted = admitTarget(path, info.route, match?.endpoint, query, credential);
         if (url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);

@@ -5,6 +5,8 @@ import { gzipSync } from "node:zlib";
 import { splice } from "../../compress/assemble.ts";
 import type { LoadedBlob } from "../../snapshot/load.ts";
 import type { Representation } from "../bodies/response-body.ts";
+import { sendRepresentation } from "../bodies/respond.ts";
+import type { ResponderModule } from "../responder.ts";
 
 /** Feeds kept, without affid (by list bodies, store and snapshot); the oldest is forgotten first. */
 const CALENDAR_TEMPLATES = 32;
@@ -178,3 +180,11 @@ function fold(line: string): string {
   }
   return out.join("\r\n ");
 }
+
+/** The calendar feeds' responder: the feed rendered ahead (calendar-feeds.ts), fresh until the next sale changes it. */
+export const responder: ResponderModule["responder"] =
+  ({ feeds }) =>
+  (req, res, s, a, _info, headers, nowMs) => {
+    const { rep, ttl } = feeds.answer(s.resources!, s.snapshot!, a!.path, a!.affid, nowMs);
+    return sendRepresentation(req, res, rep, { ttl, headers });
+  };

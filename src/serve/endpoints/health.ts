@@ -1,6 +1,8 @@
 // GET /healthz: whether a snapshot is served, which, and how old it is (no key needed).
 import cluster from "node:cluster";
 import type { LoadedSnapshot } from "../../snapshot/load.ts";
+import { sendJson } from "../bodies/respond.ts";
+import type { ResponderModule } from "../responder.ts";
 
 /** GET /healthz: which snapshot is served, when it was built and how old it is. */
 export function health(snapshot: LoadedSnapshot | null, nowMs: number) {
@@ -15,3 +17,7 @@ export function health(snapshot: LoadedSnapshot | null, nowMs: number) {
     ...(cluster.worker ? { worker: cluster.worker.id } : {}),
   };
 }
+
+/** GET /healthz's responder: a 503 while no snapshot is loaded. */
+export const responder: ResponderModule["responder"] = () => (req, res, s, _a, _info, _headers, nowMs) =>
+  sendJson(req, res, s.snapshot ? 200 : 503, health(s.snapshot, nowMs));

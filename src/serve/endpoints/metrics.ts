@@ -7,6 +7,10 @@ import client from "prom-client";
 import { ROUTE_CLASSES as ROUTES } from "../../api/endpoints.ts";
 import type { RouteIndex } from "../../api/routing.ts";
 import type { CompressionKind } from "../bodies/compressor.ts";
+import { ApiError, describeError, notFound } from "../../errors.ts";
+import { bearerCheck } from "../admission/request-guards.ts";
+import { sendText } from "../bodies/respond.ts";
+import type { ResponderModule } from "../responder.ts";
 
 const COMPRESSION_KINDS: readonly CompressionKind[] = ["brotli", "gzip_template", "brotli_template"];
 
@@ -291,3 +295,30 @@ export function createMetrics(source: MetricsSource): Metrics {
     },
   };
 }
+
+/**
+ * GET /metrics's responder: the exposition to the holder of the metrics token (a 404 when metrics are off), sent once
+ * rendered; its promise resolves with what was sent then (so that its log line and its own count say so).
+ */
+export const responder: ResponderModule["responder"] = ({ metrics, options, answerError }) => {
+  const authorized = options.metricsToken ? bearerCheck(options.metricsToken) : null;
+  return (req, res, _s, _a, info) => {
+    if (!metrics || !authorized) throw notFound();
+    if (!authorized(req.headers.authorization))
+      throw new ApiError(401, "unauthorized", "metrics need Authorization: Bearer <the metrics token>", {
+        "WWW-Authenticate": 'Bearer realm="metrics"',
+      });
+    return metrics.render().then(
+      ({ contentType, body }) => sendText(req, res, 200, contentType, body),
+      (err: unknown) => {
+        options.onError?.({
+          time: new Date().toISOString(),
+          level: "error",
+          event: "metrics_failed",
+          error: describeError(err),
+        });
+        return answerError(req, res, err, info, []);
+      },
+    );
+  };
+};

@@ -9,6 +9,9 @@ import type { Found } from "../bodies/response-body.ts";
 import { fmix, fnv1a, hex8, rotl } from "../bodies/fast-hash.ts";
 import { allocScratch } from "../bodies/scratch.ts";
 import type { SearchParams } from "./search-params.ts";
+import { performance } from "node:perf_hooks";
+import { foundSender } from "../bodies/found.ts";
+import type { ResponderModule } from "../responder.ts";
 
 const OPEN = Buffer.from('{"products":[');
 const OPEN_PIECE = storedPiece(OPEN);
@@ -157,3 +160,17 @@ function elementOfBlob(blob: LoadedBlob): Element {
   if (!element) elements.set(blob, (element = elementOf(blob)));
   return element;
 }
+
+/** The search's responder: a page of results from the index in memory, timed for the metrics when they are on. */
+export const responder: ResponderModule["responder"] = (services) => {
+  const send = foundSender(services);
+  const { metrics } = services;
+  return (req, res, s, a, info, headers, nowMs) => {
+    const now = Math.floor(nowMs / 1000);
+    if (!metrics) return send(req, res, searchBody(s.snapshot!, a!.search!, now), a!, info, headers, nowMs);
+    const started = performance.now();
+    const found = searchBody(s.snapshot!, a!.search!, now);
+    metrics.search((performance.now() - started) / 1000);
+    return send(req, res, found, a!, info, headers, nowMs);
+  };
+};

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, notFound } from "../../errors.ts";
 import type { LoadedSnapshot } from "../../snapshot/load.ts";
 import { sendRepresentation } from "../bodies/respond.ts";
+import type { ResponderModule } from "../responder.ts";
 
 /** Sends the document at `path` of `snapshot` (a 503 while there is none), fresh for `maxAge` s; returns [status, bytes]. */
 export function sendDocument(
@@ -23,3 +24,9 @@ export function sendDocument(
     { ttl: maxAge, headers: [] },
   );
 }
+
+/** The documents' responder: the document at the request's path, fresh for MAX_AGE. */
+export const responder: ResponderModule["responder"] =
+  ({ maxAge }) =>
+  (req, res, s, _a, info) =>
+    sendDocument(req, res, s.snapshot, info.path, maxAge);

@@ -4,6 +4,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../errors.ts";
 import type { Credential } from "../admission/admission.ts";
 import { sendProblem } from "../bodies/respond.ts";
+import { DEFAULT_EDGE_KEY_TTL } from "../../config/defaults.ts";
+import type { ResponderModule } from "../responder.ts";
 
 /** `public, max-age=<s>` by seconds, made once each (header values are checked on every response). */
 const CACHE_CONTROL: string[] = [];
@@ -39,3 +41,10 @@ export function sendKeyCheck(
   res.end();
   return [204, 0];
 }
+
+/** GET /edge/key's responder: the query's key checked, the answer fresh for EDGE_KEY_TTL. */
+export const responder: ResponderModule["responder"] = ({ options }) => {
+  const ttl = options.edgeKeyTtl ?? DEFAULT_EDGE_KEY_TTL;
+  return (req, res, s, _a, info, _headers, nowMs) =>
+    sendKeyCheck(req, res, s.gate.checkKey(req, info.query!, nowMs), nowMs, ttl);
+};

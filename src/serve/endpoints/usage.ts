@@ -8,6 +8,7 @@ import { sendText } from "../bodies/respond.ts";
 import type { UsageFigures } from "../../usage/hand-over.ts";
 import type { Counts } from "../../usage/store.ts";
 import { requestsIn } from "../../usage/store.ts";
+import type { ResponderModule } from "../responder.ts";
 
 /** Where the handler reads a key's figures: null when usage is not counted (USAGE=0) or cannot be read. */
 export type FiguresOf = (key: string) => Promise<UsageFigures | null>;
@@ -51,3 +52,12 @@ export async function sendUsage(
     ? sendText(req, res, 200, JS_TYPE, `/**/${a.callback}(${json});`, headers)
     : sendText(req, res, 200, JSON_TYPE, json, headers);
 }
+
+/** GET /v1/usage.json's responder: sent once the figures are read from the usage store. */
+export const responder: ResponderModule["responder"] = ({ options, answerError }) => {
+  const figuresOf = options.usage?.figures ?? null;
+  return (req, res, s, a, info, headers, nowMs) =>
+    sendUsage(req, res, a!, s.gate.burstOf(a!.credential, nowMs), figuresOf, headers).catch((err: unknown) =>
+      answerError(req, res, err, info, headers),
+    );
+};
