@@ -88,6 +88,37 @@ export function describeError(err: unknown): { name: string; message: string; st
   return { name: typeof err, message: String(err) };
 }
 
+/** An unexpected error, as one log line: never a query string (and so never a key). */
+export interface ErrorLog {
+  time: string;
+  /** "warn": the server goes on as it should (Redis down: limits per process); "error": something failed. */
+  level: "error" | "warn";
+  event: string;
+  method?: string;
+  path?: string;
+  error: { name: string; message: string; stack?: string };
+}
+
+/**
+ * The log line of `err` as event `event` (every command's error lines have this one shape), at `at` (epoch ms;
+ * default now). `explain` words the message from the error's own (what failed, and what happens meanwhile: the
+ * stack is left out then), and `fields` (a request's method and path) go beside it.
+ */
+export function errorLine(
+  level: ErrorLog["level"],
+  event: string,
+  err: unknown,
+  {
+    explain,
+    at = Date.now(),
+    ...fields
+  }: { explain?: (message: string) => string; at?: number; method?: string; path?: string } = {},
+): ErrorLog {
+  const { name, message, stack } = describeError(err);
+  const error = explain ? { name, message: explain(message) } : { name, message, ...(stack ? { stack } : {}) };
+  return { time: new Date(at).toISOString(), level, event, ...fields, error };
+}
+
 /** Anything that is not an ApiError becomes a 500 that says nothing of the internals. */
 export function toApiError(err: unknown): ApiError {
   return err instanceof ApiError

@@ -1,6 +1,6 @@
 // The getting-started guide at the top of the reference page (the document's info.description), in Markdown. Its
 // sh, js and python code blocks are run against a live server by test/api/samples.test.ts.
-import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
+import { DEFAULT_ROWS, MAX_ROWS } from "../search/limits.ts";
 
 /** The key the samples show; the samples test puts a real one in its place. */
 export const SAMPLE_KEY = "YOUR_API_KEY";

@@ -2,11 +2,11 @@
 // document is made from these rows, so a new parameter is one row (limits from the modules that enforce them).
 import { z } from "zod";
 import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../catalog/schema.ts";
-import { DEFAULT_ROWS, MAX_ROWS } from "../search/constants.ts";
+import { DEFAULT_ROWS, MAX_FILTER_VALUES, MAX_ROWS, MAX_START } from "../search/limits.ts";
 import { FACET_VALUES_LIMIT } from "../search/facets.ts";
 import { FACET_NAMES, SORT_ORDERS } from "../search/types.ts";
 import { MAX_FUZZY_WORD_LENGTH, MAX_QUERY_TEXT_LENGTH, MAX_QUERY_WORDS } from "../search/limits.ts";
-import { AFFID_RE, CALLBACK_RE, MAX_FILTER_VALUES, MAX_START, PRICE_PARAM_RE } from "./parameter-rules.ts";
+import { AFFID_RE, CALLBACK_RE, PRICE_PARAM_RE } from "./parameter-rules.ts";
 
 /** One query parameter. */
 export interface QueryParameter {

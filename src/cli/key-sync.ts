@@ -2,20 +2,13 @@
 // the key transport (src/keys/key-sync.ts, imported only when it is set, as ioredis is), routes the process's changes
 // of the keys to Redis under KEYS_SYNC=shared, and says what it does on stderr.
 import cluster from "node:cluster";
-import { describeError } from "../errors.ts";
+import { errorLine } from "../errors.ts";
 import type { KeySync, KeySyncRole, KeySyncStatus } from "../keys/key-sync.ts";
 import type { Metrics } from "../serve/endpoints/metrics.ts";
 
 /** One JSON line on stderr, as the server's errors are. */
 const warn = (event: string, message: string, err: unknown) =>
-  process.stderr.write(
-    JSON.stringify({
-      time: new Date().toISOString(),
-      level: "warn",
-      event,
-      error: { name: describeError(err).name, message: `${message} (${describeError(err).message})` },
-    }) + "\n",
-  );
+  process.stderr.write(JSON.stringify(errorLine("warn", event, err, { explain: (m) => `${message} (${m})` })) + "\n");
 
 /** host:port/db of a Redis URL: never its user name or password. */
 const where = (url: string) => {

@@ -3,7 +3,7 @@
 import cluster from "node:cluster";
 import { fstatSync } from "node:fs";
 import type { Config } from "../config/server.ts";
-import { describeError } from "../errors.ts";
+import { errorLine } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog } from "../serve/handler.ts";
 import { addKeySyncMetrics, startKeySyncFor } from "./key-sync.ts";
@@ -27,9 +27,7 @@ export function logError(entry: ErrorLog): void {
 
 export async function runServer(config: Config): Promise<RunningServer> {
   // An exception nothing caught is logged with its stack before node ends the process as it would anyway.
-  process.on("uncaughtExceptionMonitor", (err, origin) =>
-    logError({ time: new Date().toISOString(), level: "error", event: origin, error: describeError(err) }),
-  );
+  process.on("uncaughtExceptionMonitor", (err, origin) => logError(errorLine("error", origin, err)));
   // Workers of a cluster share stdout: into a pipe, a write of at most PIPE_BUF (4 KB) is never interleaved with
   // another process's, so their batches are kept that small there (a file takes each write whole anyway).
   const shared = cluster.isWorker && fstatSync(1).isFIFO();
@@ -55,8 +53,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {
     watchKeys: true,
     onReload: (id) => console.error(`serve: now serving snapshot ${id}`),
-    onError: (err) =>
-      logError({ time: new Date().toISOString(), level: "error", event: "reload_failed", error: describeError(err) }),
+    onError: (err) => logError(errorLine("error", "reload_failed", err)),
   });
   // KEYS_SYNC: keys from (or to) other machines through Redis, written to the keys file the reloader applies.
   const keySync = await startKeySyncFor(
@@ -76,13 +73,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     config.tls && tls && "setSecureContext" in running.server
       ? createTlsWatcher(config.tls, tls, running.server, {
           onReload: (c) => console.error(`serve: now using TLS certificate ${certificate(c)}`),
-          onError: (err) =>
-            logError({
-              time: new Date().toISOString(),
-              level: "error",
-              event: "tls_reload_failed",
-              error: describeError(err),
-            }),
+          onError: (err) => logError(errorLine("error", "tls_reload_failed", err)),
         })
       : null;
   handler.metrics?.watch(running.server);
@@ -116,15 +107,12 @@ function startUsageFor(config: Config) {
     figuresTtlMs: USAGE_FIGURES_TTL_MS,
     now: Date.now,
     onUnavailable: (err) =>
-      logError({
-        time: new Date().toISOString(),
-        level: "warn",
-        event: "usage_store_unavailable",
-        error: {
-          name: describeError(err).name,
-          message: `the usage store cannot be reached (${describeError(err).message}): usage is kept here (up to ${config.usageBufferRows} rows) until it answers`,
-        },
-      }),
+      logError(
+        errorLine("warn", "usage_store_unavailable", err, {
+          explain: (m) =>
+            `the usage store cannot be reached (${m}): usage is kept here (up to ${config.usageBufferRows} rows) until it answers`,
+        }),
+      ),
     onAvailable: () => console.error("serve: the usage store answers again; counts kept meanwhile handed over"),
   });
 }
@@ -135,15 +123,12 @@ function redisEvents(url: string) {
   return {
     onConnected: () => console.error(`serve: rate limits shared through Redis at ${where}`),
     onUnavailable: (err: unknown) =>
-      logError({
-        time: new Date().toISOString(),
-        level: "warn",
-        event: "redis_unavailable",
-        error: {
-          name: describeError(err).name,
-          message: `Redis at ${where} cannot be reached (${describeError(err).message}): rate limits are per process until it answers again`,
-        },
-      }),
+      logError(
+        errorLine("warn", "redis_unavailable", err, {
+          explain: (m) =>
+            `Redis at ${where} cannot be reached (${m}): rate limits are per process until it answers again`,
+        }),
+      ),
   };
 }
 

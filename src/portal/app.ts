@@ -1,8 +1,9 @@
 // The developer portal as a Hono app: security headers, sessions and CSRF checks around the routes of each part.
+import { errorLine } from "../errors.ts";
 import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
 import { KeysUnavailableError } from "../keys/keys-store.ts";
-import { createClientResolver } from "../serve/admission/client-address.ts";
+import { createExactClientAddress } from "../serve/admission/client-address.ts";
 import { bodyLimit } from "hono/body-limit";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
@@ -58,7 +59,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     trustProxy: [],
     ...options,
   };
-  const resolveClient = createClientResolver(portal.trustProxy);
+  const resolveClient = createExactClientAddress(portal.trustProxy);
   const app = new Hono<PortalEnv>();
 
   // Who the client is: the peer, or the address a trusted proxy names (node-server's binding holds the request).
@@ -132,16 +133,8 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
       const body = html`<p role="alert">Too many people are signing in right now. Please try again in a moment.</p>`;
       return c.html(await page(pageContext(c, portal), "Busy", body), 503);
     }
-    portal.log(
-      JSON.stringify({
-        time: new Date(portal.clock()).toISOString(),
-        level: "error",
-        event: "portal_error",
-        method: c.req.method,
-        path: c.req.path,
-        error: { name: err.name, message: err.message, stack: err.stack },
-      }),
-    );
+    const at = portal.clock();
+    portal.log(JSON.stringify(errorLine("error", "portal_error", err, { at, method: c.req.method, path: c.req.path })));
     // The keys are kept in Redis (KEYS_SYNC=shared), which does not answer: the partner is told what to do.
     if (err instanceof KeysUnavailableError) {
       c.header("Retry-After", "60");

@@ -1,9 +1,4 @@
-// Named defaults of search: paging limits and the relevance formula's parameters.
-
-/** Results per page when `rows` is absent. */
-export const DEFAULT_ROWS = 10;
-/** Largest `rows` the API accepts. */
-export const MAX_ROWS = 100;
+// The relevance formula's parameters (the limits on a search are in limits.ts).
 
 /**
  * BM25F (Robertson and Zaragoza 2009): per-field term frequencies, length-normalised and weighted, are summed

@@ -1,6 +1,17 @@
-// The bounds on one search's work: every loop whose length a client chooses has a cap here, checked after the text
-// is folded (NFKD turns one character into up to 18: `㌖` is six letters), so that the worst request is a number.
+// The bounds on one search, in one place: the page a client may ask for (rows, start, filter values), and every loop
+// whose length a client chooses, checked after the text is folded (NFKD turns one character into up to 18: `㌖` is
+// six letters), so that the worst request is a number. The server checks them (src/serve/endpoints/search-params.ts)
+// and the OpenAPI document states them (src/api/parameters.ts) from here.
 import { surfaceWords, fold } from "./tokenize.ts";
+
+/** Results per page when `rows` is absent. */
+export const DEFAULT_ROWS = 10;
+/** Largest `rows` the API accepts. */
+export const MAX_ROWS = 100;
+/** Largest `start` accepted: past the end is fine (an empty page), past 32-bit integers is a 400. */
+export const MAX_START = 2_147_483_647;
+/** Most values one repeated filter may have. */
+export const MAX_FILTER_VALUES = 32;
 
 /** Longest `q`, or `brand` value, in UTF-16 code units: both as sent and once folded (case, accents, compatibility forms). */
 export const MAX_QUERY_TEXT_LENGTH = 256;

@@ -1,5 +1,5 @@
 // What the search index is built from and what a query asks and gets back.
-import { DEFAULT_ROWS } from "./constants.ts";
+import { DEFAULT_ROWS } from "./limits.ts";
 import type { ColorGroup, Gender, Store } from "../catalog/schema.ts";
 
 /** One product as the index sees it. */

@@ -1,11 +1,14 @@
 // The handler's options, the log entries it makes, and the handler itself as callers see it.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config/server.ts";
+import type { ErrorLog } from "../errors.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission/admission.ts";
 import type { Metrics } from "./endpoints/metrics.ts";
 import type { EventStreamOptions } from "./events/hub.ts";
 import type { Usage } from "../usage/hand-over.ts";
+
+export type { ErrorLog };
 
 export interface RequestLog {
   time: string;
@@ -17,17 +20,6 @@ export interface RequestLog {
   ms: number;
   /** The key's name, when the request had a valid key. */
   key?: string;
-}
-
-/** An unexpected error, as one log line: never the query string (and so never a key). */
-export interface ErrorLog {
-  time: string;
-  /** "warn": the server goes on as it should (Redis down: limits per process); "error": something failed. */
-  level: "error" | "warn";
-  event: string;
-  method?: string;
-  path?: string;
-  error: { name: string; message: string; stack?: string };
 }
 
 /**

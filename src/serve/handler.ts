@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ENDPOINTS } from "../api/endpoints.ts";
 import { ROUTE_INDEX } from "../api/routing.ts";
 import { DEFAULT_MAX_AGE, DEFAULT_VARIANT_CACHE_BYTES } from "../config/defaults.ts";
-import { ApiError, describeError } from "../errors.ts";
+import { ApiError, errorLine } from "../errors.ts";
 import { SnapshotError } from "../snapshot/load.ts";
 import type { RequestInfo } from "./admission/admission.ts";
 import { checkRequest } from "./admission/request-guards.ts";
@@ -34,8 +34,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const compressor = createCompressor(options.compressSlots, {
     onFailure: (kind, err) => {
       countFailure?.(kind);
-      const error = describeError(err);
-      options.onError?.({ time: new Date().toISOString(), level: "warn", event: `${kind}_failed`, error });
+      options.onError?.(errorLine("warn", `${kind}_failed`, err));
     },
   });
   const variants = createVariants(compressor, options.variantCacheBytes ?? DEFAULT_VARIANT_CACHE_BYTES);

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 // The module's binding rather than the global (a getter on globalThis): read twice a request.
 import { performance } from "node:perf_hooks";
-import { ApiError, describeError, toApiError } from "../errors.ts";
+import { ApiError, errorLine, toApiError } from "../errors.ts";
 import type { RequestInfo } from "./admission/admission.ts";
 import { pathOf, redacted, redactPath } from "./admission/logged-path.ts";
 import { jsonpOf } from "./admission/request-guards.ts";
@@ -44,14 +44,12 @@ export function createOutcome(options: HandlerOptions, clock: () => number, metr
               : "api_key_invalid",
       );
     if (error.status >= 500 && !(err instanceof ApiError))
-      options.onError?.({
-        time: new Date().toISOString(),
-        level: "error",
-        event: "request_failed",
-        method: req.method ?? "",
-        path: redactPath(info.path || pathOf(req.url)),
-        error: describeError(err),
-      });
+      options.onError?.(
+        errorLine("error", "request_failed", err, {
+          method: req.method ?? "",
+          path: redactPath(info.path || pathOf(req.url)),
+        }),
+      );
     return sendProblem(req, res, error, headers, jsonpOf(info.query));
   };
 

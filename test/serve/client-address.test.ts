@@ -3,7 +3,7 @@
 import type { IncomingMessage } from "node:http";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientKey, createClientAddress } from "../../src/serve/admission/client-address.ts";
+import { clientKey, createClientLimitKey } from "../../src/serve/admission/client-address.ts";
 import { LOOPBACK_PROXIES } from "../../src/config/proxies.ts";
 import { startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
@@ -26,9 +26,9 @@ describe("clientKey", () => {
   ])("%s -> %s", (address, key) => expect(clientKey(address)).toBe(key));
 });
 
-describe("createClientAddress", () => {
-  const none = createClientAddress([]);
-  const proxies = createClientAddress(["10.0.0.0/8", ...LOOPBACK_PROXIES]);
+describe("createClientLimitKey", () => {
+  const none = createClientLimitKey([]);
+  const proxies = createClientLimitKey(["10.0.0.0/8", ...LOOPBACK_PROXIES]);
   it.each<[string, (r: IncomingMessage) => string, IncomingMessage, string]>([
     ["no trusted proxy: the header is ignored", none, req("192.0.2.1", "198.51.100.9"), "192.0.2.1"],
     ["an untrusted peer's header is ignored", proxies, req("192.0.2.1", "198.51.100.9"), "192.0.2.1"],
@@ -53,7 +53,7 @@ describe("createClientAddress", () => {
   ])("%s", (_, address, r, client) => expect(address(r)).toBe(client));
 
   it("refuses an entry that is not an address or network", () => {
-    expect(() => createClientAddress(["proxy.example.com"])).toThrow(/not an address or network/);
+    expect(() => createClientLimitKey(["proxy.example.com"])).toThrow(/not an address or network/);
   });
 });
 

@@ -11,7 +11,7 @@ import type { Answer, Endpoint } from "../../api/endpoints.ts";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter, Take } from "./rate-limit.ts";
-import { createClientAddress, createTrustedPeer } from "./client-address.ts";
+import { createClientLimitKey, createTrustedPeer } from "./client-address.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "../endpoints/search-params.ts";
 import type { SearchParams } from "../endpoints/search-params.ts";
@@ -146,7 +146,7 @@ export function createAdmission(options: AdmissionOptions) {
     return error;
   };
 
-  const clientAddress = createClientAddress(options.trustProxy ?? []);
+  const clientAddress = createClientLimitKey(options.trustProxy ?? []);
   const fromProxy = createTrustedPeer(options.trustProxy ?? []);
 
   /** The 401 of an address past its failure limit, with the seconds until it may try again. */

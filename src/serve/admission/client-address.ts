@@ -32,9 +32,10 @@ export function clientKey(address: string): string {
  * Returns the function that names a request's client: its peer address, unless the peer is one of `trusted`
  * (addresses or networks); then X-Forwarded-For is read from the right, past every trusted address, and the first
  * other valid address is the client (nginx's `real_ip_recursive on`). A malformed entry stops the walk at the
- * last trusted hop. The address as found (the portal's audit trail shows it); {@link createClientAddress} groups it.
+ * last trusted hop. The address exactly as found (the portal's audit trail shows it); {@link createClientLimitKey}
+ * groups it for the limits.
  */
-export function createClientResolver(trusted: readonly string[]): (req: IncomingMessage) => string {
+export function createExactClientAddress(trusted: readonly string[]): (req: IncomingMessage) => string {
   if (trusted.length === 0) return (req) => unmapped(req.socket.remoteAddress ?? "");
   const isTrusted = createTrustCheck(trusted);
   return (req) => {
@@ -74,8 +75,11 @@ export function createTrustedPeer(trusted: readonly string[]): (req: IncomingMes
   return (req) => isTrusted(req.socket.remoteAddress ?? "");
 }
 
-/** {@link createClientResolver}, its address grouped by {@link clientKey}: whom the API's failure limit counts. */
-export function createClientAddress(trusted: readonly string[]): (req: IncomingMessage) => string {
-  const resolve = createClientResolver(trusted);
+/**
+ * {@link createExactClientAddress}, its address grouped by {@link clientKey} (IPv6 by /64): the name the limits count
+ * a client by (the API's failed authentications, the event streams' caps, the portal's limits).
+ */
+export function createClientLimitKey(trusted: readonly string[]): (req: IncomingMessage) => string {
+  const resolve = createExactClientAddress(trusted);
   return (req) => clientKey(resolve(req));
 }

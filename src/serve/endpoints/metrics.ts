@@ -7,7 +7,7 @@ import client from "prom-client";
 import { ROUTE_CLASSES as ROUTES } from "../../api/endpoints.ts";
 import type { RouteIndex } from "../../api/routing.ts";
 import type { CompressionKind } from "../bodies/compressor.ts";
-import { ApiError, describeError, notFound } from "../../errors.ts";
+import { ApiError, errorLine, notFound } from "../../errors.ts";
 import { bearerCheck } from "../admission/request-guards.ts";
 import { sendText } from "../bodies/respond.ts";
 import type { ResponderModule } from "../responder.ts";
@@ -311,12 +311,7 @@ export const responder: ResponderModule["responder"] = ({ metrics, options, answ
     return metrics.render().then(
       ({ contentType, body }) => sendText(req, res, 200, contentType, body),
       (err: unknown) => {
-        options.onError?.({
-          time: new Date().toISOString(),
-          level: "error",
-          event: "metrics_failed",
-          error: describeError(err),
-        });
+        options.onError?.(errorLine("error", "metrics_failed", err));
         return answerError(req, res, err, info, []);
       },
     );

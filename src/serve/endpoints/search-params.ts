@@ -1,10 +1,16 @@
 // `/v1/products?q=...`: the search parameters of contract §5, each validated with a 400 that names it.
-import { MAX_FILTER_VALUES, MAX_START, PRICE_PARAM_RE } from "../../api/parameter-rules.ts";
+import { PRICE_PARAM_RE } from "../../api/parameter-rules.ts";
 import { COLOR_GROUPS, GENDERS, SIZE_KEY_RE, STORES } from "../../catalog/schema.ts";
 import type { ColorGroup, Gender, Store } from "../../catalog/schema.ts";
 import { invalidParameter } from "../../errors.ts";
-import { DEFAULT_ROWS, MAX_ROWS } from "../../search/constants.ts";
-import { MAX_QUERY_TEXT_LENGTH, queryTextProblem } from "../../search/limits.ts";
+import {
+  DEFAULT_ROWS,
+  MAX_FILTER_VALUES,
+  MAX_QUERY_TEXT_LENGTH,
+  MAX_ROWS,
+  MAX_START,
+  queryTextProblem,
+} from "../../search/limits.ts";
 import { FACET_NAMES, SORT_ORDERS } from "../../search/types.ts";
 import type { FacetName, SearchQuery, SortOrder } from "../../search/types.ts";
 import { single } from "../admission/request.ts";

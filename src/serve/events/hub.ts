@@ -26,7 +26,7 @@ import type { Socket } from "node:net";
 import { ApiError } from "../../errors.ts";
 import type { LoadedSnapshot } from "../../snapshot/load.ts";
 import type { Admitted } from "../admission/admission.ts";
-import { createClientAddress } from "../admission/client-address.ts";
+import { createClientLimitKey } from "../admission/client-address.ts";
 import { createStreamCaps } from "./caps.ts";
 import { createFanOut } from "./fan-out.ts";
 import type { Joined } from "./fan-out.ts";
@@ -84,7 +84,7 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const timers = options.scheduler ?? NODE_TIMERS;
   const streams = new Set<Stream>();
   const caps = createStreamCaps(o);
-  const clientAddress = createClientAddress(options.trustProxy ?? []);
+  const clientAddress = createClientLimitKey(options.trustProxy ?? []);
   let schedule: Schedule | null = null;
   /** Events placed at or before this second have been sent (or were due before any stream could want them). */
   let through = Math.floor(clock() / 1000);
