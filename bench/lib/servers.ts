@@ -87,7 +87,7 @@ export interface DeployedServer extends ServerChild {
   logFile: string;
 }
 
-/** The variables src/config/server.ts reads: none is inherited from the benchmark's own environment. */
+/** The variables src/config/api-settings.ts reads: none is inherited from the benchmark's own environment. */
 const CONFIG_VARS =
   `PORT HOST DATA_DIR KEYS_FILE BASE_URL MAX_AGE LOG_REQUESTS WAIT_FOR_SNAPSHOT TRUST_PROXY METRICS_TOKEN
   REDIS_URL WORKERS TLS_CERT TLS_KEY VARIANT_CACHE_MB BODY_CACHE_MB COMPRESS_SLOTS`.split(/\s+/);

@@ -1,4 +1,4 @@
-// The shape of the document's examples (made from the sample snapshot by src/generate/examples.ts, so they are what
+// The shape of the document's examples (made from the sample snapshot by src/generate/sample-examples.ts, so they are what
 // the API really sends), and the one example no snapshot holds: a key's usage.
 
 /** Example bodies, by what they show. */

@@ -3,7 +3,7 @@ import { buildSnapshot } from "../generate/index.ts";
 import { BuildLockedError } from "../generate/lock.ts";
 import { DEFAULT_KEEP, rollback } from "../generate/publish.ts";
 import { CatalogError } from "../catalog/problems.ts";
-import { parseConfig } from "../config/server.ts";
+import { parseConfig } from "../config/api-settings.ts";
 import { createProgress } from "./progress.ts";
 import { parseInterval, summarize } from "./build-summary.ts";
 import { parseCommandLine, UsageError } from "./args.ts";

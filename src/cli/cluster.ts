@@ -3,7 +3,7 @@
 // SIGTERM or SIGINT has every worker finish its requests and write its logs before it exits.
 import cluster from "node:cluster";
 import type { Worker } from "node:cluster";
-import type { Config } from "../config/server.ts";
+import type { Config } from "../config/api-settings.ts";
 import { logError } from "./run-server.ts";
 
 /** A worker that dies this soon after it started counts as a failed start; this many in a row stop the server. */

@@ -1,6 +1,6 @@
 // `npm run keys -- create | set | rotate | revoke | list`: manages the API keys file (hashes only) so nobody edits it by
 // hand; with KEYS_SYNC=shared, the keys every machine shares through Redis (and this machine's copy of them).
-import { parseConfig } from "../config/server.ts";
+import { parseConfig } from "../config/api-settings.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import type { KeyRecord, Limits } from "../keys/keys-file.ts";
 import {
@@ -15,7 +15,7 @@ import {
 } from "../keys/keys-file.ts";
 import { KeysLockedError } from "../keys/keys-lock.ts";
 import { KeysUnavailableError } from "../keys/keys-store.ts";
-import { startKeySyncFor } from "./key-sync.ts";
+import { startKeySyncFor } from "./start-key-sync.ts";
 
 const USAGE =
   "usage: npm run keys -- create <name> [--rate N] [--burst N] | set <name> [--rate N] [--burst N] [--default] | rotate <name> [--grace 24h] | revoke <name> | list";

@@ -1,11 +1,11 @@
 // `npm run portal`: the developer portal on PORTAL_PORT (8081); `npm run portal -- admin <email>` makes an operator.
-import { parseConfig } from "../config/server.ts";
-import { parsePortalConfig } from "../config/portal.ts";
+import { parseConfig } from "../config/api-settings.ts";
+import { parsePortalConfig } from "../config/portal-settings.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrations.ts";
 import { runPortal } from "../portal/run-portal.ts";
 import { findAccountByEmail, updateAccount } from "../portal/store/accounts.ts";
-import { startKeySyncFor } from "./key-sync.ts";
+import { startKeySyncFor } from "./start-key-sync.ts";
 
 const log = (line: string) => console.error(line);
 

@@ -2,11 +2,11 @@
 // stdout, errors as JSON lines on stderr, graceful shutdown on SIGTERM/SIGINT.
 import cluster from "node:cluster";
 import { fstatSync } from "node:fs";
-import type { Config } from "../config/server.ts";
+import type { Config } from "../config/api-settings.ts";
 import { errorLine } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog } from "../serve/handler.ts";
-import { addKeySyncMetrics, startKeySyncFor } from "./key-sync.ts";
+import { addKeySyncMetrics, startKeySyncFor } from "./start-key-sync.ts";
 import { createLogBuffer, fdSink } from "./log-buffer.ts";
 import { createReloader } from "../serve/http/reloader.ts";
 import { startServer } from "../serve/http/server.ts";

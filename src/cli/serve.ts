@@ -1,8 +1,8 @@
 // `npm run serve`: serves the published snapshot (env: PORT, HOST, DATA_DIR, KEYS_FILE, MAX_AGE, LOG_REQUESTS, WORKERS
-// and the rest of src/config/server.ts). With WORKERS above 1 this process is the cluster's primary (src/cli/cluster.ts)
+// and the rest of src/config/api-settings.ts). With WORKERS above 1 this process is the cluster's primary (src/cli/cluster.ts)
 // and each worker runs this file again as a server.
 import cluster from "node:cluster";
-import { parseConfig } from "../config/server.ts";
+import { parseConfig } from "../config/api-settings.ts";
 import { runPrimary } from "./cluster.ts";
 import { runServer } from "./run-server.ts";
 

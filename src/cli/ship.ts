@@ -4,7 +4,7 @@
 import { parseReplica, ReplicaError, shipSnapshot } from "../generate/ship.ts";
 import { BuildLockedError } from "../generate/lock.ts";
 import { DEFAULT_KEEP } from "../generate/publish.ts";
-import { parseConfig } from "../config/server.ts";
+import { parseConfig } from "../config/api-settings.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 
 const USAGE = "usage: npm run ship -- --to DIR|[user@]host:DIR [--data DIR] [--id ID] [--keep N] [--rsh CMD]";

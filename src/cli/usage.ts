@@ -1,7 +1,7 @@
 // `npm run usage -- varnish [-n <instance>]` and `npm run usage -- nginx <access log>`: count the requests the shipped
 // front answers itself (from its cache, or its 429s) against their keys' names (src/usage/cache-log.ts) and hand
 // them to the usage store (DATABASE_URL) as the API servers do. Run it on each front's machine, beside the front.
-import { parseConfig } from "../config/server.ts";
+import { parseConfig } from "../config/api-settings.ts";
 import { describeError } from "../errors.ts";
 import { followNginx, followVarnish } from "../usage/cache-log.ts";
 import type { LogFollower } from "../usage/cache-log.ts";

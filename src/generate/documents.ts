@@ -5,7 +5,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import zlib from "node:zlib";
 import { renderDocsPage } from "../api/docs-page.ts";
-import { sampleExamples } from "./examples.ts";
+import { sampleExamples } from "./sample-examples.ts";
 import { createOpenApiDocument } from "../api/openapi.ts";
 import { REDOCLY_VERSION } from "../api/redocly.ts";
 import { endpointById } from "../api/routing.ts";

@@ -11,7 +11,7 @@ import type { SearchDoc } from "../search/types.ts";
 import type { LinkBase, Rendered } from "./render.ts";
 import { endpointPath } from "../api/routing.ts";
 import { productPath, renderCategories, renderProduct, renderSale, renderSizes, salePath } from "./render.ts";
-import { compareSizeLabels } from "./sizes.ts";
+import { compareSizeLabels } from "./size-order.ts";
 import { intervals, isActive, isUpcoming, mergeWindows, saleBoundaries, segmentsOver } from "./timeline.ts";
 
 /** The build's in-memory result: what to write. */

@@ -3,7 +3,7 @@
 import type { PortalDatabase } from "../db/database.ts";
 import type { Mail } from "./mailer.ts";
 import { findAccount, findAccountByEmail } from "./store/accounts.ts";
-import type { OutboxRow } from "./store/outbox.ts";
+import type { OutboxRow } from "./store/outbox-rows.ts";
 import { issueToken } from "./store/tokens.ts";
 
 /** The mail a row of the outbox becomes (a link mail with a new token in it); null when there is nothing to send. */

@@ -1,11 +1,11 @@
-// The outbox's sender: mail leaves the request path. A route's `send` queues a row (src/portal/store/outbox.ts) and
+// The outbox's sender: mail leaves the request path. A route's `send` queues a row (src/portal/store/outbox-rows.ts) and
 // wakes the sender, which claims due rows (one sender a row, across processes), sends each through the transport,
 // deletes it once sent, and on failure puts it back with a doubling delay, until it gives up, logs it and drops it.
 import type { PortalDatabase } from "../db/database.ts";
 import { prepareMail } from "./link-mails.ts";
 import type { Mailer, MailTransport } from "./mailer.ts";
-import { claimMail, deleteMail, nextDue, queueMail, retryMail } from "./store/outbox.ts";
-import type { OutboxRow } from "./store/outbox.ts";
+import { claimMail, deleteMail, nextDue, queueMail, retryMail } from "./store/outbox-rows.ts";
+import type { OutboxRow } from "./store/outbox-rows.ts";
 
 /** How the sender works. */
 export interface OutboxSettings {

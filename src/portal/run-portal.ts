@@ -1,11 +1,11 @@
 // The portal as the CLI starts it (npm run portal, npm start): settings in, a running portal out.
-import type { PortalConfig } from "../config/portal.ts";
+import type { PortalConfig } from "../config/portal-settings.ts";
 import { createMailer } from "./mailer.ts";
 import { startPortal } from "./server.ts";
 import type { RunningPortal } from "./server.ts";
 
 /**
- * Starts the portal for the API whose keys file, public URL and database (DATABASE_URL, src/config/server.ts) are given; `log` gets the portal's log
+ * Starts the portal for the API whose keys file, public URL and database (DATABASE_URL, src/config/api-settings.ts) are given; `log` gets the portal's log
  * lines (mails when there is no SMTP, errors), which never hold a password, session ID, key or mailed token
  * other than a mail's own link.
  */

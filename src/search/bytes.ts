@@ -1,5 +1,5 @@
 // Little-endian byte writer and reader with LEB128 varints, for the search index file.
-import { SearchIndexError } from "./errors.ts";
+import { SearchIndexError } from "./index-error.ts";
 
 /** Appends to a growing buffer. Varints take non-negative integers up to 2^53 - 1. */
 export class ByteWriter {

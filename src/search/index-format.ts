@@ -2,11 +2,11 @@
 import { crc32 } from "node:zlib";
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import { createSearchEngine } from "./engine.ts";
-import { SearchIndexError } from "./errors.ts";
+import { SearchIndexError } from "./index-error.ts";
 import type { DictionaryData } from "./dictionary.ts";
 import type { Bm25Params, PostingTable, SearchIndex, SearchIndexData, TextPostingTable } from "./index-data.ts";
 
-export { SearchIndexError } from "./errors.ts";
+export { SearchIndexError } from "./index-error.ts";
 export type { PostingTable, SearchIndex, SearchIndexData, TextPostingTable, WindowTable } from "./index-data.ts";
 
 /**

@@ -1,6 +1,6 @@
 // The handler's options, the log entries it makes, and the handler itself as callers see it.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Config } from "../config/server.ts";
+import type { Config } from "../config/api-settings.ts";
 import type { ErrorLog } from "../errors.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission/admission.ts";
@@ -23,7 +23,7 @@ export interface RequestLog {
 }
 
 /**
- * The handler's options: the serving settings of the configuration (src/config/server.ts documents each, with its default;
+ * The handler's options: the serving settings of the configuration (src/config/api-settings.ts documents each, with its default;
  * `npm run serve` passes its Config as it is), and what only code can give.
  */
 export interface HandlerOptions

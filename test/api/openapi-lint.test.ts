@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { sampleExamples } from "../../src/generate/examples.ts";
+import { sampleExamples } from "../../src/generate/sample-examples.ts";
 import { createOpenApiDocument } from "../../src/api/openapi.ts";
 import { runRedocly } from "../../src/api/redocly.ts";
 import { BASE } from "../helpers/fixture.ts";

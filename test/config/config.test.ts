@@ -3,10 +3,10 @@ import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/server.ts";
-import { parseConfig } from "../../src/config/server.ts";
+import type { Config } from "../../src/config/api-settings.ts";
+import { parseConfig } from "../../src/config/api-settings.ts";
 import { DEFAULT_MAX_AGE } from "../../src/config/defaults.ts";
-import { parsePortalConfig } from "../../src/config/portal.ts";
+import { parsePortalConfig } from "../../src/config/portal-settings.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -297,13 +297,13 @@ describe("parseConfig: overrides from flags", () => {
   });
 });
 
-describe("config/server.ts's imports", () => {
+describe("config/api-settings.ts's imports", () => {
   it("its default max-age is the one the handler imports from defaults.ts", () => {
     expect(DEFAULTS.maxAge).toBe(DEFAULT_MAX_AGE);
   });
 
   it("loads neither the handler nor the search engine (`npm run keys` reads the config)", () => {
-    // A resolve hook prints every module of ours that importing src/config/server.ts loads.
+    // A resolve hook prints every module of ours that importing src/config/api-settings.ts loads.
     const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/src/")) console.log(r.url); return r; }`;
     const register = `import { register } from "node:module"; register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hook)}));`;
     const run = spawnSync(
@@ -314,7 +314,7 @@ describe("config/server.ts's imports", () => {
         "--import",
         `data:text/javascript,${encodeURIComponent(register)}`,
         "-e",
-        "await import('./src/config/server.ts')",
+        "await import('./src/config/api-settings.ts')",
       ],
       { encoding: "utf8" },
     );
@@ -329,8 +329,13 @@ describe("config/server.ts's imports", () => {
       ),
     ].sort();
     // At most these (a loader hook's report of the leaves was missed once on Node 24 under load).
-    expect(loaded).toContain("src/config/server.ts");
-    const leaves = ["src/config/server.ts", "src/config/defaults.ts", "src/config/proxies.ts", "src/config/rules.ts"];
+    expect(loaded).toContain("src/config/api-settings.ts");
+    const leaves = [
+      "src/config/api-settings.ts",
+      "src/config/defaults.ts",
+      "src/config/proxies.ts",
+      "src/config/rules.ts",
+    ];
     expect(loaded.filter((f) => !leaves.includes(f))).toEqual([]);
   });
 });

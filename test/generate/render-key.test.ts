@@ -121,7 +121,7 @@ describe("render key", () => {
     expect(build(catalogDir, dataDir)).toContain(`catalog unchanged: kept ${first.id}, wrote nothing`);
     // Size keys listed in another order: only the sizes resource changes, the catalog does not.
     const from = "  if (ka !== kb) return ka - kb;";
-    await editCopy("src/generate/sizes.ts", from, "  if (ka !== kb) return kb - ka;");
+    await editCopy("src/generate/size-order.ts", from, "  if (ka !== kb) return kb - ka;");
     try {
       const out = build(catalogDir, dataDir);
       expect(out).not.toContain("catalog unchanged");
@@ -129,7 +129,7 @@ describe("render key", () => {
       expect(second.id).not.toBe(first.id);
       expect(build(catalogDir, dataDir)).toContain(`catalog unchanged: kept ${second.id}, wrote nothing`);
     } finally {
-      await editCopy("src/generate/sizes.ts", "  if (ka !== kb) return kb - ka;", from);
+      await editCopy("src/generate/size-order.ts", "  if (ka !== kb) return kb - ka;", from);
     }
   }, 120_000);
 

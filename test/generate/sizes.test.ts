@@ -1,6 +1,6 @@
 // Size label order as a table: each row a list of labels, and the list compareSizeLabels sorts it into.
 import { describe, expect, it } from "vitest";
-import { compareSizeLabels } from "../../src/generate/sizes.ts";
+import { compareSizeLabels } from "../../src/generate/size-order.ts";
 
 const sorted = (labels: readonly string[]) => [...labels].sort(compareSizeLabels);
 

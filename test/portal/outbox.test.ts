@@ -3,7 +3,7 @@
 // a failed mail is tried again with a doubling delay (injected clock) and dropped, logged, after its attempts; sent and
 // dropped rows leave the table; and senders of two portals on one database send each queued mail once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queueMail } from "../../src/portal/store/outbox.ts";
+import { queueMail } from "../../src/portal/store/outbox-rows.ts";
 import { PortalClient, signUpAndVerify, smtpTransport, startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { bothDatabases, startPostgres } from "./postgres-server.ts";
