@@ -2,16 +2,15 @@
 // key checked, the rate limits applied in the order that keeps guessing keys slow, the parameters and path checked.
 import type { IncomingMessage } from "node:http";
 import { ApiError, notFound } from "../../errors.ts";
-import type { KeyRecord } from "../../keys/keys-file.ts";
 import type { LoadedSegment } from "../../snapshot/load.ts";
 import type { KeyRing } from "./api-key-check.ts";
 import { matchEndpoint, ROUTE_INDEX } from "../../api/routing.ts";
 import type { RouteIndex } from "../../api/routing.ts";
 import type { Answer, Endpoint } from "../../api/endpoints.ts";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
-import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import { pushRateLimitHeaders } from "./rate-limit.ts";
 import type { Limit, Limiter, Take } from "./rate-limit.ts";
-import { createClientLimitKey, createTrustedPeer } from "./client-address.ts";
+import { createTrustedPeer } from "./client-address.ts";
+import { createCredentials } from "./credentials.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
 import { parseSearchParams } from "../endpoints/search-params.ts";
 import type { SearchParams } from "../endpoints/search-params.ts";
@@ -117,93 +116,9 @@ const ADMITTED_MAX_TARGET = 512;
  * authentications per address) belong to the process and outlive gates; a gate's remembered targets do not.
  */
 export function createAdmission(options: AdmissionOptions) {
-  const keyLimit = options.keyLimit ?? DEFAULT_KEY_RATE_LIMIT;
-  const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
-  const keyBuckets = options.limits?.keys ?? new TokenBuckets();
-  const failureBuckets = options.limits?.failures ?? new TokenBuckets();
-  // A key's own limit, made once per record (a reload makes new records).
-  const ownLimits = new WeakMap<KeyRecord, Limit>();
-  const limitOf = (record: KeyRecord | undefined): Limit => {
-    if (!record?.rate) return keyLimit;
-    let limit = ownLimits.get(record);
-    if (!limit)
-      ownLimits.set(
-        record,
-        (limit = { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) }),
-      );
-    return limit;
-  };
-
-  // Rejections repeat: one error object per distinct answer (its rendering is then made once, in respond.ts).
-  const rejections = new Map<string, ApiError>();
-  const rejection = (key: string, make: () => ApiError): ApiError => {
-    let error = rejections.get(key);
-    if (!error) {
-      if (rejections.size >= 1_000) rejections.clear();
-      rejections.set(key, (error = make()));
-    }
-    return error;
-  };
-
-  const clientAddress = createClientLimitKey(options.trustProxy ?? []);
   const fromProxy = createTrustedPeer(options.trustProxy ?? []);
-
-  /** The 401 of an address past its failure limit, with the seconds until it may try again. */
-  const lockedOut = (wait: number): ApiError =>
-    rejection(
-      `locked ${wait}`,
-      () =>
-        new ApiError(
-          401,
-          "api_key_invalid",
-          "too many failed API-key attempts from this address; this key was not counted (valid keys are still served)",
-          { "Retry-After": String(wait) },
-          "address_locked_out",
-        ),
-    );
-
-  /**
-   * The request's credential, or the 401 that answers it. A key that is not valid counts as a failure against the
-   * client's address; once the address is past its limit, such attempts get the lockout's 401 (with Retry-After)
-   * instead. A valid key is served whatever its address did: behind a NAT, a CDN or a proxy many clients share one.
-   */
-  const authenticate = (
-    keys: KeyRing,
-    req: IncomingMessage,
-    query: Map<string, string[]>,
-    nowMs: number,
-  ): Credential | ApiError => {
-    const found = keys.check(query, nowMs);
-    if (!(found instanceof ApiError)) {
-      return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
-    }
-    if (found.code !== "api_key_invalid") return found;
-    const address = clientAddress(req);
-    const wait = failureBuckets.size === 0 ? 0 : failureBuckets.waitFor(address, authFailureLimit, nowMs);
-    if (wait > 0) return lockedOut(wait);
-    failureBuckets.take(address, authFailureLimit, nowMs);
-    return found;
-  };
-
-  /** Takes a token from the key's bucket: null, or the 429 when it is empty. */
-  const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): ApiError | null => {
-    const take = keyBuckets.take(name, limit, nowMs);
-    pushRateLimitHeaders(headers, limit, take);
-    if (!take.ok) {
-      return rejection(
-        `429 ${limit.rate} ${limit.burst} ${take.retryAfter}`,
-        () =>
-          new ApiError(
-            429,
-            "rate_limited",
-            `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`,
-            { "Retry-After": String(take.retryAfter) },
-          ),
-      );
-    }
-    return null;
-  };
+  const { authenticate, takeToken, keyBuckets } = createCredentials(options);
 
   return function gate(keys: KeyRing, paths: Paths | null): Gate {
     // Targets answered once, by the exact target: clients poll the same URLs (a sale list with their key) and a CDN
@@ -223,32 +138,6 @@ export function createAdmission(options: AdmissionOptions) {
         }
       }
       return target;
-    };
-
-    /** What an authenticated target asks for, from its path and query alone: what is remembered of it. */
-    const admitTarget = (
-      path: string,
-      route: RouteIndex,
-      endpoint: Endpoint | undefined,
-      query: Map<string, string[]>,
-      credential: Credential,
-    ): Admitted => {
-      const answer = endpoint?.answer ?? "resource";
-      const rateLimited = endpoint?.rateLimited !== false;
-      const { affid, callback } = parseCommon(query);
-      if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
-      const search = answer === "search" ? parseSearchParams(query) : null;
-      let states: readonly LoadedSegment[] | null = null;
-      let missing: ApiError | null = null;
-      if (answer === "resource") {
-        try {
-          states = paths.statesOf(path);
-        } catch (err) {
-          if (!(err instanceof ApiError)) throw err;
-          missing = err;
-        }
-      }
-      return { path, route, query, credential, affid, callback, answer, rateLimited, states, search, missing };
     };
 
     return {
@@ -285,7 +174,7 @@ export function createAdmission(options: AdmissionOptions) {
         }
         if (known) return known.missing ?? known;
         // A /v1/ path no endpoint has is a resource: its 404 comes from the snapshot's paths (statesOf).
-        const admitted = admitTarget(path, info.route, match?.endpoint, query, credential);
+        const admitted = admitTarget(paths, path, info.route, match?.endpoint, query, credential);
         if (url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(url, admitted);
@@ -294,4 +183,31 @@ export function createAdmission(options: AdmissionOptions) {
       },
     };
   };
+}
+
+/** What an authenticated target asks for, from its path and query alone: what is remembered of it. */
+function admitTarget(
+  paths: Paths | null,
+  path: string,
+  route: RouteIndex,
+  endpoint: Endpoint | undefined,
+  query: Map<string, string[]>,
+  credential: Credential,
+): Admitted {
+  const answer = endpoint?.answer ?? "resource";
+  const rateLimited = endpoint?.rateLimited !== false;
+  const { affid, callback } = parseCommon(query);
+  if (!paths) throw new ApiError(503, "service_unavailable", "no snapshot is loaded yet", { "Retry-After": "5" });
+  const search = answer === "search" ? parseSearchParams(query) : null;
+  let states: readonly LoadedSegment[] | null = null;
+  let missing: ApiError | null = null;
+  if (answer === "resource") {
+    try {
+      states = paths.statesOf(path);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      missing = err;
+    }
+  }
+  return { path, route, query, credential, affid, callback, answer, rateLimited, states, search, missing };
 }

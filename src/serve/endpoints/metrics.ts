@@ -112,60 +112,26 @@ export interface Metrics {
 
 const PREFIX = "flash_sale_";
 
-/** Metrics in a registry of their own, with node's default process metrics. */
-export function createMetrics(source: MetricsSource): Metrics {
-  const registry = new client.Registry();
-  // Under WORKERS=N each worker counts its own requests: every series says which worker answered the scrape.
-  if (cluster.worker) registry.setDefaultLabels({ worker: String(cluster.worker.id) });
-  client.collectDefaultMetrics({ register: registry });
-  const requests = new Float64Array(ROUTES.length * STATUS_LABELS.length);
-  const bytes = new Float64Array(ROUTES.length);
-  const latency = new Histogram(ROUTES.length);
-  const searches = new Histogram(1);
-  const rejections = new Float64Array(REJECTIONS.length);
-  const reloads = new Float64Array(2);
-  const compressionFailures = new Map<CompressionKind, number>(COMPRESSION_KINDS.map((k) => [k, 0]));
-  let lastReloadMs = 0;
-  let servers: Server[] = [];
+/** A registrar of series whose values are read when the registry is scraped. */
+type Custom = (
+  name: string,
+  help: string,
+  type: string,
+  values: () => client.MetricValueWithName<string>[] | Promise<client.MetricValueWithName<string>[]>,
+) => void;
 
-  const custom = (
-    name: string,
-    help: string,
-    type: string,
-    values: () => client.MetricValueWithName<string>[] | Promise<client.MetricValueWithName<string>[]>,
-  ) => {
+/** Registers, on `registry`, series read only when scraped (from counters kept outside prom-client). */
+function seriesOf(registry: client.Registry): Custom {
+  return (name, help, type, values) => {
     registry.registerMetric({
       name: PREFIX + name,
       get: async () => ({ name: PREFIX + name, help, type, values: await values(), aggregator: "sum" }),
     } as unknown as client.Metric);
   };
-  custom("requests_total", "Requests answered, by route class and status.", "counter", () =>
-    ROUTES.flatMap((route, r) =>
-      STATUS_LABELS.flatMap((status, s) =>
-        requests[r * STATUS_LABELS.length + s]
-          ? [{ labels: { route, status }, value: requests[r * STATUS_LABELS.length + s]! }]
-          : [],
-      ),
-    ),
-  );
-  custom(
-    "request_duration_seconds",
-    "Time from a request's arrival at the handler to its response, by route class.",
-    "histogram",
-    () => ROUTES.flatMap((route, r) => latency.values(PREFIX + "request_duration_seconds", r, { route })),
-  );
-  custom("response_bytes_total", "Body bytes sent, by route class.", "counter", () =>
-    ROUTES.map((route, r) => ({ labels: { route }, value: bytes[r]! })),
-  );
-  custom(
-    "rejections_total",
-    "Requests refused before their resource was looked up (401 and 429), by reason.",
-    "counter",
-    () => REJECTIONS.map((reason, i) => ({ labels: { reason }, value: rejections[i]! })),
-  );
-  custom("search_duration_seconds", "Time the search engine took per search.", "histogram", () =>
-    searches.values(PREFIX + "search_duration_seconds", 0, {}),
-  );
+}
+
+/** The series read from the rest of the server when scraped: the snapshot, the shared limits, bodies, usage, events. */
+function registerSourceSeries(custom: Custom, source: MetricsSource): void {
   custom("snapshot_info", "The snapshot served (value 1; its ID as a label).", "gauge", () => {
     const s = source.snapshot();
     return s ? [{ labels: { snapshot: s.id }, value: 1 }] : [];
@@ -174,22 +140,6 @@ export function createMetrics(source: MetricsSource): Metrics {
     const s = source.snapshot();
     return s ? [{ labels: {}, value: Math.max(0, (source.now() - s.builtAtMs) / 1000) }] : [];
   });
-  custom("reloads_total", "Reloads of the snapshot and keys, by result.", "counter", () => [
-    { labels: { result: "success" }, value: reloads[0]! },
-    { labels: { result: "failure" }, value: reloads[1]! },
-  ]);
-  custom(
-    "compression_failures_total",
-    "Background compressions that failed (a body's brotli, a list's gzip or brotli template), by kind; the bodies went out as they were.",
-    "counter",
-    () => COMPRESSION_KINDS.map((kind) => ({ labels: { kind }, value: compressionFailures.get(kind)! })),
-  );
-  custom(
-    "last_reload_timestamp_seconds",
-    "When the last reload (of either result) ended, epoch seconds; 0 before any.",
-    "gauge",
-    () => [{ labels: {}, value: lastReloadMs / 1000 }],
-  );
   const limitsShared = source.limitsShared;
   if (limitsShared) {
     custom(
@@ -260,6 +210,69 @@ export function createMetrics(source: MetricsSource): Metrics {
       () => Object.entries(events().refused).map(([cap, value]) => ({ labels: { cap }, value })),
     );
   }
+}
+
+/** Metrics in a registry of their own, with node's default process metrics. */
+export function createMetrics(source: MetricsSource): Metrics {
+  const registry = new client.Registry();
+  // Under WORKERS=N each worker counts its own requests: every series says which worker answered the scrape.
+  if (cluster.worker) registry.setDefaultLabels({ worker: String(cluster.worker.id) });
+  client.collectDefaultMetrics({ register: registry });
+  const requests = new Float64Array(ROUTES.length * STATUS_LABELS.length);
+  const bytes = new Float64Array(ROUTES.length);
+  const latency = new Histogram(ROUTES.length);
+  const searches = new Histogram(1);
+  const rejections = new Float64Array(REJECTIONS.length);
+  const reloads = new Float64Array(2);
+  const compressionFailures = new Map<CompressionKind, number>(COMPRESSION_KINDS.map((k) => [k, 0]));
+  let lastReloadMs = 0;
+  let servers: Server[] = [];
+
+  const custom = seriesOf(registry);
+  custom("requests_total", "Requests answered, by route class and status.", "counter", () =>
+    ROUTES.flatMap((route, r) =>
+      STATUS_LABELS.flatMap((status, s) =>
+        requests[r * STATUS_LABELS.length + s]
+          ? [{ labels: { route, status }, value: requests[r * STATUS_LABELS.length + s]! }]
+          : [],
+      ),
+    ),
+  );
+  custom(
+    "request_duration_seconds",
+    "Time from a request's arrival at the handler to its response, by route class.",
+    "histogram",
+    () => ROUTES.flatMap((route, r) => latency.values(PREFIX + "request_duration_seconds", r, { route })),
+  );
+  custom("response_bytes_total", "Body bytes sent, by route class.", "counter", () =>
+    ROUTES.map((route, r) => ({ labels: { route }, value: bytes[r]! })),
+  );
+  custom(
+    "rejections_total",
+    "Requests refused before their resource was looked up (401 and 429), by reason.",
+    "counter",
+    () => REJECTIONS.map((reason, i) => ({ labels: { reason }, value: rejections[i]! })),
+  );
+  custom("search_duration_seconds", "Time the search engine took per search.", "histogram", () =>
+    searches.values(PREFIX + "search_duration_seconds", 0, {}),
+  );
+  custom("reloads_total", "Reloads of the snapshot and keys, by result.", "counter", () => [
+    { labels: { result: "success" }, value: reloads[0]! },
+    { labels: { result: "failure" }, value: reloads[1]! },
+  ]);
+  custom(
+    "compression_failures_total",
+    "Background compressions that failed (a body's brotli, a list's gzip or brotli template), by kind; the bodies went out as they were.",
+    "counter",
+    () => COMPRESSION_KINDS.map((kind) => ({ labels: { kind }, value: compressionFailures.get(kind)! })),
+  );
+  custom(
+    "last_reload_timestamp_seconds",
+    "When the last reload (of either result) ended, epoch seconds; 0 before any.",
+    "gauge",
+    () => [{ labels: {}, value: lastReloadMs / 1000 }],
+  );
+  registerSourceSeries(custom, source);
   custom("connections_open", "Client connections open now.", "gauge", async () => {
     const counts = await Promise.all(
       servers.map((s) => new Promise<number>((resolve) => s.getConnections((err, n) => resolve(err ? 0 : n)))),

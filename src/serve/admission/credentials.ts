@@ -1,0 +1,103 @@
+// The keys' side of admission: a request's credential from its key (a key that is not valid counting against the
+// client's address, which is locked out past its limit), and the key's rate limit taken, each refusal an ApiError
+// made once for every request refused the same way.
+import type { IncomingMessage } from "node:http";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
+import { ApiError } from "../../errors.ts";
+import type { KeyRecord } from "../../keys/keys-file.ts";
+import type { AdmissionOptions, Credential } from "./admission.ts";
+import type { KeyRing } from "./api-key-check.ts";
+import { createClientLimitKey } from "./client-address.ts";
+import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import type { Limit } from "./rate-limit.ts";
+
+/** Returns authenticate, takeToken and the key buckets (to read without taking), under `options`' limits. */
+export function createCredentials(options: AdmissionOptions) {
+  const keyLimit = options.keyLimit ?? DEFAULT_KEY_RATE_LIMIT;
+  const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
+  const keyBuckets = options.limits?.keys ?? new TokenBuckets();
+  const failureBuckets = options.limits?.failures ?? new TokenBuckets();
+  // A key's own limit, made once per record (a reload makes new records).
+  const ownLimits = new WeakMap<KeyRecord, Limit>();
+  const limitOf = (record: KeyRecord | undefined): Limit => {
+    if (!record?.rate) return keyLimit;
+    let limit = ownLimits.get(record);
+    if (!limit)
+      ownLimits.set(
+        record,
+        (limit = { rate: record.rate, burst: record.burst ?? Math.max(1, Math.ceil(record.rate * 4)) }),
+      );
+    return limit;
+  };
+
+  // Rejections repeat: one error object per distinct answer (its rendering is then made once, in respond.ts).
+  const rejections = new Map<string, ApiError>();
+  const rejection = (key: string, make: () => ApiError): ApiError => {
+    let error = rejections.get(key);
+    if (!error) {
+      if (rejections.size >= 1_000) rejections.clear();
+      rejections.set(key, (error = make()));
+    }
+    return error;
+  };
+
+  const clientAddress = createClientLimitKey(options.trustProxy ?? []);
+
+  /** The 401 of an address past its failure limit, with the seconds until it may try again. */
+  const lockedOut = (wait: number): ApiError =>
+    rejection(
+      `locked ${wait}`,
+      () =>
+        new ApiError(
+          401,
+          "api_key_invalid",
+          "too many failed API-key attempts from this address; this key was not counted (valid keys are still served)",
+          { "Retry-After": String(wait) },
+          "address_locked_out",
+        ),
+    );
+
+  /**
+   * The request's credential, or the 401 that answers it. A key that is not valid counts as a failure against the
+   * client's address; once the address is past its limit, such attempts get the lockout's 401 (with Retry-After)
+   * instead. A valid key is served whatever its address did: behind a NAT, a CDN or a proxy many clients share one.
+   */
+  const authenticate = (
+    keys: KeyRing,
+    req: IncomingMessage,
+    query: Map<string, string[]>,
+    nowMs: number,
+  ): Credential | ApiError => {
+    const found = keys.check(query, nowMs);
+    if (!(found instanceof ApiError)) {
+      return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
+    }
+    if (found.code !== "api_key_invalid") return found;
+    const address = clientAddress(req);
+    const wait = failureBuckets.size === 0 ? 0 : failureBuckets.waitFor(address, authFailureLimit, nowMs);
+    if (wait > 0) return lockedOut(wait);
+    failureBuckets.take(address, authFailureLimit, nowMs);
+    return found;
+  };
+
+  /** Takes a token from the key's bucket: null, or the 429 when it is empty. */
+  const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): ApiError | null => {
+    const take = keyBuckets.take(name, limit, nowMs);
+    pushRateLimitHeaders(headers, limit, take);
+    if (!take.ok) {
+      return rejection(
+        `429 ${limit.rate} ${limit.burst} ${take.retryAfter}`,
+        () =>
+          new ApiError(
+            429,
+            "rate_limited",
+            `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`,
+            { "Retry-After": String(take.retryAfter) },
+          ),
+      );
+    }
+    return null;
+  };
+
+  return { authenticate, takeToken, keyBuckets };
+}
