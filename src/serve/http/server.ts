@@ -221,49 +221,13 @@ export async function startServer(
         listener,
       )
     : createServer(httpOptions, listener);
-  // Expect other than 100-continue: the 417 node would send, through the same keep-alive rule.
-  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
-    if (closeAfter(req.socket, req, res)) return;
-    if (secure) markSecure(res);
-    advertise(res);
-    res.writeHead(417, { "Content-Length": "0" });
-    res.end();
-  });
   // Every new connection prepared once, and the idle ones closed by a sweep instead of a timer per request.
   const connections = createConnections({ keepAliveTimeout: o.keepAliveTimeout, sendStall: o.sendStall, sending });
   // After node's own listener, before the first request is read; with TLS, on the socket requests arrive on.
   server.on(secure ? "secureConnection" : "connection", connections.prepare);
-  // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
-  server.on("connect", (_req: IncomingMessage, socket: Socket) => {
-    socket.end(
-      rawProblem(
-        new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }),
-        secure,
-      ),
-    );
-  });
-  // A failed TLS handshake (plain HTTP on this port, a handshake not finished within handshakeTimeout) leaves no
-  // channel to answer on: the connection is closed. node's https.Server passes the error on to 'clientError' below,
-  // whose answer, written to a socket that never became secure, would otherwise keep the connection open forever.
-  if (secure) server.prependListener("tlsClientError", (_err: Error, socket: Socket) => socket.destroy());
   server.maxConnections = o.maxConnections;
-  // An idle keep-alive connection (past keepAliveTimeout) is closed as node would, unless the client has yet to
-  // acknowledge what it was sent (send-limits.ts): then once it has, or by a reset at sendTimeout.
-  server.on("timeout", (socket: Socket) => sending.closeIdle(socket));
-  // A request node could not parse (or that came too slowly) is answered like every other error: a problem body.
-  server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable) return socket.destroy();
-    socket.end(rawProblem(protocolError(err.code), secure));
-  });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once("error", reject);
-    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
-      server.off("error", reject);
-      resolveListen();
-    });
-  });
-  const address = server.address();
-  const boundPort = typeof address === "object" && address ? address.port : port;
+  answerEveryOtherCase(server, { secure, closeAfter, advertise, sending });
+  const boundPort = await listenOn(server, host, port);
   return {
     server,
     port: boundPort,
@@ -278,4 +242,66 @@ export async function startServer(
         server.closeIdleConnections();
       }),
   };
+}
+
+/**
+ * What a server answers besides requests, each through the same rules as a request: an Expect other than
+ * 100-continue, CONNECT, a failed TLS handshake, an idle connection's timeout, and a request node could not parse.
+ */
+function answerEveryOtherCase(
+  server: Server | HttpsServer,
+  {
+    secure,
+    closeAfter,
+    advertise,
+    sending,
+  }: {
+    secure: boolean;
+    closeAfter: (socket: Connection, req: IncomingMessage, res: ServerResponse) => boolean;
+    advertise: (res: ServerResponse) => void;
+    sending: ReturnType<typeof createSendLimits>;
+  },
+): void {
+  // Expect other than 100-continue: the 417 node would send, through the same keep-alive rule.
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
+    if (closeAfter(req.socket, req, res)) return;
+    if (secure) markSecure(res);
+    advertise(res);
+    res.writeHead(417, { "Content-Length": "0" });
+    res.end();
+  });
+  // CONNECT is a tunnel request: with no listener node drops the socket without an answer (a 502 behind a proxy).
+  server.on("connect", (_req: IncomingMessage, socket: Socket) => {
+    socket.end(
+      rawProblem(
+        new ApiError(405, "method_not_allowed", "CONNECT is not allowed; use GET or HEAD", { Allow: "GET, HEAD" }),
+        secure,
+      ),
+    );
+  });
+  // A failed TLS handshake (plain HTTP on this port, a handshake not finished within handshakeTimeout) leaves no
+  // channel to answer on: the connection is closed. node's https.Server passes the error on to 'clientError' below,
+  // whose answer, written to a socket that never became secure, would otherwise keep the connection open forever.
+  if (secure) server.prependListener("tlsClientError", (_err: Error, socket: Socket) => socket.destroy());
+  // An idle keep-alive connection (past keepAliveTimeout) is closed as node would, unless the client has yet to
+  // acknowledge what it was sent (send-limits.ts): then once it has, or by a reset at sendTimeout.
+  server.on("timeout", (socket: Socket) => sending.closeIdle(socket));
+  // A request node could not parse (or that came too slowly) is answered like every other error: a problem body.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable) return socket.destroy();
+    socket.end(rawProblem(protocolError(err.code), secure));
+  });
+}
+
+/** Listens on host:port; resolves with the port bound (the one chosen for port 0). */
+async function listenOn(server: Server | HttpsServer, host: string, port: number): Promise<number> {
+  await new Promise<void>((resolveListen, reject) => {
+    server.once("error", reject);
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
+      server.off("error", reject);
+      resolveListen();
+    });
+  });
+  const address = server.address();
+  return typeof address === "object" && address ? address.port : port;
 }
