@@ -12,7 +12,7 @@ import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { parseQuery } from "../../src/serve/admission/request.ts";
 import { release } from "../../src/serve/bodies/scratch.ts";
 import { searchBody } from "../../src/serve/endpoints/search.ts";
-import { parseSearchParams } from "../../src/serve/endpoints/search-params.ts";
+import { parseSearchParams } from "../../src/serve/admission/search-params.ts";
 import { readCatalogDocs } from "../search/corpus.ts";
 import { makeQueries } from "../search/queries.ts";
 import { searchTarget } from "./urls.ts";

@@ -1,6 +1,6 @@
 // The bounds on one search, in one place: the page a client may ask for (rows, start, filter values), and every loop
 // whose length a client chooses, checked after the text is folded (NFKD turns one character into up to 18: `㌖` is
-// six letters), so that the worst request is a number. The server checks them (src/serve/endpoints/search-params.ts)
+// six letters), so that the worst request is a number. The server checks them (src/serve/admission/search-params.ts)
 // and the OpenAPI document states them (src/api/parameters.ts) from here.
 import { surfaceWords, fold } from "./tokenize.ts";
 

@@ -8,39 +8,19 @@ import { matchEndpoint, ROUTE_INDEX } from "../../api/routing.ts";
 import type { RouteIndex } from "../../api/routing.ts";
 import type { Answer, Endpoint } from "../../api/endpoints.ts";
 import { pushRateLimitHeaders } from "./rate-limit.ts";
-import type { Limit, Limiter, Take } from "./rate-limit.ts";
+import type { Take } from "./rate-limit.ts";
 import { createTrustedPeer } from "./client-address.ts";
 import { createCredentials } from "./credentials.ts";
+import type { Credential, CredentialOptions } from "./credentials.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
-import { parseSearchParams } from "../endpoints/search-params.ts";
-import type { SearchParams } from "../endpoints/search-params.ts";
+import { parseSearchParams } from "./search-params.ts";
+import type { SearchParams } from "./search-params.ts";
 
-export interface AdmissionOptions {
-  /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_RATE_LIMIT (50/s, burst 200). */
-  keyLimit?: Limit;
-  /**
-   * Failed authentications per client address; past it, every further attempt with a key that is not valid is a 401
-   * without the key being counted again (valid keys from the address are still served). Default
-   * DEFAULT_AUTH_FAILURE_LIMIT (1/s, burst 10).
-   */
-  authFailureLimit?: Limit;
-  /**
-   * Proxies whose X-Forwarded-For names the client (addresses or CIDR networks, e.g. `127.0.0.1`, `10.0.0.0/8`);
-   * from any other peer the header is ignored. Default none: the peer is the client.
-   */
-  trustProxy?: readonly string[];
+export type { Credential };
+
+export interface AdmissionOptions extends CredentialOptions {
   /** Longest request target, bytes. Default DEFAULT_MAX_URL_LENGTH (4096). */
   maxUrlLength?: number;
-  /** Where the buckets of both limits are kept. Default: this process's memory (shared-limits.ts keeps them in Redis). */
-  limits?: { keys: Limiter; failures: Limiter; readonly shared?: boolean };
-}
-
-/** A valid key and the rate it may be used at: what authenticating a request's key yields. */
-export interface Credential {
-  name: string;
-  limit: Limit;
-  /** Epoch ms from which the key is refused (a key replaced by `rotate`, in its grace period); Infinity otherwise. */
-  until: number;
 }
 
 /** An admitted /v1/ request: who asks, for what, in which form. */

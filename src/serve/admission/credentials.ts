@@ -5,14 +5,40 @@ import type { IncomingMessage } from "node:http";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyRecord } from "../../keys/keys-file.ts";
-import type { AdmissionOptions, Credential } from "./admission.ts";
 import type { KeyRing } from "./api-key-check.ts";
 import { createClientLimitKey } from "./client-address.ts";
 import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
-import type { Limit } from "./rate-limit.ts";
+import type { Limit, Limiter } from "./rate-limit.ts";
+
+/** The limits a credential is held to, and where their buckets are kept. */
+export interface CredentialOptions {
+  /** Request rate per key, unless the key's record sets its own. Default DEFAULT_KEY_RATE_LIMIT (50/s, burst 200). */
+  keyLimit?: Limit;
+  /**
+   * Failed authentications per client address; past it, every further attempt with a key that is not valid is a 401
+   * without the key being counted again (valid keys from the address are still served). Default
+   * DEFAULT_AUTH_FAILURE_LIMIT (1/s, burst 10).
+   */
+  authFailureLimit?: Limit;
+  /**
+   * Proxies whose X-Forwarded-For names the client (addresses or CIDR networks, e.g. `127.0.0.1`, `10.0.0.0/8`);
+   * from any other peer the header is ignored. Default none: the peer is the client.
+   */
+  trustProxy?: readonly string[];
+  /** Where the buckets of both limits are kept. Default: this process's memory (shared-limits.ts keeps them in Redis). */
+  limits?: { keys: Limiter; failures: Limiter; readonly shared?: boolean };
+}
+
+/** A valid key and the rate it may be used at: what authenticating a request's key yields. */
+export interface Credential {
+  name: string;
+  limit: Limit;
+  /** Epoch ms from which the key is refused (a key replaced by `rotate`, in its grace period); Infinity otherwise. */
+  until: number;
+}
 
 /** Returns authenticate, takeToken and the key buckets (to read without taking), under `options`' limits. */
-export function createCredentials(options: AdmissionOptions) {
+export function createCredentials(options: CredentialOptions) {
   const keyLimit = options.keyLimit ?? DEFAULT_KEY_RATE_LIMIT;
   const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
   const keyBuckets = options.limits?.keys ?? new TokenBuckets();

@@ -3,13 +3,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Admitted, RequestInfo } from "../admission/admission.ts";
 import { jsonpOf } from "../admission/request-guards.ts";
-import type { Sent, Services } from "../responder.ts";
 import { sendProblem, sendRepresentation } from "./respond.ts";
 import { Missing } from "./resources.ts";
 import type { Found } from "./response-body.ts";
+import type { createVariants } from "./variants.ts";
 
 /** Returns send(req, res, found, a, info, headers, nowMs): `found` sent for `a` at `nowMs`. */
-export function foundSender({ variants, maxAge }: Pick<Services, "variants" | "maxAge">) {
+export function foundSender({ variants, maxAge }: { variants: ReturnType<typeof createVariants>; maxAge: number }) {
   return (
     req: IncomingMessage,
     res: ServerResponse,
@@ -18,7 +18,7 @@ export function foundSender({ variants, maxAge }: Pick<Services, "variants" | "m
     info: RequestInfo,
     headers: string[],
     nowMs: number,
-  ): Sent => {
+  ): [status: number, bytes: number] => {
     const { changesAt } = found;
     const ttl =
       changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));

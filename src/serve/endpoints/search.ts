@@ -8,7 +8,7 @@ import type { Element } from "../../compress/pieces.ts";
 import type { Found } from "../bodies/response-body.ts";
 import { fmix, fnv1a, hex8, rotl } from "../bodies/fast-hash.ts";
 import { allocScratch } from "../bodies/scratch.ts";
-import type { SearchParams } from "./search-params.ts";
+import type { SearchParams } from "../admission/search-params.ts";
 import { performance } from "node:perf_hooks";
 import { foundSender } from "../bodies/found.ts";
 import type { ResponderModule } from "../responder.ts";

@@ -13,7 +13,7 @@ import {
 } from "../../search/limits.ts";
 import { FACET_NAMES, SORT_ORDERS } from "../../search/types.ts";
 import type { FacetName, SearchQuery, SortOrder } from "../../search/types.ts";
-import { single } from "../admission/request.ts";
+import { single } from "./request.ts";
 
 const STORE_ALIASES: Record<string, Store> = { children: "kids" };
 
