@@ -29,49 +29,64 @@ import { confirmLink, deadLink } from "./views/auth-pages.ts";
 
 const WRONG_PASSWORD = "The current password is wrong";
 
+/** The account page, with the account's trail. */
+const show = async (portal: Portal, c: PortalContext, status: 200 | 400 | 401 | 429, state: AccountForms = {}) =>
+  render(
+    c,
+    portal,
+    status,
+    "Account",
+    accountPage(pageContext(c, portal), await listAudit(portal.db, accountOf(c).id), state),
+  );
+
+/** Records a change on the signed-in account's trail. */
+const audit = (portal: Portal, c: PortalContext, event: AuditEvent, detail = "") =>
+  recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
+
+/** The form parsed and the current password checked; the page to answer otherwise. */
+const check = async <T extends { current: string }>(
+  portal: Portal,
+  c: PortalContext,
+  form: { ok: true; data: T } | { ok: false; errors: FieldErrors },
+  which: AccountForms["form"],
+) => {
+  if (!form.ok) return { page: await show(portal, c, 400, { form: which, errors: form.errors }) };
+  if (!(await verifyPassword(form.data.current, accountOf(c).password)))
+    return { page: await show(portal, c, 401, { form: which, errors: { current: WRONG_PASSWORD } }) };
+  return { data: form.data };
+};
+
 /** Adds the account page's routes to `app`. */
 export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): void {
-  const show = async (c: PortalContext, status: 200 | 400 | 401 | 429, state: AccountForms = {}) =>
-    render(
-      c,
-      portal,
-      status,
-      "Account",
-      accountPage(pageContext(c, portal), await listAudit(portal.db, accountOf(c).id), state),
-    );
-  const audit = (c: PortalContext, event: AuditEvent, detail = "") =>
-    recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
-  /** The form parsed and the current password checked; the page to answer otherwise. */
-  const check = async <T extends { current: string }>(
-    c: PortalContext,
-    form: { ok: true; data: T } | { ok: false; errors: FieldErrors },
-    which: AccountForms["form"],
-  ) => {
-    if (!form.ok) return { page: await show(c, 400, { form: which, errors: form.errors }) };
-    if (!(await verifyPassword(form.data.current, accountOf(c).password)))
-      return { page: await show(c, 401, { form: which, errors: { current: WRONG_PASSWORD } }) };
-    return { data: form.data };
-  };
-
   app.use("/account", requireAccount);
   app.use("/account/*", requireAccount);
-  app.get("/account", (c) => show(c, 200, { message: c.req.query("changed") ? "Saved." : undefined }));
+  app.get("/account", (c) => show(portal, c, 200, { message: c.req.query("changed") ? "Saved." : undefined }));
+  registerPasswordChange(app, portal);
+  registerEmailChange(app, portal);
+  registerEmailConfirmation(app, portal);
+  registerDeletion(app, portal);
+}
 
+/** A new password: every session ended and every mailed link dropped, this browser signed in again. */
+function registerPasswordChange(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/account/password", async (c) => {
-    const { page, data } = await check(c, parseForm(PasswordChangeSchema, await formOf(c)), "password");
+    const { page, data } = await check(portal, c, parseForm(PasswordChangeSchema, await formOf(c)), "password");
     if (!data) return page;
     const account = accountOf(c);
     await updateAccount(portal.db, account.id, { password: await hashPassword(data.password) });
     await deleteTokens(portal.db, account.id); // links mailed under the old password
     await endAllSessions(portal.db, account.id); // every session, this one too: a new one for this browser
     writeSessionCookie(c, c.get("secureCookies"), await createSession(portal.db, account.id, portal.clock()));
-    await audit(c, "password.changed");
+    await audit(portal, c, "password.changed");
     return c.redirect("/account?changed=1", 303);
   });
+}
 
+/** A new email address asked for: a link mailed to it, within the mail limits. */
+function registerEmailChange(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/account/email", async (c) => {
     const form = parseForm(EmailChangeSchema, await formOf(c));
-    if (!form.ok) return show(c, 400, { form: "email", errors: form.errors });
+    if (!form.ok) return show(portal, c, 400, { form: "email", errors: form.errors });
     const email = normalizeEmail(form.data.email);
     const account = accountOf(c);
     // The mail is taken from the limits first (requests sent at once cannot all pass), given back if the password
@@ -80,18 +95,21 @@ export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): voi
     const wait = await takeMailLimits(portal, asker);
     if (wait) {
       c.header("Retry-After", String(wait));
-      return show(c, 429, { form: "email", errors: { email: tooManyMails(wait) } });
+      return show(portal, c, 429, { form: "email", errors: { email: tooManyMails(wait) } });
     }
-    const { page } = await check(c, form, "email");
+    const { page } = await check(portal, c, form, "email");
     if (page) {
       await returnMailLimits(portal, asker);
       return page;
     }
-    await audit(c, "email.change_requested", email);
+    await audit(portal, c, "email.change_requested", email);
     await portal.mailer.send({ link: "email", accountId: account.id, to: email });
-    return show(c, 200, { message: `We sent a link to ${email}: your address changes when you open it.` });
+    return show(portal, c, 200, { message: `We sent a link to ${email}: your address changes when you open it.` });
   });
+}
 
+/** The new address's link: a page to confirm it, and the change (the old address is mailed). */
+function registerEmailConfirmation(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/email/confirm", async (c) => {
     const token = c.req.query("token") ?? "";
     if (!(await peekToken(portal.db, token, "email", portal.clock())))
@@ -135,9 +153,12 @@ export function registerAccountRoutes(app: Hono<PortalEnv>, portal: Portal): voi
         <p><a href="/keys">Your keys</a></p>`,
     );
   });
+}
 
+/** The account's deletion: its keys revoked first, then the account, and this browser signed out. */
+function registerDeletion(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/account/delete", async (c) => {
-    const { page, data } = await check(c, parseForm(DeleteAccountSchema, await formOf(c)), "delete");
+    const { page, data } = await check(portal, c, parseForm(DeleteAccountSchema, await formOf(c)), "delete");
     if (!data) return page;
     const account = accountOf(c);
     await revokeAllPartnerKeys(portal.keysFile, account.id, portal.clock());

@@ -59,25 +59,47 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     trustProxy: [],
     ...options,
   };
-  const resolveClient = createExactClientAddress(portal.trustProxy);
   const app = new Hono<PortalEnv>();
+  useClientAddress(app, portal);
+  useSecurityHeaders(app);
+  app.get("/static/portal.css", (c) => c.body(PORTAL_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
+  app.get("/static/portal.js", (c) => c.body(PORTAL_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+  useSessions(app, portal);
+  useCsrfChecks(app, portal);
 
-  // Who the client is: the peer, or the address a trusted proxy names (node-server's binding holds the request).
+  app.get("/", (c) => c.redirect(c.get("account") ? "/keys" : "/sign-in", 303));
+  registerSignUpRoutes(app, portal);
+  registerSignInRoutes(app, portal);
+  registerResetRoutes(app, portal);
+  registerKeyRoutes(app, portal);
+  registerAccountRoutes(app, portal);
+  registerOperatorRoutes(app, portal);
+  registerUsageRoutes(app, portal);
+  registerErrorPages(app, portal);
+  return app;
+}
+
+/** Who the client is: the peer, or the address a trusted proxy names (node-server's binding holds the request). */
+function useClientAddress(app: Hono<PortalEnv>, portal: Portal): void {
+  const resolveClient = createExactClientAddress(portal.trustProxy);
   app.use(async (c, next) => {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     c.set("client", incoming ? resolveClient(incoming) : "");
     await next();
   });
+}
 
+/** The security headers (the CSP above among them); Cache-Control: static files 5 minutes, other answers no-store. */
+function useSecurityHeaders(app: Hono<PortalEnv>): void {
   app.use(secureHeaders({ contentSecurityPolicy: CSP, crossOriginEmbedderPolicy: true }));
   app.use(async (c, next) => {
     await next();
     c.header("Cache-Control", c.req.path.startsWith("/static/") ? "public, max-age=300" : "no-store");
   });
-  app.get("/static/portal.css", (c) => c.body(PORTAL_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
-  app.get("/static/portal.js", (c) => c.body(PORTAL_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+}
 
-  // Who is signed in, and the CSRF token their forms carry.
+/** Who is signed in, and the CSRF token their forms carry. */
+function useSessions(app: Hono<PortalEnv>, portal: Portal): void {
   app.use(async (c, next) => {
     const secure = cookiesAreSecure(portal.publicUrl(), c.req.url);
     c.set("secureCookies", secure);
@@ -93,8 +115,10 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     c.set("csrf", csrfToken(account ? sessionId! : preSessionSecret(c, secure)));
     await next();
   });
+}
 
-  // Every request that can change anything: a body of bounded size, from a page of the portal, with the token.
+/** Every request that can change anything: a body of bounded size, from a page of the portal, with the token. */
+function useCsrfChecks(app: Hono<PortalEnv>, portal: Portal): void {
   const publicOrigin = () => new URL(portal.publicUrl()).origin;
   app.use(bodyLimit({ maxSize: MAX_BODY, onError: (c) => c.text("Form too large", 413) }));
   app.use(csrf({ origin: (origin, c) => origin === publicOrigin() || origin === new URL(c.req.url).origin }));
@@ -112,16 +136,10 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
       );
     return next();
   });
+}
 
-  app.get("/", (c) => c.redirect(c.get("account") ? "/keys" : "/sign-in", 303));
-  registerSignUpRoutes(app, portal);
-  registerSignInRoutes(app, portal);
-  registerResetRoutes(app, portal);
-  registerKeyRoutes(app, portal);
-  registerAccountRoutes(app, portal);
-  registerOperatorRoutes(app, portal);
-  registerUsageRoutes(app, portal);
-
+/** The pages for no such page, a busy password hashing pool, keys that cannot be changed now and any other error. */
+function registerErrorPages(app: Hono<PortalEnv>, portal: Portal): void {
   app.notFound((c) =>
     render(c, portal, 404, "Not found", html`<p>There is no such page here. <a href="/">Start again</a>.</p>`),
   );
@@ -146,5 +164,4 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     }
     return c.html("<!doctype html><title>Error</title><p>Something went wrong on our side. Please try again.</p>", 500);
   });
-  return app;
 }

@@ -26,43 +26,66 @@ const tooMany = (minutes: number) =>
     minute${minutes === 1 ? "" : "s"}. <a href="/keys">Your keys</a>.
   </p>`;
 
+/** The signed-in account's keys. */
+const keysOf = (portal: Portal, c: PortalContext) =>
+  listPartnerKeys(portal.db, portal.keysFile, accountOf(c).id, portal.clock());
+
+/** The signed-in account's live key named in the path, or undefined. */
+const liveKey = async (portal: Portal, c: PortalContext) =>
+  (await keysOf(portal, c)).find((k) => k.id === c.req.param("id") && k.status === "active");
+
+/** The dashboard with the account's keys and their last use. */
+const showDashboard = async (
+  portal: Portal,
+  c: PortalContext,
+  status: 200 | 400 | 409,
+  form: Parameters<typeof dashboard>[4],
+) => {
+  const keys = await keysOf(portal, c);
+  const use = await keysUse(portal.db, keys, portal.clock());
+  return render(c, portal, status, "API keys", dashboard(pageContext(c, portal), keys, use, portal.keyLimit, form));
+};
+
+/** Records a change to a key on the signed-in account's trail. */
+const audit = (
+  portal: Portal,
+  c: PortalContext,
+  event: "key.created" | "key.rotated" | "key.revoked",
+  detail: string,
+) => recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
+
+/** Takes a creation or rotation from the account's hourly limit: the refusal page, or null when taken. */
+const limited = async (portal: Portal, c: PortalContext, title: string) => {
+  const wait = await takeKeyChange(portal.db, accountOf(c).id, portal.keyLimit, portal.clock());
+  return wait > 0 ? renderTooMany(c, portal, wait, title, tooMany(Math.ceil(wait / 60))) : null;
+};
+
+/** Records the new key for this session to see once, and redirects to the page that shows it. */
+const reveal = async (portal: Portal, c: PortalContext, keyId: string, key: string, intro: string) => {
+  const made = { accountId: accountOf(c).id, keyId, key, intro };
+  const id = await recordReveal(portal.db, c.get("sessionId")!, made, portal.clock());
+  return c.redirect(`/keys/new/${id}`, 303);
+};
+
 /** Adds the key dashboard's routes to `app`. */
 export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
-  const ctx = (c: PortalContext) => pageContext(c, portal);
-  const keysOf = (c: PortalContext) => listPartnerKeys(portal.db, portal.keysFile, accountOf(c).id, portal.clock());
-  /** The signed-in account's live key named in the path, or undefined. */
-  const liveKey = async (c: PortalContext) =>
-    (await keysOf(c)).find((k) => k.id === c.req.param("id") && k.status === "active");
-  /** The dashboard with the account's keys and their last use. */
-  const showDashboard = async (c: PortalContext, status: 200 | 400 | 409, form: Parameters<typeof dashboard>[4]) => {
-    const keys = await keysOf(c);
-    const use = await keysUse(portal.db, keys, portal.clock());
-    return render(c, portal, status, "API keys", dashboard(ctx(c), keys, use, portal.keyLimit, form));
-  };
-  const audit = (c: PortalContext, event: "key.created" | "key.rotated" | "key.revoked", detail: string) =>
-    recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
-  /** Takes a creation or rotation from the account's hourly limit: the refusal page, or null when taken. */
-  const limited = async (c: PortalContext, title: string) => {
-    const wait = await takeKeyChange(portal.db, accountOf(c).id, portal.keyLimit, portal.clock());
-    return wait > 0 ? renderTooMany(c, portal, wait, title, tooMany(Math.ceil(wait / 60))) : null;
-  };
-  /** Records the new key for this session to see once, and redirects to the page that shows it. */
-  const reveal = async (c: PortalContext, keyId: string, key: string, intro: string) => {
-    const made = { accountId: accountOf(c).id, keyId, key, intro };
-    const id = await recordReveal(portal.db, c.get("sessionId")!, made, portal.clock());
-    return c.redirect(`/keys/new/${id}`, 303);
-  };
-
   app.use("/keys", requireAccount);
   app.use("/keys/*", requireAccount);
+  registerDashboard(app, portal);
+  registerReveal(app, portal);
+  registerRotation(app, portal);
+  registerRevocation(app, portal);
+}
 
+/** The dashboard, and the creation of a key from its form. */
+function registerDashboard(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/keys", async (c) => {
     const message = c.req.query("verified")
       ? "Your email address is confirmed."
       : c.req.query("revoked")
         ? "The key was revoked."
         : undefined;
-    return showDashboard(c, 200, { message });
+    return showDashboard(portal, c, 200, { message });
   });
 
   app.post("/keys", async (c) => {
@@ -70,9 +93,9 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     const values = { name: typeof body.name === "string" ? body.name : "" };
     const form = parseForm(KeyNameSchema, body);
     const again = (status: 400 | 409, errors: Record<string, string | undefined>) =>
-      showDashboard(c, status, { values, errors });
+      showDashboard(portal, c, status, { values, errors });
     if (!form.ok) return again(400, form.errors);
-    const refused = await limited(c, "API keys");
+    const refused = await limited(portal, c, "API keys");
     if (refused) return refused;
     let made;
     try {
@@ -91,10 +114,13 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
         });
       throw err;
     }
-    await audit(c, "key.created", `"${form.data.name}" (${made.key.slice(0, 4)}…${made.key.slice(-4)})`);
-    return reveal(c, made.id, made.key, "Your key is ready.");
+    await audit(portal, c, "key.created", `"${form.data.name}" (${made.key.slice(0, 4)}…${made.key.slice(-4)})`);
+    return reveal(portal, c, made.id, made.key, "Your key is ready.");
   });
+}
 
+/** The page that shows a new key once (and after that, that it was shown). */
+function registerReveal(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/keys/new/:reveal", async (c) => {
     const id = c.req.param("reveal");
     const shown = /^[a-z0-9]{20}$/.test(id)
@@ -102,21 +128,31 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
       : null;
     if (!shown) return render(c, portal, 404, "Not found", notFound);
     if ("key" in shown)
-      return render(c, portal, 200, "Your new key", keyShown(ctx(c), shown.label, shown.key, shown.intro));
+      return render(
+        c,
+        portal,
+        200,
+        "Your new key",
+        keyShown(pageContext(c, portal), shown.label, shown.key, shown.intro),
+      );
     return render(c, portal, 200, "Key already shown", keyAlreadyShown(shown.label, shown.shown));
   });
+}
 
+/** A key's rotation: its form, and a new key with the old one kept for the grace period chosen. */
+function registerRotation(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/keys/:id/rotate", async (c) => {
-    const key = await liveKey(c);
+    const key = await liveKey(portal, c);
     if (!key) return render(c, portal, 404, "Not found", notFound);
-    return render(c, portal, 200, "Rotate a key", rotateForm(ctx(c), key));
+    return render(c, portal, 200, "Rotate a key", rotateForm(pageContext(c, portal), key));
   });
   app.post("/keys/:id/rotate", async (c) => {
-    const key = await liveKey(c);
+    const key = await liveKey(portal, c);
     if (!key) return render(c, portal, 404, "Not found", notFound);
     const form = parseForm(RotateSchema, await formOf(c));
-    if (!form.ok) return render(c, portal, 400, "Rotate a key", rotateForm(ctx(c), key, form.errors.grace));
-    const refused = await limited(c, "Rotate a key");
+    if (!form.ok)
+      return render(c, portal, 400, "Rotate a key", rotateForm(pageContext(c, portal), key, form.errors.grace));
+    const refused = await limited(portal, c, "Rotate a key");
     if (refused) return refused;
     const made = await rotatePartnerKey(
       portal.db,
@@ -128,6 +164,7 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
     );
     if (!made) return render(c, portal, 404, "Not found", notFound);
     await audit(
+      portal,
       c,
       "key.rotated",
       `"${key.label}" (${key.first4}…${key.last4} -> ${made.slice(0, 4)}…${made.slice(-4)}, old key for ${form.data.grace})`,
@@ -139,19 +176,22 @@ export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
             .replace("h", " hours")
             .replace("d", " days")
             .replace(/^1 hours/, "1 hour")}.`;
-    return reveal(c, key.id, made, intro);
+    return reveal(portal, c, key.id, made, intro);
   });
+}
 
+/** A key's revocation: its confirmation form, and the revocation. */
+function registerRevocation(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/keys/:id/revoke", async (c) => {
-    const key = await liveKey(c);
+    const key = await liveKey(portal, c);
     if (!key) return render(c, portal, 404, "Not found", notFound);
-    return render(c, portal, 200, "Revoke a key", revokeForm(ctx(c), key));
+    return render(c, portal, 200, "Revoke a key", revokeForm(pageContext(c, portal), key));
   });
   app.post("/keys/:id/revoke", async (c) => {
-    const key = await liveKey(c);
+    const key = await liveKey(portal, c);
     if (!key || !(await revokePartnerKey(portal.db, portal.keysFile, accountOf(c).id, key.id, portal.clock())))
       return render(c, portal, 404, "Not found", notFound);
-    await audit(c, "key.revoked", `"${key.label}" (${key.first4}…${key.last4})`);
+    await audit(portal, c, "key.revoked", `"${key.label}" (${key.first4}…${key.last4})`);
     return c.redirect("/keys?revoked=1", 303);
   });
 }

@@ -68,42 +68,63 @@ const pageOf = (c: PortalContext) => {
 const limitsWords = (l: OperatorLimits) =>
   l === "default" ? "the API's defaults" : `rate ${l.rate}/s${l.burst !== undefined ? ` burst ${l.burst}` : ""}`;
 
+/** Records an operator's action on the account it changed, with the operator and their address. */
+const audit = (portal: Portal, c: PortalContext, accountId: string, event: AuditEvent, detail: string) =>
+  recordAudit(portal.db, accountId, {
+    at: portal.clock(),
+    event,
+    detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
+    address: clientAddress(c),
+  });
+
+/** An account's page: its keys, their use and its trail. */
+const showAccount = async (
+  portal: Portal,
+  c: PortalContext,
+  a: Account,
+  status: 200 | 400 | 404,
+  state: OperatorForms = {},
+) => {
+  const keys = await listPartnerKeys(portal.db, portal.keysFile, a.id, portal.clock());
+  const use = await keysUse(portal.db, keys, portal.clock());
+  const trail = await listAudit(portal.db, a.id);
+  return render(c, portal, status, a.email, operatorAccountPage(pageContext(c, portal), a, keys, use, trail, state));
+};
+
+/** The page of the keys `npm run keys` made. */
+const showOperatorKeys = async (portal: Portal, c: PortalContext, status: 200 | 400, state: OperatorForms = {}) =>
+  render(
+    c,
+    portal,
+    status,
+    "Operator keys",
+    operatorKeysPage(pageContext(c, portal), await listOperatorKeys(portal.db, portal.keysFile, portal.clock()), state),
+  );
+
+/** The account in the path, or null. */
+const target = async (portal: Portal, c: PortalContext) => {
+  const id = c.req.param("id") ?? "";
+  return /^[a-z0-9]{1,40}$/.test(id) ? findAccount(portal.db, id) : null;
+};
+
+/** Redirects to `path`, which says what was done. */
+const done = (c: PortalContext, path: string, what: keyof typeof DONE) => c.redirect(`${path}?done=${what}`, 303);
+
 /** Adds the operator pages' routes to `app`. */
 export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): void {
-  const ctx = (c: PortalContext) => pageContext(c, portal);
-  const audit = (c: PortalContext, accountId: string, event: AuditEvent, detail: string) =>
-    recordAudit(portal.db, accountId, {
-      at: portal.clock(),
-      event,
-      detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
-      address: clientAddress(c),
-    });
-  const showAccount = async (c: PortalContext, a: Account, status: 200 | 400 | 404, state: OperatorForms = {}) => {
-    const keys = await listPartnerKeys(portal.db, portal.keysFile, a.id, portal.clock());
-    const use = await keysUse(portal.db, keys, portal.clock());
-    const trail = await listAudit(portal.db, a.id);
-    return render(c, portal, status, a.email, operatorAccountPage(ctx(c), a, keys, use, trail, state));
-  };
-  const showOperatorKeys = async (c: PortalContext, status: 200 | 400, state: OperatorForms = {}) =>
-    render(
-      c,
-      portal,
-      status,
-      "Operator keys",
-      operatorKeysPage(ctx(c), await listOperatorKeys(portal.db, portal.keysFile, portal.clock()), state),
-    );
-  /** The account in the path, or null. */
-  const target = async (c: PortalContext) => {
-    const id = c.req.param("id") ?? "";
-    return /^[a-z0-9]{1,40}$/.test(id) ? findAccount(portal.db, id) : null;
-  };
-  const done = (c: PortalContext, path: string, what: keyof typeof DONE) => c.redirect(`${path}?done=${what}`, 303);
-
   app.use("/admin", requireOperator);
   app.use("/admin/*", requireOperator);
   app.get("/admin", (c) => c.redirect("/admin/accounts", 303));
+  registerAccountList(app, portal);
+  registerAccountPage(app, portal);
+  registerSuspension(app, portal);
+  registerLimits(app, portal);
+  registerOperatorKeys(app, portal);
+  registerAuditPage(app, portal);
+}
 
-  // By email, or busiest first (`?order=24h` or `30d`: by the requests of all the account's keys in that span).
+/** The accounts, by email or busiest first (`?order=24h` or `30d`: by all their keys' requests in that span). */
+function registerAccountList(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/admin/accounts", async (c) => {
     const n = pageOf(c);
     const order = c.req.query("order");
@@ -144,18 +165,21 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
       accountsPage(list, { n, more: accounts.length > PAGE }, { busiest, span }),
     );
   });
+}
 
+/** An account's page, and the approval of an account awaiting it (the partner is mailed). */
+function registerAccountPage(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/admin/accounts/:id", async (c) => {
-    const a = await target(c);
+    const a = await target(portal, c);
     if (!a) return c.notFound();
-    return showAccount(c, a, 200, { message: DONE[c.req.query("done") ?? ""] });
+    return showAccount(portal, c, a, 200, { message: DONE[c.req.query("done") ?? ""] });
   });
 
   app.post("/admin/accounts/:id/approve", async (c) => {
-    const a = await target(c);
+    const a = await target(portal, c);
     if (!a || a.status !== "pending") return c.notFound();
     await updateAccount(portal.db, a.id, { status: "active" });
-    await audit(c, a.id, "operator.approved", "");
+    await audit(portal, c, a.id, "operator.approved", "");
     await portal.mailer.send({
       to: a.email,
       subject: "Your developer portal account is approved",
@@ -163,24 +187,33 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
     });
     return done(c, `/admin/accounts/${a.id}`, "approved");
   });
+}
 
+/** Suspending an account (with a reason and a confirmation; the partner is mailed the reason), and reinstating it. */
+function registerSuspension(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/admin/accounts/:id/suspend", async (c) => {
-    const a = await target(c);
+    const a = await target(portal, c);
     if (!a || a.status !== "active") return c.notFound();
     if (a.id === accountOf(c).id)
-      return showAccount(c, a, 400, { message: "You cannot suspend your own account: ask another operator." });
+      return showAccount(portal, c, a, 400, { message: "You cannot suspend your own account: ask another operator." });
     const body = await formOf(c);
     const form = parseForm(SuspendSchema, body);
     if (!form.ok) {
       const reason = typeof body.reason === "string" ? body.reason.slice(0, REASON_MAX) : "";
-      return showAccount(c, a, 400, { form: "suspend", errors: form.errors, reason });
+      return showAccount(portal, c, a, 400, { form: "suspend", errors: form.errors, reason });
     }
     const { reason } = form.data;
     // The keys file first: once it is written the API refuses the keys, whatever happens to the database after.
     const keys = await setAccountSuspended(portal.keysFile, a.id, true, portal.clock());
     await updateAccount(portal.db, a.id, { status: "suspended" });
     await endAllSessions(portal.db, a.id);
-    await audit(c, a.id, "operator.suspended", `${keys} key${keys === 1 ? "" : "s"} refused; reason: "${reason}"`);
+    await audit(
+      portal,
+      c,
+      a.id,
+      "operator.suspended",
+      `${keys} key${keys === 1 ? "" : "s"} refused; reason: "${reason}"`,
+    );
     await portal.mailer.send({
       to: a.email,
       subject: "Your developer portal account is suspended",
@@ -190,26 +223,30 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
   });
 
   app.post("/admin/accounts/:id/reinstate", async (c) => {
-    const a = await target(c);
+    const a = await target(portal, c);
     if (!a || a.status !== "suspended") return c.notFound();
     const keys = await setAccountSuspended(portal.keysFile, a.id, false, portal.clock());
     await updateAccount(portal.db, a.id, { status: "active" });
-    await audit(c, a.id, "operator.reinstated", `${keys} key${keys === 1 ? "" : "s"} accepted again`);
+    await audit(portal, c, a.id, "operator.reinstated", `${keys} key${keys === 1 ? "" : "s"} accepted again`);
     return done(c, `/admin/accounts/${a.id}`, "reinstated");
   });
+}
 
+/** An account's rate and burst (on all its keys), and one key's. */
+function registerLimits(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/admin/accounts/:id/limits", async (c) => {
-    const a = await target(c);
+    const a = await target(portal, c);
     if (!a) return c.notFound();
     const form = parseForm(LimitsSchema, await formOf(c));
-    if (!form.ok) return showAccount(c, a, 400, { form: "account", errors: form.errors });
+    if (!form.ok) return showAccount(portal, c, a, 400, { form: "account", errors: form.errors });
     const limits: OperatorLimits = form.data.action === "default" ? "default" : form.data;
     const keys = await setAccountKeyLimits(portal.keysFile, a.id, limits, portal.clock());
     await updateAccount(portal.db, a.id, {
       rate: limits === "default" ? null : limits.rate,
       burst: limits === "default" ? null : (limits.burst ?? null),
     });
-    await audit(c, a.id, "operator.account_limits", `${limitsWords(limits)} on ${keys} key${keys === 1 ? "" : "s"}`);
+    const detail = `${limitsWords(limits)} on ${keys} key${keys === 1 ? "" : "s"}`;
+    await audit(portal, c, a.id, "operator.account_limits", detail);
     return done(c, `/admin/accounts/${a.id}`, "limits");
   });
 
@@ -220,7 +257,7 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
     const owner = ownerId ? await findAccount(portal.db, ownerId) : null;
     const form = parseForm(LimitsSchema, await formOf(c));
     const state = { form: `k-${name}`, errors: form.ok ? {} : form.errors };
-    if (!form.ok) return owner ? showAccount(c, owner, 400, state) : showOperatorKeys(c, 400, state);
+    if (!form.ok) return owner ? showAccount(portal, c, owner, 400, state) : showOperatorKeys(portal, c, 400, state);
     const limits: OperatorLimits = form.data.action === "default" ? "default" : form.data;
     try {
       await setOneKeyLimits(portal.keysFile, name, limits, portal.clock());
@@ -228,12 +265,20 @@ export function registerOperatorRoutes(app: Hono<PortalEnv>, portal: Portal): vo
       if (err instanceof KeyInputError) return c.notFound();
       throw err;
     }
-    await audit(c, owner?.id ?? accountOf(c).id, "operator.key_limits", `"${name}": ${limitsWords(limits)}`);
+    await audit(portal, c, owner?.id ?? accountOf(c).id, "operator.key_limits", `"${name}": ${limitsWords(limits)}`);
     return done(c, owner ? `/admin/accounts/${owner.id}` : "/admin/operator-keys", "limits");
   });
+}
 
-  app.get("/admin/operator-keys", (c) => showOperatorKeys(c, 200, { message: DONE[c.req.query("done") ?? ""] }));
+/** The page of the keys `npm run keys` made. */
+function registerOperatorKeys(app: Hono<PortalEnv>, portal: Portal): void {
+  app.get("/admin/operator-keys", (c) =>
+    showOperatorKeys(portal, c, 200, { message: DONE[c.req.query("done") ?? ""] }),
+  );
+}
 
+/** Every account's trail, newest first, a page at a time. */
+function registerAuditPage(app: Hono<PortalEnv>, portal: Portal): void {
   app.get("/admin/audit", async (c) => {
     const n = pageOf(c);
     const entries = await listAllAudit(portal.db, PAGE + 1, n * PAGE);
