@@ -7,6 +7,9 @@ import { auditTable } from "./audit-table.ts";
 import { csrfField, field, notice } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
+/** The API's own limits of a key, as the account page states them. */
+const { rate, burst } = DEFAULT_KEY_RATE_LIMIT;
+
 /** Which form an error or a message belongs to. */
 export interface AccountForms {
   form?: "password" | "email" | "delete";
@@ -28,9 +31,9 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
       <a href="${ctx.apiUrl}/docs">API reference</a> describes every request.
     </p>
     <p>
-      Each key may make ${DEFAULT_KEY_RATE_LIMIT.rate} requests a second, in bursts of up to
-      ${DEFAULT_KEY_RATE_LIMIT.burst}, unless the operator gave it other limits: the <a href="/keys">API keys</a> page
-      shows each key's. A request past them is answered 429 with <code>Retry-After</code>.
+      Each key may make ${rate} requests a second, in bursts of up to ${burst}, unless the operator gave it other
+      limits: the <a href="/keys">API keys</a> page shows each key's. A request past them is answered 429 with
+      <code>Retry-After</code>.
     </p>
     <h2>Change your password</h2>
     <form method="post" action="/account/password" novalidate>
