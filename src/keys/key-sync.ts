@@ -19,7 +19,9 @@ import type { KeysStore } from "./keys-store.ts";
 import { readLocalCopy, writeLocalCopy } from "./local-copy.ts";
 import type { LocalCopy } from "./local-copy.ts";
 import { connectKeysRedis, digestOf, KEYS_CHANNEL, KEYS_DOC, keysRedisOptions } from "./redis-keys.ts";
+import type { KeysRedis } from "./redis-keys.ts";
 import { copyToSeed, createSharedKeysStore, HELD_FIELDS, heldOf, seedKeys } from "./shared-keys.ts";
+import type { SharedKeysStore } from "./shared-keys.ts";
 import { applyTombstones, tombstonesOf } from "./tombstones.ts";
 
 /** How often a publisher compares its file with Redis, and a follower Redis with its file, ms (besides announcements). */
@@ -88,9 +90,113 @@ export function startKeySync(options: KeySyncOptions): KeySync {
   const state: KeySyncStatus = { role, synced: false, change: 0, syncedAt: 0, refused: 0 };
   let reported = false; // whether this outage was reported
   let closed = false;
-  /** The local file's text, read again only when it has been replaced (a new inode, size or time): its digest. */
-  let local: { fingerprint: string; digest: string; text: string | null } | null = null;
-  const readLocal = async (keep: boolean) => {
+  const ok = (change: number) => {
+    refusals.forget();
+    const was = state.synced;
+    Object.assign(state, { synced: true, change, syncedAt: clock() });
+    reported = false;
+    if (!was) options.onSynced?.({ ...state });
+  };
+  const failed = (err: unknown) => {
+    state.synced = false;
+    if (!reported && !closed) {
+      reported = true;
+      options.onUnavailable?.(err, { ...state });
+    }
+  };
+  const context: SyncContext = {
+    options,
+    client,
+    clock,
+    state,
+    readLocal: createLocalReader(keysFile, role),
+    ok,
+    failed,
+  };
+  const refusals = createRefusals(context, () => store);
+  const step = role === "publish" ? createPublishStep(context) : createFollowStep(context, refusals.refuse);
+
+  // One comparison at a time. One asked for while another runs starts after it (the running one may have read too
+  // early), and is shared by every call made meanwhile.
+  let running: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  const sync = (): Promise<void> => {
+    if (closed) return Promise.resolve();
+    if (running) {
+      next ??= running.then(() => {
+        next = null;
+        return sync();
+      });
+      return next;
+    }
+    running = step()
+      .catch(failed)
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+
+  // Where this process's changes go under `shared`; a refusal gives Redis this machine's revocations through it too.
+  const store =
+    role === "shared"
+      ? createSharedKeysStore({
+          client,
+          keysFile,
+          follow: sync,
+          ...(options.onSeeded ? { onSeeded: options.onSeeded } : {}),
+        })
+      : null;
+
+  // A publisher's file is the source: a change number left beside it by following would refuse its writers.
+  const prepared = role === "publish" ? rm(changeFileOf(keysFile), { force: true }).catch(() => {}) : Promise.resolve();
+  client.on("ready", () => void prepared.then(sync));
+  const timer = setInterval(() => void sync(), options.interval ?? DEFAULT_SYNC_INTERVAL);
+  timer.unref();
+  // A publisher also looks as soon as the file is replaced; a follower hears of a change on the channel.
+  const watcher = role === "publish" ? watchKeysFile(keysFile, sync) : null;
+  const subscriber = role === "publish" ? null : subscribeToChanges(options.redisUrl, role, sync);
+
+  return {
+    status: () => ({ ...state }),
+    sync,
+    store,
+    close: async () => {
+      closed = true;
+      clearInterval(timer);
+      watcher?.close();
+      await running;
+      await next;
+      client.disconnect();
+      subscriber?.disconnect();
+    },
+  };
+}
+
+/** What the steps of one KeySync share: its options, connection and status, and how they are reported. */
+interface SyncContext {
+  options: KeySyncOptions;
+  client: KeysRedis;
+  clock: () => number;
+  state: KeySyncStatus;
+  readLocal: (keep: boolean) => Promise<LocalFile>;
+  /** In step with Redis at `change`: every refusal forgotten, and onSynced if it was not. */
+  ok: (change: number) => void;
+  /** Redis away, or what it holds unusable: onUnavailable, once until in step again. */
+  failed: (err: unknown) => void;
+}
+
+/** The local keys file as last read: when it was replaced (its fingerprint), its digest, and its text if kept. */
+interface LocalFile {
+  fingerprint: string;
+  digest: string;
+  text: string | null;
+}
+
+/** Reads the keys file, again only when it has been replaced (a new inode, size or time); its text kept if `keep`. */
+function createLocalReader(keysFile: string, role: KeySyncRole) {
+  let local: LocalFile | null = null;
+  return async (keep: boolean) => {
     const fingerprint = await stat(keysFile).then(
       (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
       (err: NodeJS.ErrnoException) => {
@@ -105,33 +211,13 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     }
     return local;
   };
+}
 
-  /** The histories (their latest epoch) and versions refused since last in step: each reported, and answered, once. */
-  const refusedHistories = new Set<string>();
-  const refusedVersions = new Set<string>();
-  /** The refused versions given this machine's revocations (each once), and the giving under way. */
-  const given = new Set<string>();
-  let giving: Promise<void> | null = null;
-  const ok = (change: number) => {
-    refusedHistories.clear();
-    refusedVersions.clear();
-    given.clear();
-    const was = state.synced;
-    Object.assign(state, { synced: true, change, syncedAt: clock() });
-    reported = false;
-    if (!was) options.onSynced?.({ ...state });
-  };
-  const failed = (err: unknown) => {
-    state.synced = false;
-    if (!reported && !closed) {
-      reported = true;
-      options.onUnavailable?.(err, { ...state });
-    }
-  };
-
-  /** The publisher's step: the file as it is now, published unless Redis holds it already. */
+/** The publisher's step: the file as it is now, published unless Redis holds it already. */
+function createPublishStep({ options, client, readLocal, ok }: SyncContext) {
+  const { keysFile } = options;
   let checked = ""; // the digest of the last text found valid: checked once, not at every comparison
-  const publish = async () => {
+  return async () => {
     const file = await readLocal(true);
     if (checked !== file.digest) parseKeysText(file.text!, keysFile); // never publish what followers refuse
     checked = file.digest;
@@ -139,12 +225,18 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     if (digest === file.digest && change) return ok(Number(change));
     ok(await client.publishKeys(KEYS_DOC, KEYS_CHANNEL, file.digest, file.text!));
   };
+}
 
+/** The follower's step (`follow` and `shared`): the version Redis holds, written to the local file if it differs. */
+function createFollowStep(
+  { options, client, readLocal, ok }: SyncContext,
+  refuse: (own: LocalCopy, version: Version) => void,
+) {
+  const { keysFile, role } = options;
   /** The change number recorded beside the keys file by this process (-1: none yet): recorded again when it moves. */
   let recorded = -1;
   /** The history recorded with it by this process (its JSON, as Redis holds it): recorded again when it changes. */
   let recordedHistory: string | null | undefined;
-  /** The follower's step: the version Redis holds, written to the local file if it differs. */
   const follow = async (attempts = 3): Promise<void> => {
     const held = heldOf(await client.hmget(KEYS_DOC, ...HELD_FIELDS));
     if (role === "shared") {
@@ -183,113 +275,87 @@ export function startKeySync(options: KeySyncOptions): KeySync {
     ok(change);
     options.onApplied?.(change);
   };
+  return follow;
+}
 
-  /**
-   * Keeps the copy, says so once for each history refused, and (`shared`) gives Redis the revocations the copy holds,
-   * as a change of Redis's keys made apart from this comparison (which it would otherwise wait for): one at a time,
-   * tried again at the next comparison until it is made.
-   */
-  const refuse = (own: LocalCopy, version: Version) => {
-    state.synced = false;
-    if (!refusedVersions.has(version.digest)) {
-      refusedVersions.add(version.digest);
-      state.refused++;
-      const epoch = version.history?.epochs.at(-1)?.epoch ?? version.digest;
-      if (!refusedHistories.has(epoch)) {
-        refusedHistories.add(epoch);
-        options.onRefused?.(version.change, own.change);
-      }
-    }
-    if (!store || giving || given.has(version.digest)) return;
-    const tombstones = tombstonesOf(parseKeysText(own.text, keysFile));
-    giving = store
-      .updateAnyHistory(new Date(clock()), (file) => applyTombstones(file, tombstones))
-      .then((count) => {
-        given.add(version.digest);
-        if (count > 0) options.onRevocationsGiven?.(count, version.change);
-      })
-      .catch(failed)
-      .finally(() => (giving = null));
-  };
-
-  // One comparison at a time. One asked for while another runs starts after it (the running one may have read too
-  // early), and is shared by every call made meanwhile.
-  let running: Promise<void> | null = null;
-  let next: Promise<void> | null = null;
-  const sync = (): Promise<void> => {
-    if (closed) return Promise.resolve();
-    if (running) {
-      next ??= running.then(() => {
-        next = null;
-        return sync();
-      });
-      return next;
-    }
-    running = (role === "publish" ? publish() : follow()).catch(failed).finally(() => {
-      running = null;
-    });
-    return running;
-  };
-
-  // Where this process's changes go under `shared`; a refusal gives Redis this machine's revocations through it too.
-  const store =
-    role === "shared"
-      ? createSharedKeysStore({
-          client,
-          keysFile,
-          follow: sync,
-          ...(options.onSeeded ? { onSeeded: options.onSeeded } : {}),
-        })
-      : null;
-
-  // A publisher's file is the source: a change number left beside it by following would refuse its writers.
-  const prepared = role === "publish" ? rm(changeFileOf(keysFile), { force: true }).catch(() => {}) : Promise.resolve();
-  client.on("ready", () => void prepared.then(sync));
-  const timer = setInterval(() => void sync(), options.interval ?? DEFAULT_SYNC_INTERVAL);
-  timer.unref();
-  // A publisher also looks as soon as the file is replaced; a follower hears of a change on the channel.
-  let watcher: FSWatcher | null = null;
-  let subscriber: Redis | null = null;
-  if (role === "publish") {
-    try {
-      const name = basename(keysFile);
-      watcher = watch(dirname(keysFile), { persistent: false }, (_e, changed) => {
-        if (changed === null || changed === name) void sync();
-      });
-      watcher.on("error", () => watcher?.close());
-    } catch {
-      watcher = null; // the interval alone
-    }
-  } else {
-    subscriber = new Redis(options.redisUrl, {
-      ...keysRedisOptions(role),
-      autoResubscribe: false,
-      commandTimeout: undefined,
-    });
-    subscriber.on("error", () => {});
-    subscriber.on(
-      "ready",
-      () =>
-        void subscriber?.subscribe(KEYS_CHANNEL).then(
-          () => sync(),
-          () => {},
-        ),
-    );
-    subscriber.on("message", () => void sync());
-  }
-
+/**
+ * Versions refused (their history does not descend from this machine's copy): counted, said once for each history,
+ * and (`shared`) answered by giving Redis the revocations the copy holds, through `store`; forgotten once in step.
+ */
+function createRefusals({ options, clock, state, failed }: SyncContext, store: () => SharedKeysStore | null) {
+  /** The histories (their latest epoch) and versions refused since last in step: each reported, and answered, once. */
+  const refusedHistories = new Set<string>();
+  const refusedVersions = new Set<string>();
+  /** The refused versions given this machine's revocations (each once), and the giving under way. */
+  const given = new Set<string>();
+  let giving: Promise<void> | null = null;
   return {
-    status: () => ({ ...state }),
-    sync,
-    store,
-    close: async () => {
-      closed = true;
-      clearInterval(timer);
-      watcher?.close();
-      await running;
-      await next;
-      client.disconnect();
-      subscriber?.disconnect();
+    forget: () => {
+      refusedHistories.clear();
+      refusedVersions.clear();
+      given.clear();
+    },
+    /**
+     * Keeps the copy, says so once for each history refused, and (`shared`) gives Redis the revocations the copy
+     * holds, as a change of Redis's keys made apart from this comparison (which it would otherwise wait for): one at
+     * a time, tried again at the next comparison until it is made.
+     */
+    refuse: (own: LocalCopy, version: Version) => {
+      state.synced = false;
+      if (!refusedVersions.has(version.digest)) {
+        refusedVersions.add(version.digest);
+        state.refused++;
+        const epoch = version.history?.epochs.at(-1)?.epoch ?? version.digest;
+        if (!refusedHistories.has(epoch)) {
+          refusedHistories.add(epoch);
+          options.onRefused?.(version.change, own.change);
+        }
+      }
+      const shared = store();
+      if (!shared || giving || given.has(version.digest)) return;
+      const tombstones = tombstonesOf(parseKeysText(own.text, options.keysFile));
+      giving = shared
+        .updateAnyHistory(new Date(clock()), (file) => applyTombstones(file, tombstones))
+        .then((count) => {
+          given.add(version.digest);
+          if (count > 0) options.onRevocationsGiven?.(count, version.change);
+        })
+        .catch(failed)
+        .finally(() => (giving = null));
     },
   };
+}
+
+/** A publisher looks as soon as its keys file is replaced (null: it cannot watch, and looks at the interval alone). */
+function watchKeysFile(keysFile: string, sync: () => Promise<void>): FSWatcher | null {
+  try {
+    const name = basename(keysFile);
+    const watcher = watch(dirname(keysFile), { persistent: false }, (_e, changed) => {
+      if (changed === null || changed === name) void sync();
+    });
+    watcher.on("error", () => watcher.close());
+    return watcher;
+  } catch {
+    return null; // the interval alone
+  }
+}
+
+/** A follower hears of a change on the channel, through a connection of its own (subscribed whenever it is ready). */
+function subscribeToChanges(redisUrl: string, role: KeySyncRole, sync: () => Promise<void>): Redis {
+  const subscriber = new Redis(redisUrl, {
+    ...keysRedisOptions(role),
+    autoResubscribe: false,
+    commandTimeout: undefined,
+  });
+  subscriber.on("error", () => {});
+  subscriber.on(
+    "ready",
+    () =>
+      void subscriber.subscribe(KEYS_CHANNEL).then(
+        () => sync(),
+        () => {},
+      ),
+  );
+  subscriber.on("message", () => void sync());
+  return subscriber;
 }
