@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { ProblemList } from "../catalog/problems.ts";
 import { CATALOG_RULES_VERSION, digestCatalog, loadCatalog } from "../catalog/load.ts";
+import type { Catalog } from "../catalog/load.ts";
 import type { BlobRecord, LinesFile, Manifest, Routes } from "../snapshot/format.ts";
 import {
   blobEntry,
@@ -16,12 +17,16 @@ import {
 } from "../snapshot/format.ts";
 import { codeDigest } from "./code-digest.ts";
 import { makeDocuments } from "./documents.ts";
+import type { DocumentFiles } from "./documents.ts";
 import { acquireBuildLock } from "./lock.ts";
 import { MAX_PACK_BYTES, writePack } from "./pack-writer.ts";
+import type { WritePackResult } from "./pack-writer.ts";
 import { planSnapshot, renderKey } from "./plan.ts";
+import type { Plan } from "./plan.ts";
 import type { KnownBlobs } from "./previous.ts";
 import { readPrevious } from "./previous.ts";
 import { makeSearchIndex } from "./search-index.ts";
+import type { SearchIndexFiles } from "./search-index.ts";
 import { cleanLeftovers, DEFAULT_KEEP, pruneSnapshots, verifyAndPublish, writeSnapshotFiles } from "./publish.ts";
 
 export interface BuildOptions {
@@ -83,7 +88,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   try {
     await cleanLeftovers(options.dataDir);
     // What the build holds in memory (the catalog, the plan, the published snapshot's tables: a gigabyte at 100,000
-    // products) lives in stage()'s frame only, so that verification runs, and collects garbage, without it.
+    // products) lives in the frames of stage() and its steps only, so that verification runs, and collects garbage,
+    // without it.
     const staged = await stage(options, now);
     if (staged.tmpId !== null) {
       options.onProgress?.("verify", 0, 1);
@@ -120,30 +126,7 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
     options.dataDir,
     (m) => !options.force && m.catalog_digest === catalogDigest && m.options_digest === optionsDigest,
   );
-  if (previous?.unchanged) {
-    const m = previous.manifest;
-    return {
-      tmpId: null,
-      kept: new Set(),
-      result: {
-        id: previous.id,
-        changed: false,
-        sales: m.counts.sales,
-        products: m.counts.products,
-        resources: m.counts.resources,
-        blobs: m.counts.blobs,
-        blobsWritten: 0,
-        blobsCopied: 0,
-        repacked: false,
-        filesWritten: 0,
-        bytesWritten: 0,
-        searchIndexReused: true,
-        searchTextsReused: 0,
-        productsReused: m.counts.products,
-        warnings: new ProblemList(),
-      },
-    };
-  }
+  if (previous?.unchanged) return unchangedStage(previous.id, previous.manifest);
   // The OpenAPI document and its reference page, made alongside the rest (the page may take seconds to render).
   const documents = makeDocuments({
     baseUrl,
@@ -158,11 +141,75 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
     ...(lines?.rules === CATALOG_RULES_VERSION ? { validLines: new Set(lines.products.keys()) } : {}),
   });
   const base = { sales: catalog.sales.length, products: catalog.products.size, warnings: catalog.problems };
+  const packed = await renderAndPack(options, catalog, baseUrl, lines, previous?.blobs ?? new Map());
 
+  // The search index depends only on the documents: reuse the previous one when they are the same.
+  options.onProgress?.("index", 0, 1);
+  const search = await makeSearchIndex(
+    packed.plan.searchDocs,
+    previous && {
+      dir: snapshotDir(options.dataDir, previous.id),
+      index: previous.searchIndex,
+      texts: !options.force,
+    },
+  );
+  options.onProgress?.("documents", 0, 1);
+  const docs = await documents;
+  return writeStaged(options, now, { ...packed, baseUrl, optionsDigest, catalog, base, search, docs });
+}
+
+/** The published snapshot, unchanged, as the build's result: nothing written. */
+function unchangedStage(id: string, m: Manifest): Staged {
+  return {
+    tmpId: null,
+    kept: new Set(),
+    result: {
+      id,
+      changed: false,
+      sales: m.counts.sales,
+      products: m.counts.products,
+      resources: m.counts.resources,
+      blobs: m.counts.blobs,
+      blobsWritten: 0,
+      blobsCopied: 0,
+      repacked: false,
+      filesWritten: 0,
+      bytesWritten: 0,
+      searchIndexReused: true,
+      searchTextsReused: 0,
+      productsReused: m.counts.products,
+      warnings: new ProblemList(),
+    },
+  };
+}
+
+/** What renderAndPack makes: the plan, its blobs placed in packs, and the routes to them. */
+interface Packed {
+  plan: Plan;
+  /** The render key the products were rendered under (renderKey), recorded with their lines. */
+  key: string | null;
+  written: WritePackResult;
+  /** Whether every blob was written into new packs (see shouldRepack). */
+  repack: boolean;
+  /** Packs the snapshot keeps from the published one. */
+  kept: Set<string>;
+  routes: Routes;
+}
+
+/**
+ * Renders every resource (products whose line is unchanged reused unrendered) and places the blobs in packs; lets
+ * go of the catalog's products once they are written.
+ */
+async function renderAndPack(
+  options: BuildOptions,
+  catalog: Catalog,
+  baseUrl: string,
+  lines: { render: string | null; products: ReadonlyMap<string, string> } | null,
+  known: KnownBlobs,
+): Promise<Packed> {
   options.onProgress?.("render", 0, 1);
   const linkBase = { baseUrl, siteUrl: catalog.meta.site_url };
   const key = renderKey(linkBase);
-  const known: KnownBlobs = previous?.blobs ?? new Map();
   // Products whose line is unchanged keep the blob they rendered to last time, unrendered.
   const plan = planSnapshot(
     catalog,
@@ -189,20 +236,28 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
     blobs: written.blobs.map(blobEntry),
     ...plan.routes,
   };
+  // Packs kept from the published snapshot were verified against their names when their build wrote them: the
+  // check here is their size; the new pack is read back and hashed. (A server hashes every pack it loads.)
+  const kept = repack ? new Set<string>() : new Set([...known.values()].map((k) => k.pack));
+  return { plan, key, written, repack, kept, routes };
+}
 
-  // The search index depends only on the documents: reuse the previous one when they are the same.
-  options.onProgress?.("index", 0, 1);
-  const search = await makeSearchIndex(
-    plan.searchDocs,
-    previous && {
-      dir: snapshotDir(options.dataDir, previous.id),
-      index: previous.searchIndex,
-      texts: !options.force,
-    },
-  );
+/** Everything a changed build has made by the time it writes its snapshot's files. */
+interface Made extends Packed {
+  baseUrl: string;
+  optionsDigest: string;
+  /** The catalog, its products let go (see renderAndPack). */
+  catalog: Catalog;
+  /** The counts and warnings taken from the catalog while whole. */
+  base: Pick<BuildResult, "sales" | "products" | "warnings">;
+  search: SearchIndexFiles;
+  docs: DocumentFiles;
+}
+
+/** Writes the snapshot's files but its packs under a temporary name (writeSnapshotFiles): its manifest first made. */
+async function writeStaged(options: BuildOptions, now: () => number, made: Made): Promise<Staged> {
+  const { plan, key, written, repack, kept, routes, catalog, base, search, docs } = made;
   const index = search.index;
-  options.onProgress?.("documents", 0, 1);
-  const docs = await documents;
   const routesBytes = Buffer.from(JSON.stringify(routes));
   const linesBytes = Buffer.from(
     JSON.stringify({ rules: CATALOG_RULES_VERSION, render: key, products: plan.productLines } satisfies LinesFile),
@@ -214,8 +269,8 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
     id,
     built_at: builtAt.toISOString(),
     catalog_digest: catalog.digest,
-    options_digest: optionsDigest,
-    base_url: baseUrl,
+    options_digest: made.optionsDigest,
+    base_url: made.baseUrl,
     source: options.source ?? "catalog",
     live_until: catalog.sales.some((s) => s.endsAt === null) ? null : Math.max(0, ...routes.boundaries),
     counts: {
@@ -247,9 +302,6 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
     },
     { ...search.linked, ...docs.linked },
   );
-  // Packs kept from the published snapshot were verified against their names when their build wrote them: the
-  // check here is their size; the new pack is read back and hashed. (A server hashes every pack it loads.)
-  const kept = repack ? new Set<string>() : new Set([...known.values()].map((k) => k.pack));
   return {
     tmpId,
     kept,
