@@ -13,6 +13,7 @@ import { endpointPath } from "../api/routing.ts";
 import { productPath, renderCategories, renderProduct, renderSale, renderSizes, salePath } from "./render.ts";
 import { compareSizeLabels } from "./size-order.ts";
 import { intervals, isActive, isUpcoming, mergeWindows, saleBoundaries, segmentsOver } from "./timeline.ts";
+import type { Interval } from "./timeline.ts";
 
 /** The build's in-memory result: what to write. */
 export interface Plan {
@@ -106,12 +107,33 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse): Plan {
   const blobs = new BlobTable();
   const resources: Record<string, Segment[]> = {};
-  const { sales, products } = catalog;
-  const boundaries = saleBoundaries(sales);
-  const all = intervals(boundaries);
+  const boundaries = saleBoundaries(catalog.sales);
+  const saleBlobs = planSales(catalog.sales, base, blobs, resources);
+  planSaleLists(catalog.sales, saleBlobs, resources);
+  const products = planProducts(catalog, base, reuse, blobs, resources);
+  planFacets(catalog, intervals(boundaries), blobs, resources);
+  return {
+    routes: { resources, products: products.blobs, boundaries },
+    blobs: blobs.records,
+    body: (i) => blobs.body(i),
+    dropBodies: () => (blobs.bodies.length = 0),
+    searchDocs: products.searchDocs,
+    productLines: products.lines,
+    reused: products.reused,
+  };
+}
 
-  // Sale detail: upcoming (no products) until begins, active until ends, then gone.
-  const saleBlobs = new Map<CatalogSale, { upcoming: number; active: number }>();
+/** Each sale's blobs, upcoming and active. */
+type SaleBlobs = Map<CatalogSale, { upcoming: number; active: number }>;
+
+/** Sale detail: upcoming (no products) until begins, active until ends, then gone. */
+function planSales(
+  sales: readonly CatalogSale[],
+  base: LinkBase,
+  blobs: BlobTable,
+  resources: Record<string, Segment[]>,
+): SaleBlobs {
+  const saleBlobs: SaleBlobs = new Map();
   for (const sale of sales) {
     const upcoming = blobs.add(renderSale(sale, false, base));
     const active = blobs.add(renderSale(sale, true, base));
@@ -120,8 +142,11 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
       isUpcoming(sale, t) ? upcoming : isActive(sale, t) ? active : null,
     );
   }
+  return saleBlobs;
+}
 
-  // Sale lists, for all stores and each store.
+/** Sale lists, for all stores and each store: lists of the sales' blobs, composed when served. */
+function planSaleLists(sales: readonly CatalogSale[], saleBlobs: SaleBlobs, resources: Record<string, Segment[]>) {
   for (const scope of [null, ...STORES]) {
     const inScope = sales.filter((s) => scope === null || s.store === scope);
     const scoped = intervals(saleBoundaries(inScope));
@@ -143,8 +168,20 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
       });
     }
   }
+}
 
-  // Products: served while any sale listing them is active.
+/**
+ * Products: served while any sale listing them is active. Returns each product's blob, its search document, each
+ * line's blob hash, and how many bodies were reused unrendered.
+ */
+function planProducts(
+  catalog: Catalog,
+  base: LinkBase,
+  reuse: PlanReuse | undefined,
+  blobs: BlobTable,
+  resources: Record<string, Segment[]>,
+) {
+  const { sales, products } = catalog;
   const windows = new Map<number, { from: number; to: number | null; store: (typeof STORES)[number] }[]>();
   for (const sale of sales) {
     for (const id of sale.product_ids) {
@@ -175,8 +212,17 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
       : mergeWindows(productWindows).map((w): Segment => [w.from, w.to, blob]);
     searchDocs.push(searchDoc(product, productWindows));
   }
+  return { blobs: productBlobs, searchDocs, lines: productLines, reused };
+}
 
-  // Categories and size keys of the products on sale at each instant.
+/** Categories and size keys of the products on sale at each instant (`all`: the catalog's intervals). */
+function planFacets(
+  catalog: Catalog,
+  all: readonly Interval[],
+  blobs: BlobTable,
+  resources: Record<string, Segment[]>,
+) {
+  const { sales, products } = catalog;
   const saleFacets = new Map(sales.map((s) => [s, facetsOf(s.product_ids.map((id) => products.get(id)!))]));
   const facetsAt = (t: number) => {
     const categories = new Set<string>();
@@ -210,16 +256,6 @@ export function planSnapshot(catalog: Catalog, base: LinkBase, reuse?: PlanReuse
       ),
     ),
   );
-
-  return {
-    routes: { resources, products: productBlobs, boundaries },
-    blobs: blobs.records,
-    body: (i) => blobs.body(i),
-    dropBodies: () => (blobs.bodies.length = 0),
-    searchDocs,
-    productLines,
-    reused,
-  };
 }
 
 /** The categories and the size map (group name -> label -> key) of a set of products. */
