@@ -86,20 +86,7 @@ export async function writePack(
     }
     return i;
   };
-  const placed = [...blobs];
-  const toWrite: number[] = [];
-  const sources = new Map<number, Source>();
-  for (let i = 0; i < blobs.length; i++) {
-    const old = known.get(blobs[i]!.hash);
-    // Its gzip pieces are split at its links: an old blob whose links were found elsewhere is compressed anew.
-    const reusable = old && sameNumbers(old.record.links, blobs[i]!.links) ? old : undefined;
-    if (reusable && !options.repack)
-      placed[i] = { ...reusable.record, pack: indexOf(reusable.pack, reusable.packSize) };
-    else {
-      toWrite.push(i);
-      sources.set(i, reusable ? { from: reusable } : { body: null });
-    }
-  }
+  const { placed, toWrite, sources } = sortBlobs(blobs, known, options.repack ?? false, indexOf);
   if (toWrite.length === 0) return { packs, blobs: placed, written: 0, copied: 0, files: 0, bytes: 0 };
   await checkSourcePacks(dataDir, blobs, body, sources);
 
@@ -110,59 +97,42 @@ export async function writePack(
   let done = 0;
   let copied = 0;
   // Batches are compressed on worker threads (or read from old packs), a bounded number at once, and appended in order.
-  const pool = createCompressPool();
-  const oldPacks = createPackReader(dataDir);
+  const preparer = createBatchPreparer(dataDir, blobs, body, sources);
   const limit = pLimit(options.concurrency ?? DEFAULT_BATCHES_IN_FLIGHT);
   let writing: Promise<void> = Promise.resolve();
+  /** Appends a prepared batch's blobs to the sink, in order, and places each. */
+  const append = async (batch: number[], { read, byIndex }: PreparedBatch) => {
+    for (let k = 0; k < batch.length; k++) {
+      const i = batch[k]!;
+      const copy = read[k];
+      if (copy) {
+        const at = await sink.append([copy]);
+        placed[i] = { ...(sources.get(i) as { from: KnownBlob }).from.record, offset: at.offset };
+        packOf.set(i, at.pack);
+        copied++;
+      } else {
+        const { body, gzip, gzipPieces, br } = byIndex.get(i)!;
+        const at = await sink.append([body, ...(gzip ? [gzip] : []), ...(br ? [br] : [])]);
+        placed[i] = {
+          ...blobs[i]!,
+          offset: at.offset,
+          gzipSize: gzip?.length ?? 0,
+          brSize: br?.length ?? 0,
+          gzipPieces,
+        };
+        packOf.set(i, at.pack);
+      }
+      options.onProgress?.(++done);
+    }
+  };
   try {
     const batches: number[][] = [];
     for (let i = 0; i < toWrite.length; i += BATCH_SIZE) batches.push(toWrite.slice(i, i + BATCH_SIZE));
     await Promise.all(
       batches.map((batch) =>
         limit(async () => {
-          const fresh: { i: number; body: Buffer }[] = [];
-          for (const i of batch) {
-            const source = sources.get(i)!;
-            if ("body" in source) fresh.push({ i, body: source.body ?? bodyOf(blobs[i]!, body(i)) });
-          }
-          const [compressed, read] = await Promise.all([
-            fresh.length
-              ? pool.compress(fresh.map(({ i, body }) => ({ bytes: body, links: blobs[i]!.links })))
-              : Promise.resolve([]),
-            Promise.all(
-              batch.map(async (i) => {
-                const s = sources.get(i)!;
-                return "from" in s ? oldPacks.read(s.from) : null;
-              }),
-            ),
-          ]);
-          const byIndex = new Map<number, Compressed & { body: Buffer }>(
-            fresh.map(({ i, body }, k) => [i, { ...compressed[k]!, body }]),
-          );
-          writing = writing.then(async () => {
-            for (let k = 0; k < batch.length; k++) {
-              const i = batch[k]!;
-              const copy = read[k];
-              if (copy) {
-                const at = await sink.append([copy]);
-                placed[i] = { ...(sources.get(i) as { from: KnownBlob }).from.record, offset: at.offset };
-                packOf.set(i, at.pack);
-                copied++;
-              } else {
-                const { body, gzip, gzipPieces, br } = byIndex.get(i)!;
-                const at = await sink.append([body, ...(gzip ? [gzip] : []), ...(br ? [br] : [])]);
-                placed[i] = {
-                  ...blobs[i]!,
-                  offset: at.offset,
-                  gzipSize: gzip?.length ?? 0,
-                  brSize: br?.length ?? 0,
-                  gzipPieces,
-                };
-                packOf.set(i, at.pack);
-              }
-              options.onProgress?.(++done);
-            }
-          });
+          const prepared = await preparer.prepare(batch);
+          writing = writing.then(() => append(batch, prepared));
           await writing;
         }),
       ),
@@ -182,8 +152,78 @@ export async function writePack(
     await sink.abort();
     throw err;
   } finally {
-    await Promise.all([pool.close(), oldPacks.close()]);
+    await preparer.close();
   }
+}
+
+/**
+ * Which blobs stay where they are (placed in their old pack, by `indexOf`) and which are written, each from its
+ * body or (`repack`) from its old pack.
+ */
+function sortBlobs(
+  blobs: readonly BlobRecord[],
+  known: KnownBlobs,
+  repack: boolean,
+  indexOf: (pack: string, size: number) => number,
+) {
+  const placed = [...blobs];
+  const toWrite: number[] = [];
+  const sources = new Map<number, Source>();
+  for (let i = 0; i < blobs.length; i++) {
+    const old = known.get(blobs[i]!.hash);
+    // Its gzip pieces are split at its links: an old blob whose links were found elsewhere is compressed anew.
+    const reusable = old && sameNumbers(old.record.links, blobs[i]!.links) ? old : undefined;
+    if (reusable && !repack) placed[i] = { ...reusable.record, pack: indexOf(reusable.pack, reusable.packSize) };
+    else {
+      toWrite.push(i);
+      sources.set(i, reusable ? { from: reusable } : { body: null });
+    }
+  }
+  return { placed, toWrite, sources };
+}
+
+/** A batch made ready to append: each blob's bytes read from its old pack (by position), or compressed (by index). */
+interface PreparedBatch {
+  read: (Buffer | null)[];
+  byIndex: Map<number, Compressed & { body: Buffer }>;
+}
+
+/** Makes batches ready to append: bodies compressed on worker threads, copies read from their old packs. */
+function createBatchPreparer(
+  dataDir: string,
+  blobs: readonly BlobRecord[],
+  body: (index: number) => Buffer,
+  sources: Map<number, Source>,
+) {
+  const pool = createCompressPool();
+  const oldPacks = createPackReader(dataDir);
+  return {
+    async prepare(batch: number[]): Promise<PreparedBatch> {
+      const fresh: { i: number; body: Buffer }[] = [];
+      for (const i of batch) {
+        const source = sources.get(i)!;
+        if ("body" in source) fresh.push({ i, body: source.body ?? bodyOf(blobs[i]!, body(i)) });
+      }
+      const [compressed, read] = await Promise.all([
+        fresh.length
+          ? pool.compress(fresh.map(({ i, body }) => ({ bytes: body, links: blobs[i]!.links })))
+          : Promise.resolve([]),
+        Promise.all(
+          batch.map(async (i) => {
+            const s = sources.get(i)!;
+            return "from" in s ? oldPacks.read(s.from) : null;
+          }),
+        ),
+      ]);
+      const byIndex = new Map<number, Compressed & { body: Buffer }>(
+        fresh.map(({ i, body }, k) => [i, { ...compressed[k]!, body }]),
+      );
+      return { read, byIndex };
+    },
+    close: async () => {
+      await Promise.all([pool.close(), oldPacks.close()]);
+    },
+  };
 }
 
 /**
