@@ -51,10 +51,16 @@ function heldVersion(held: Held): Version | null {
  * (an older one: Redis restarted from an older snapshot, or given an older machine's copy that nobody has changed
  * yet); else, when either has no history, a copy given the same way with a lower change number that nobody has
  * changed yet. SEED_SCRIPT checks that Redis still holds `held`. `orEmpty`: a machine
- * without a keys file gives an empty set (a writer's first key) instead of nothing. Null: nothing to give.
+ * without a keys file gives an empty set (a writer's first key) instead of nothing; `read`: the copy as the caller
+ * read it (default: read here). Null: nothing to give.
  */
-export async function copyToSeed(keysFile: string, held: Held, orEmpty: boolean): Promise<LocalCopy | null> {
-  const local = (await readLocalCopy(keysFile)) ?? (orEmpty ? NO_KEYS : null);
+export async function copyToSeed(
+  keysFile: string,
+  held: Held,
+  orEmpty: boolean,
+  read?: LocalCopy | null,
+): Promise<LocalCopy | null> {
+  const local = (read === undefined ? await readLocalCopy(keysFile) : read) ?? (orEmpty ? NO_KEYS : null);
   const version = heldVersion(held);
   if (!local || version?.digest === local.digest) return null;
   if (version) {
@@ -146,8 +152,11 @@ export function createSharedKeysStore(options: SharedKeysOptions): SharedKeysSto
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const [text, ...fields] = await ask(client.hmget(KEYS_DOC, "text", ...HELD_FIELDS));
       const held = heldOf(fields);
+      // The copy read once an attempt: read twice, this machine's follower could move it on between the reads (past
+      // the version just read from Redis), and that version would look like one this copy does not descend from.
+      const local = await readLocalCopy(keysFile);
       // A writer never builds on an empty Redis, nor on a version older than its own copy: it gives its own first.
-      const copy = await copyToSeed(keysFile, held, true);
+      const copy = await copyToSeed(keysFile, held, true, local);
       if (copy) {
         if (await ask(seedKeys(client, held, copy))) options.onSeeded?.(copy.change);
         continue;
@@ -155,8 +164,13 @@ export function createSharedKeysStore(options: SharedKeysOptions): SharedKeysSto
       const version = heldVersion(held);
       if (!version || text == null) continue; // emptied meanwhile: given a copy at the next reading
       // Nor on keys whose history its copy is not in: the change would be lost to this machine, which refuses them.
-      const own = anyHistory ? null : await readLocalCopy(keysFile);
-      if (own && !descends(own, version)) throw new KeysForkedError(version, own);
+      const own = anyHistory ? null : local;
+      if (own && !descends(own, version)) {
+        // Redis's version is older than this copy, which descends from it: Redis was read before the follower moved
+        // the copy on. Not a fork: read Redis again.
+        if (isAncestor(version, own)) continue;
+        throw new KeysForkedError(version, own);
+      }
       const file = parseKeysText(text, `Redis ${KEYS_DOC} change ${held.change}`);
       const before = renderKeysFile(file);
       const result = applyKeysChange(file, now, change);
