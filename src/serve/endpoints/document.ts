@@ -7,7 +7,7 @@ import { sendRepresentation } from "../bodies/respond.ts";
 import type { ResponderModule } from "../responder.ts";
 
 /** Sends the document at `path` of `snapshot` (a 503 while there is none), fresh for `maxAge` s; returns [status, bytes]. */
-export function sendDocument(
+function sendDocument(
   req: IncomingMessage,
   res: ServerResponse,
   snapshot: LoadedSnapshot | null,

@@ -18,7 +18,7 @@ const cacheControl = (s: number) => (CACHE_CONTROL[s] ??= `public, max-age=${s}`
  * grace): the API's own 401, fresh for `ttl` too, since it is the same for every client. The lockout of an address
  * (too many failed keys from it) is that address's alone: `no-store`, like every other error.
  */
-export function sendKeyCheck(
+function sendKeyCheck(
   req: IncomingMessage,
   res: ServerResponse,
   verdict: Credential | ApiError,

@@ -5,7 +5,7 @@ import { sendJson } from "../bodies/respond.ts";
 import type { ResponderModule } from "../responder.ts";
 
 /** GET /healthz: which snapshot is served, when it was built and how old it is. */
-export function health(snapshot: LoadedSnapshot | null, nowMs: number) {
+function health(snapshot: LoadedSnapshot | null, nowMs: number) {
   if (!snapshot) return { status: "unavailable", detail: "no snapshot is loaded yet" };
   const builtAt = Date.parse(snapshot.manifest.built_at);
   return {

@@ -11,7 +11,7 @@ import { requestsIn } from "../../usage/store.ts";
 import type { ResponderModule } from "../responder.ts";
 
 /** Where the handler reads a key's figures: null when usage is not counted (USAGE=0) or cannot be read. */
-export type FiguresOf = (key: string) => Promise<UsageFigures | null>;
+type FiguresOf = (key: string) => Promise<UsageFigures | null>;
 
 /** An instant as RFC 3339 to the second, as the API writes times. */
 const second = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -38,7 +38,7 @@ function usageBody(a: Admitted, burst: Take, figures: UsageFigures | null) {
 }
 
 /** Answers GET /v1/usage.json once the figures are read; resolves with [status, bytes] then. */
-export async function sendUsage(
+async function sendUsage(
   req: IncomingMessage,
   res: ServerResponse,
   a: Admitted,
