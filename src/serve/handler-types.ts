@@ -4,7 +4,7 @@ import type { Config } from "../config/api-settings.ts";
 import type { ErrorLog } from "../errors.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission/admission.ts";
-import type { Metrics } from "./endpoints/metrics.ts";
+import type { Metrics } from "./metrics-registry.ts";
 import type { EventStreamOptions } from "./events/hub.ts";
 import type { Usage } from "../usage/hand-over.ts";
 

@@ -13,7 +13,7 @@ import { createCompressor } from "./bodies/compressor.ts";
 import type { CompressionKind } from "./bodies/compressor.ts";
 import { createVariants } from "./bodies/variants.ts";
 import { createCalendarFeeds } from "./endpoints/calendar-feeds.ts";
-import { createMetrics } from "./endpoints/metrics.ts";
+import { createMetrics } from "./metrics-registry.ts";
 import { createEventHub } from "./events/hub.ts";
 import type { Handler, HandlerOptions } from "./handler-types.ts";
 import { createOutcome } from "./outcome.ts";

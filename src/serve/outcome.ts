@@ -8,7 +8,7 @@ import type { RequestInfo } from "./admission/admission.ts";
 import { pathOf, redacted, redactPath } from "./admission/logged-path.ts";
 import { jsonpOf } from "./admission/request-guards.ts";
 import { sendProblem } from "./bodies/respond.ts";
-import type { Metrics } from "./endpoints/metrics.ts";
+import type { Metrics } from "./metrics-registry.ts";
 import type { HandlerOptions } from "./handler-types.ts";
 import type { Sent } from "./responder.ts";
 

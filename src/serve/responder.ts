@@ -8,7 +8,7 @@ import type { Admitted, Gate, RequestInfo } from "./admission/admission.ts";
 import type { createVariants } from "./bodies/variants.ts";
 import type { createResources } from "./bodies/resources.ts";
 import type { createCalendarFeeds } from "./endpoints/calendar-feeds.ts";
-import type { Metrics } from "./endpoints/metrics.ts";
+import type { Metrics } from "./metrics-registry.ts";
 import type { createEventHub } from "./events/hub.ts";
 import type { HandlerOptions } from "./handler-types.ts";
 
