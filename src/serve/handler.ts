@@ -46,7 +46,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   const metrics = options.metricsToken ? createMetrics(metricsSource(options, state, clock, events)) : null;
   if (metrics) countFailure = (kind) => metrics.compressionFailure(kind);
   const { answerError, start, done } = createOutcome(options, clock, metrics);
-  const services = { options, maxAge, variants, feeds, events, metrics, answerError };
+  const services = { options, maxAge, variants, feeds, events, metrics };
   const responders = await loadResponders(
     ENDPOINTS.map((e) => e.answer),
     services,

@@ -48,8 +48,6 @@ export interface Services {
   feeds: ReturnType<typeof createCalendarFeeds>;
   events: ReturnType<typeof createEventHub>;
   metrics: Metrics | null;
-  /** Answers `err` (an ApiError, or anything thrown: a 500, logged). */
-  answerError: (req: IncomingMessage, res: ServerResponse, err: unknown, info: RequestInfo, headers: string[]) => Sent;
 }
 
 /** A src/serve/endpoints/<answer>.ts module: its responder, made once from the services. */

@@ -7,11 +7,12 @@ import type { ResponderModule } from "../responder.ts";
 
 /**
  * GET /metrics's responder: the exposition to the holder of the metrics token (a 404 when metrics are off), sent once
- * rendered; its promise resolves with what was sent then (so that its log line and its own count say so).
+ * rendered; its promise resolves with what was sent then (so that its log line and its own count say so). A failed
+ * rendering is logged, then answered by the handler as every failure is.
  */
-export const responder: ResponderModule["responder"] = ({ metrics, options, answerError }) => {
+export const responder: ResponderModule["responder"] = ({ metrics, options }) => {
   const authorized = options.metricsToken ? bearerCheck(options.metricsToken) : null;
-  return (req, res, _s, _a, info) => {
+  return (req, res) => {
     if (!metrics || !authorized) throw notFound();
     if (!authorized(req.headers.authorization))
       throw new ApiError(401, "unauthorized", "metrics need Authorization: Bearer <the metrics token>", {
@@ -21,7 +22,7 @@ export const responder: ResponderModule["responder"] = ({ metrics, options, answ
       ({ contentType, body }) => sendText(req, res, 200, contentType, body),
       (err: unknown) => {
         options.onError?.(errorLine("error", "metrics_failed", err));
-        return answerError(req, res, err, info, []);
+        throw err;
       },
     );
   };
