@@ -4,9 +4,8 @@ import { once } from "node:events";
 import { open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
-import { BASE, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { buildStandardSnapshot, spawnServe, tempDir } from "../helpers/fixture.ts";
 
 describe("npm run serve: request logs", () => {
   it("SIGTERM after 600 requests: 600 lines in the file, none with the key", async () => {
@@ -14,11 +13,7 @@ describe("npm run serve: request logs", () => {
     try {
       const dataDir = join(root, "data");
       const keysFile = join(root, "keys.json");
-      await buildSnapshot({
-        catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-        dataDir,
-        baseUrl: BASE,
-      });
+      await buildStandardSnapshot(root, dataDir);
       const key = await createKey(keysFile, "logs", new Date(), { rate: 1e9, burst: 1e9 });
       const logFile = join(root, "requests.log");
       const out = await open(logFile, "w");

@@ -6,12 +6,11 @@ import { readFile, readlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { loadKeysFile } from "../../src/keys/keys-file.ts";
 import { MANIFEST_FILE, snapshotDir } from "../../src/snapshot/format.ts";
 import { currentSnapshotId } from "../../src/snapshot/load.ts";
 import { SERVER_NODE_FLAGS } from "../../src/serve/http/server.ts";
-import { BASE, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { BASE, buildStandardSnapshot, tempDir } from "../helpers/fixture.ts";
 import { PortalClient } from "../portal/portal-client.ts";
 import { usageTable } from "../portal/usage-table.ts";
 
@@ -139,11 +138,7 @@ describe("npm start", () => {
   it("over an operator's snapshot of an older format: exits 1 naming it, and leaves it published", async () => {
     const root = await tempDir();
     const dataDir = join(root, "data");
-    await buildSnapshot({
-      catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-      dataDir,
-      baseUrl: BASE,
-    });
+    await buildStandardSnapshot(root, dataDir);
     const id = (await currentSnapshotId(dataDir))!;
     const manifestFile = join(snapshotDir(dataDir, id), MANIFEST_FILE);
     const manifest = JSON.parse(await readFile(manifestFile, "utf8")) as Record<string, unknown>;

@@ -16,8 +16,8 @@ import { createReloader } from "../../src/serve/http/reloader.ts";
 import type { Reloader } from "../../src/serve/http/reloader.ts";
 import {
   BASE,
+  buildStandardSnapshot,
   catalogVersion as fixtureCatalogVersion,
-  standardCatalog,
   startTestApi,
   T0,
   tempDir,
@@ -241,11 +241,7 @@ describe("npm run ship", () => {
     beforeAll(async () => {
       root = await tempDir();
       dataDir = join(root, "data");
-      await buildSnapshot({
-        catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-        dataDir,
-        baseUrl: BASE,
-      });
+      await buildStandardSnapshot(root, dataDir);
     });
 
     it("the same command with a good --to reaches the remote shell and ships (so the refusals below are the check's)", async () => {

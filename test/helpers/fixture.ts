@@ -172,6 +172,18 @@ export async function writeCatalog(
   return dir;
 }
 
+/**
+ * Builds the standard catalog (written to `<root>/catalog`) into `dataDir`: the snapshot most tests that start a
+ * server of their own serve.
+ */
+export async function buildStandardSnapshot(root: string, dataDir: string): Promise<void> {
+  await buildSnapshot({
+    catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
+    dataDir,
+    baseUrl: BASE,
+  });
+}
+
 export interface TestApi {
   url: string;
   key: string;

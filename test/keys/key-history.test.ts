@@ -7,12 +7,11 @@ import { once } from "node:events";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { startKeySync } from "../../src/keys/key-sync.ts";
 import { createKey, revokeKey } from "../../src/keys/keys-file.ts";
 import { changeFileOf, routeKeysChanges } from "../../src/keys/keys-store.ts";
 import { connectKeysRedis, KEYS_DOC } from "../../src/keys/redis-keys.ts";
-import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { buildStandardSnapshot, freePort, spawnServe, tempDir } from "../helpers/fixture.ts";
 import { startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
 
@@ -91,11 +90,7 @@ describe("KEYS_SYNC=shared: a Redis that lost its data never brings a revoked ke
   beforeAll(async () => {
     root = await tempDir();
     dataDir = join(root, "data");
-    await buildSnapshot({
-      catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-      dataDir,
-      baseUrl: BASE,
-    });
+    await buildStandardSnapshot(root, dataDir);
     for (const m of ["a", "b"]) await mkdir(join(root, m));
     redisPort = await freePort();
     redis = await startRedis(redisPort);

@@ -8,11 +8,10 @@ import { once } from "node:events";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey, revokeKey, renderKeysFile, hashKey } from "../../src/keys/keys-file.ts";
 import { connectKeysRedis, digestOf, KEYS_CHANNEL, KEYS_DOC } from "../../src/keys/redis-keys.ts";
 import { setAccountSuspended } from "../../src/portal/operator-keys.ts";
-import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { BASE, buildStandardSnapshot, freePort, spawnServe, tempDir } from "../helpers/fixture.ts";
 import { percentile, startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
 
@@ -84,11 +83,7 @@ describe("KEYS_SYNC: keys reach a server on another machine through Redis", () =
   beforeAll(async () => {
     root = await tempDir();
     dataDir = join(root, "data");
-    await buildSnapshot({
-      catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-      dataDir,
-      baseUrl: BASE,
-    });
+    await buildStandardSnapshot(root, dataDir);
     for (const m of ["a", "b", "c"]) await mkdir(join(root, m));
     source = join(root, "a", "keys.json");
     await createKey(source, "before", new Date(), LIMITS);

@@ -8,12 +8,11 @@ import { execFile, spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { parseKeysText } from "../../src/keys/keys-file.ts";
 import { connectKeysRedis, KEYS_DOC } from "../../src/keys/redis-keys.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { findAccountByEmail, updateAccount } from "../../src/portal/store/accounts.ts";
-import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { BASE, buildStandardSnapshot, freePort, spawnServe, tempDir } from "../helpers/fixture.ts";
 import { percentile, startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
 import { startPostgres } from "../portal/postgres-server.ts";
@@ -151,11 +150,7 @@ describe("KEYS_SYNC=shared: portals on two machines, one PostgreSQL, one Redis",
   beforeAll(async () => {
     root = await tempDir();
     dataDir = join(root, "data");
-    await buildSnapshot({
-      catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-      dataDir,
-      baseUrl: BASE,
-    });
+    await buildStandardSnapshot(root, dataDir);
     for (const m of ["a", "b", "c"]) await mkdir(join(root, m));
     redisPort = await freePort();
     [redis, pg, smtp] = await Promise.all([startRedis(redisPort), startPostgres(), startSmtpServer()]);

@@ -1,12 +1,11 @@
 // GET /healthz: no key needed; 200 with the snapshot's ID, build time and age; 503 while no snapshot is loaded.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { createHandler } from "../../src/serve/handler.ts";
 import { startServer } from "../../src/serve/http/server.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
-import { BASE, standardCatalog, startTestApi, T0, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { buildStandardSnapshot, startTestApi, T0, tempDir } from "../helpers/fixture.ts";
 
 describe("/healthz", () => {
   it("answers 200 with the snapshot and its age, without a key", async () => {
@@ -45,11 +44,7 @@ describe("/healthz", () => {
       expect(known.status).toBe(503);
       expect(known.headers.get("retry-after")).toBe("5");
       expect(((await known.json()) as { code: string }).code).toBe("service_unavailable");
-      await buildSnapshot({
-        catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-        dataDir,
-        baseUrl: BASE,
-      });
+      await buildStandardSnapshot(root, dataDir);
       await handler.reload();
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
     } finally {

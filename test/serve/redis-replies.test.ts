@@ -7,12 +7,11 @@ import { once } from "node:events";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { parseTakeReply, RedisReplyError } from "../../src/serve/admission/shared-limits.ts";
 import { startFakeRedis } from "../helpers/fake-redis.ts";
 import type { FakeRedis, Reply, ScriptCall } from "../helpers/fake-redis.ts";
-import { BASE, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { buildStandardSnapshot, spawnServe, tempDir } from "../helpers/fixture.ts";
 
 describe("parseTakeReply", () => {
   const limit = { rate: 0.01, burst: 10 };
@@ -151,11 +150,7 @@ describe("a Redis that answers the token-bucket script wrongly", () => {
     const root = await tempDir();
     dataDir = join(root, "data");
     keysFile = join(root, "keys.json");
-    await buildSnapshot({
-      catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-      dataDir,
-      baseUrl: BASE,
-    });
+    await buildStandardSnapshot(root, dataDir);
     limited = await createKey(keysFile, "limited", new Date(), KEY_LIMIT);
     good = await createKey(keysFile, "good", new Date());
   });

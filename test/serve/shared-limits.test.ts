@@ -3,12 +3,11 @@
 // share again once it is back.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSnapshot } from "../../src/generate/index.ts";
 import { createKey } from "../../src/keys/keys-file.ts";
 import { REDIS_TIMEOUT_MS } from "../../src/serve/admission/shared-limits.ts";
 import { startRedis, stopProcess, watchOutput } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
-import { BASE, freePort, spawnServe, standardCatalog, tempDir, writeCatalog } from "../helpers/fixture.ts";
+import { buildStandardSnapshot, freePort, spawnServe, tempDir } from "../helpers/fixture.ts";
 
 const METRICS_TOKEN = "shared-limits-metrics-token";
 
@@ -24,11 +23,7 @@ describe("REDIS_URL: limits shared by two servers", () => {
     root = await tempDir();
     dataDir = join(root, "data");
     keysFile = join(root, "keys.json");
-    await buildSnapshot({
-      catalogDir: await writeCatalog(join(root, "catalog"), standardCatalog()),
-      dataDir,
-      baseUrl: BASE,
-    });
+    await buildStandardSnapshot(root, dataDir);
     redisPort = await freePort();
     redis = await startRedis(redisPort);
   });
