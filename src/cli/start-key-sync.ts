@@ -4,7 +4,7 @@
 import cluster from "node:cluster";
 import { errorLine } from "../errors.ts";
 import type { KeySync, KeySyncRole, KeySyncStatus } from "../keys/key-sync.ts";
-import type { Metrics } from "../serve/endpoints/metrics.ts";
+import type { Metrics } from "../serve/metrics-registry.ts";
 
 /** One JSON line on stderr, as the server's errors are. */
 const warn = (event: string, message: string, err: unknown) =>
@@ -91,7 +91,7 @@ export function addKeySyncMetrics(metrics: Metrics | null, sync: KeySync): void 
   if (!metrics) return;
   const labels: Record<string, string> = cluster.worker ? { worker: String(cluster.worker.id) } : {};
   const render = metrics.render.bind(metrics);
-  // The handler's registry is its own (src/serve/endpoints/metrics.ts): these series are appended to its exposition.
+  // The handler's registry is its own (src/serve/metrics-registry.ts): these series are appended to its exposition.
   metrics.render = async () => {
     const exposition = await render();
     return { ...exposition, body: exposition.body + renderKeySyncMetrics(sync.status(), labels) };
