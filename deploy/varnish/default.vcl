@@ -6,15 +6,18 @@ vcl 4.1;
 # the API, and brotli would never be asked for.
 #
 # A GET or HEAD under /v1/ goes through three steps (the request is restarted between them):
-# 1. its key parameters (see vcl_recv) become a request for the API's GET /edge/key, looked up in the cache like any
-#    object, hashed by those parameters alone: the API's answer (204, with the key's name and limits; or its 401) is
+# 1. its key parameters (see vcl_recv) and its header's key (X-Api-Key, or Authorization: Bearer) become a request
+#    for the API's GET /edge/key, looked up in the cache like any object, hashed by those keys alone: the API's
+#    answer (204, with the key's name and limits; or its 401) is
 #    kept for the time it says (EDGE_KEY_TTL, 2 s by default), so a revoked key is refused here within that plus the
 #    2 s the API takes to see the revocation;
 # 2. the key's rate is applied with its own rate and burst (vsthrottle: a bucket of `burst` tokens refilled at `rate`
 #    a second, as the API's), answering the API's own 429 with Retry-After;
 # 3. the resource is looked up by its URL with the query sorted and its `apikey` parameter left out (nothing else of
 #    the client's is in the key), with Accept-Encoding normalised to br, gzip or identity (the API sends `Vary:
-#    Accept-Encoding`). `affid`, `callback` and every other parameter stay in it. Freshness is the API's own max-age
+#    Accept-Encoding, Authorization, X-Api-Key`: a copy is kept varying with the encoding alone, the key being checked
+#    in step 1, and the API's Vary is sent with it, so that a cache behind this one keeps header-keyed answers
+#    apart). `affid`, `callback` and every other parameter stay in it. Freshness is the API's own max-age
 #    (never past the instant a response changes): no grace, no keep, no stale serving of any kind. Only 200s, and 404s
 #    the API marks `public` (a sale that has ended, a product between sales), are cached.
 # A refused key gets the check's cached 401 (a flood of one wrong key costs the API one check per EDGE_KEY_TTL); a
@@ -57,9 +60,10 @@ sub vcl_recv {
         } else {
             unset req.http.Accept-Encoding;
         }
-        # The API's answers do not depend on cookies or credentials other than the key in the URL.
+        # The API's answers do not depend on cookies. Authorization and X-Api-Key go to the API as they came (a key
+        # may be in them); a repeated X-Api-Key is one value, as the API reads it (and refuses it).
         unset req.http.Cookie;
-        unset req.http.Authorization;
+        std.collect(req.http.X-Api-Key);
     }
     if (req.http.X-Flash-Sale-Step == "origin") {
         # The check could not answer (or the answer is the API's to render): the API answers the request itself.
@@ -96,11 +100,30 @@ sub vcl_recv {
     set req.http.X-Flash-Sale-Step = "check";
     if (req.url ~ "\?(.*&)?(a|%61)(p|%70)(i|%69)(k|%6[Bb])(e|%65)(y|%79)(=[^&]*)?(&|$)") {
         set req.url = "/edge/key?" + regsub(req.url,
-            "^[^?]*\?(?:.*?&)?((?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?(?:&(?:.*&)?(?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?)?)(?=&|$).*$",
+            "^[^?]*\?(?:.*?&)??((?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?(?:&(?:.*&)?(?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?)?)(?=&|$).*$",
             "\1");
     } else {
-        set req.url = "/edge/key";
+        set req.url = "/edge/key?";
     }
+    # A key in a header, in the check's query as the API reads it there: as sent when it is letters and digits (a
+    # key's alphabet), `-` otherwise (the API refuses it as malformed, as it would the header itself). The check's
+    # URL, by which its answer is hashed, holds every key the request presents.
+    if (req.http.X-Api-Key) {
+        if (req.http.X-Api-Key ~ "^[A-Za-z0-9]+$") {
+            set req.url = req.url + "&x_api_key=" + req.http.X-Api-Key;
+        } else {
+            set req.url = req.url + "&x_api_key=-";
+        }
+    }
+    if (req.http.Authorization ~ "(?i)^bearer +[A-Za-z0-9]+ *$") {
+        set req.url = req.url + "&authorization=Bearer%20" + regsub(req.http.Authorization, "(?i)^bearer +([A-Za-z0-9]+) *$", "\1");
+    } elsif (req.http.Authorization ~ "(?i)^bearer ") {
+        set req.url = req.url + "&authorization=Bearer%20-";
+    } elsif (req.http.Authorization) {
+        # Another scheme (a proxy's Basic credentials): not a key, as the API reads it.
+        set req.url = req.url + "&authorization=-";
+    }
+    set req.url = regsub(regsub(req.url, "^/edge/key\?&", "/edge/key?"), "\?$", "");
     return (hash);
 }
 
@@ -117,10 +140,14 @@ sub flash_sale_limit {
 
 sub vcl_hash {
     if (req.http.X-Flash-Sale-Step == "checked") {
-        # Step 3: every key shares the entry (the key parameter left out).
-        hash_data(regsub(req.url,
-            "^([^?]*\?(?:[^&]*&)*?)(?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?(?:&|$)",
-            "\1"));
+        # Step 3: every key shares the entry (the key parameter left out, and no `&` or `?` left dangling where it
+        # was, so that a request with its key in a header, no parameter at all, shares it too).
+        # (One parameter left out: a request with two goes to the API, which refuses it.)
+        if (req.url ~ "[?&](?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?&") {
+            hash_data(regsub(req.url, "([?&])(?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?&", "\1"));
+        } else {
+            hash_data(regsub(req.url, "[?&](?:a|%61)(?:p|%70)(?:i|%69)(?:k|%6[Bb])(?:e|%65)(?:y|%79)(?:=[^&]*)?$", ""));
+        }
     } else {
         hash_data(req.url);
     }
@@ -170,6 +197,15 @@ sub vcl_backend_response {
         set beresp.uncacheable = true;
         set beresp.ttl = 0s;
     }
+    if (beresp.http.Vary ~ "(?i)authorization|x-api-key") {
+        # One copy for every key (checked in step 1): kept varying with the encoding alone; the API's Vary is sent.
+        set beresp.http.X-Flash-Sale-Vary = beresp.http.Vary;
+        if (beresp.http.Vary ~ "(?i)accept-encoding") {
+            set beresp.http.Vary = "Accept-Encoding";
+        } else {
+            unset beresp.http.Vary;
+        }
+    }
     return (deliver);
 }
 
@@ -194,6 +230,10 @@ sub vcl_deliver {
     }
     if (req.http.X-Flash-Sale-Step == "checked") {
         call flash_sale_ratelimit_headers;
+    }
+    if (resp.http.X-Flash-Sale-Vary) {
+        set resp.http.Vary = resp.http.X-Flash-Sale-Vary;
+        unset resp.http.X-Flash-Sale-Vary;
     }
     if (obj.hits > 0) {
         set resp.http.X-Cache = "HIT";

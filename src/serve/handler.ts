@@ -10,6 +10,7 @@ import { SnapshotError } from "../snapshot/load.ts";
 import type { RequestInfo } from "./admission/admission.ts";
 import { checkRequest } from "./admission/request-guards.ts";
 import { createCompressor } from "./bodies/compressor.ts";
+import { sendPreflight } from "./bodies/respond.ts";
 import type { CompressionKind } from "./bodies/compressor.ts";
 import { createVariants } from "./bodies/variants.ts";
 import { createCalendarFeeds } from "./endpoints/calendar-feeds.ts";
@@ -60,11 +61,13 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
     const nowMs = clock();
     let result: Sent | Promise<Sent>;
     try {
-      checkRequest(req);
-      const a = s.gate.admit(req, nowMs, headers, info);
-      if (a instanceof ApiError) result = answerError(req, res, a, info, headers);
-      else if (typeof a === "string") result = responders[a](req, res, s, null, info, headers, nowMs);
-      else result = responders[a.answer](req, res, s, a, info, headers, nowMs);
+      if (checkRequest(req)) result = sendPreflight(res);
+      else {
+        const a = s.gate.admit(req, nowMs, headers, info);
+        if (a instanceof ApiError) result = answerError(req, res, a, info, headers);
+        else if (typeof a === "string") result = responders[a](req, res, s, null, info, headers, nowMs);
+        else result = responders[a.answer](req, res, s, a, info, headers, nowMs);
+      }
     } catch (err) {
       result = answerError(req, res, err, info, headers);
     }

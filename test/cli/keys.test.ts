@@ -26,7 +26,6 @@ const keys = (keysFile: string, ...args: string[]) =>
     );
   });
 const KEY_LINE = /^[A-Za-z0-9]{32}\n$/;
-const query = (key: string) => new Map([["apikey", [key]]]);
 /** Each CLI call starts node and tsx (about a second of CPU): a test making many of them gets more time. */
 const SLOW = 240_000;
 
@@ -62,9 +61,9 @@ describe("keys CLI", { timeout: SLOW }, () => {
     const until = Date.parse(record.previous![0]!.until);
     expect(until - Date.parse(record.rotated!)).toBe(2 * 3_600_000);
     const ring = createKeyRing((await loadKeysFile(file)).keys);
-    expect(ring.authenticate(query(key), until - 1).name).toBe("partner-1");
-    expect(ring.authenticate(query(newKey), until).name).toBe("partner-1");
-    expect(() => ring.authenticate(query(key), until)).toThrow(/grace period has ended/);
+    expect(ring.authenticate(key, until - 1).name).toBe("partner-1");
+    expect(ring.authenticate(newKey, until).name).toBe("partner-1");
+    expect(() => ring.authenticate(key, until)).toThrow(/grace period has ended/);
     expect((await keys(file, "list")).stdout).toMatch(
       /^partner-1\t.*\tactive, rotated \S+, old key valid until \S+ \(grace period\)\n/,
     );
@@ -82,7 +81,7 @@ describe("keys CLI", { timeout: SLOW }, () => {
       expect(after.stdout + after.stderr).not.toContain(secret);
     // Revoking ends the grace period of the replaced key too.
     const revokedRing = createKeyRing((await loadKeysFile(file)).keys);
-    expect(() => revokedRing.authenticate(query(key), 0)).toThrow(/not a valid key/);
+    expect(() => revokedRing.authenticate(key, 0)).toThrow(/not a valid key/);
   });
 
   it("lists a key whose account the portal's operator suspended as suspended, not active", async () => {
@@ -149,7 +148,7 @@ describe("keys CLI", { timeout: SLOW }, () => {
     const { keys: records } = await loadKeysFile(file);
     expect(records.map((r) => r.name).sort()).toEqual(names);
     const ring = createKeyRing(records);
-    runs.forEach((run, i) => expect(ring.authenticate(query(run.stdout.trim()), 0).name).toBe(names[i]));
+    runs.forEach((run, i) => expect(ring.authenticate(run.stdout.trim(), 0).name).toBe(names[i]));
     await expect(stat(`${file}.lock`)).rejects.toThrow(/ENOENT/);
   });
 
@@ -181,7 +180,7 @@ describe("keys CLI", { timeout: SLOW }, () => {
     const upgraded = await loadKeysFile(file);
     expect(upgraded.format).toBe(2);
     expect(upgraded.keys[0]).toEqual(v1.keys[0]);
-    expect(createKeyRing(upgraded.keys).authenticate(query(old), 0).name).toBe("old");
+    expect(createKeyRing(upgraded.keys).authenticate(old, 0).name).toBe("old");
 
     const future = join(dir, "future.json");
     await writeFile(future, JSON.stringify({ format: 4, keys: [] }));

@@ -129,6 +129,7 @@ function contractTargets(k: string): string[] {
     `/v1/sales/active.json?apikey=${"A".repeat(32)}`,
     `/v1/sales/active.json?apikey=short`,
     `/v1/sales/active.json?${key}&${key}`,
+    `/v1/sales/active.json?apikey=${"A".repeat(32)}&${key}`, // two keys side by side: the check is asked about both
     `/v1/sales/active.json?ap%69key=${k}&affid=encoded`,
     `/v1/sales/active.json?APIKEY=${k}`,
     `/v1/sales/active.json?apikey=%ZZ`,
@@ -143,6 +144,41 @@ function contractTargets(k: string): string[] {
     `/edge/key`,
     `/%65dge/key?${key}`,
     `//edge//key?${key}`,
+  ];
+}
+
+/** The contract's requests with the key `k` in a header (issue 35): each way, the same key twice, and the refusals. */
+type HeaderKeyCase = { target: string; method?: string; headers: Record<string, string> };
+function headerKeyCases(k: string): HeaderKeyCase[] {
+  const targets = [
+    "/v1/sales/active.json",
+    "/v1/sales/active.json?affid=partner-7",
+    "/v1/sales/women/boots/detail.json?affid=partner-7&callback=cb",
+    "/v1/sales/kids/rainy/detail.json", // ended: a 404 a cache keeps
+    "/v1/products/1/detail.json",
+    "/v1/products?q=boot",
+    "/v1/sales/upcoming.ics",
+  ];
+  const unknown = "A".repeat(32);
+  return [
+    ...targets.flatMap((target): HeaderKeyCase[] => [
+      { target, headers: { "X-Api-Key": k } },
+      { target, headers: { Authorization: `Bearer ${k}` } },
+    ]),
+    { target: `/v1/sales/active.json?apikey=${k}`, headers: { "X-Api-Key": k } },
+    { target: "/v1/sales/active.json", headers: { "X-Api-Key": k, Authorization: `bearer  ${k}` } },
+    { target: `/v1/sales/active.json?apikey=${k}`, headers: { "X-Api-Key": "B".repeat(32) } }, // two keys: a 400
+    { target: "/v1/sales/active.json", headers: { "X-Api-Key": unknown } },
+    { target: "/v1/sales/active.json", headers: { Authorization: `Bearer ${unknown}` } },
+    { target: "/v1/sales/active.json", headers: { Authorization: "Bearer short" } },
+    { target: "/v1/sales/active.json", headers: { Authorization: "Basic dXNlcjpwYXNz" } }, // not a key
+    { target: `/v1/sales/active.json?apikey=${k}`, headers: { Authorization: "Basic dXNlcjpwYXNz" } },
+    { target: "/v1/sales/active.json?callback=cb", headers: { "X-Api-Key": unknown } },
+    {
+      target: "/v1/sales/active.json",
+      method: "OPTIONS",
+      headers: { Origin: "https://partner.example", "Access-Control-Request-Method": "GET" },
+    },
   ];
 }
 
@@ -196,6 +232,7 @@ export function describeEdgeContract(name: string, start: (port: number) => Prom
         { target: `/v1/sales/active.json?apikey=${api.key}`, method: "HEAD" },
         { target: `/v1/sales/active.json?apikey=${api.key}`, method: "POST" },
         { target: `/v1/sales/active.json?apikey=${"B".repeat(32)}`, method: "DELETE" },
+        ...headerKeyCases(api.key),
       ];
       for (const c of cases) {
         // From 127.0.0.2: to the server, a client like any other, not its proxy (127.0.0.1, the front).
@@ -245,6 +282,33 @@ export function describeEdgeContract(name: string, start: (port: number) => Prom
       const asked = logs.slice(from);
       expect(asked.filter((l) => l.path === path).length).toBe(1);
       expect(asked.filter((l) => l.path === "/edge/key").length).toBe(keys.length);
+    });
+
+    it("keeps one copy for keys in the query and in either header, and never lets a header's key admit another request", async () => {
+      const k = await createKey(api.keysFile, "header-partner", new Date());
+      await api.handler.reload();
+      const path = "/v1/products/2/detail.json?affid=headers";
+      const from = logs.length;
+      const ways: HeaderKeyCase[] = [
+        { target: `${path}&apikey=${k}`, headers: {} },
+        { target: path, headers: { "X-Api-Key": k } },
+        { target: path, headers: { Authorization: `Bearer ${k}` } },
+        { target: path, headers: { "X-Api-Key": api.key } },
+      ];
+      for (const way of ways) expect((await send(front.url, way.target, { headers: way.headers })).status).toBe(200);
+      expect(logs.slice(from).filter((l) => l.path === "/v1/products/2/detail.json").length).toBe(1);
+      // The checks allowed above are of those keys alone: without a key, or with another, the request is refused.
+      const others: Record<string, string>[] = [
+        {},
+        { "X-Api-Key": "C".repeat(32) },
+        { Authorization: "Bearer " + "C".repeat(32) },
+      ];
+      for (const headers of others) {
+        const refused = await send(front.url, path, { headers });
+        expect([JSON.stringify(headers), refused.status]).toEqual([JSON.stringify(headers), 401]);
+      }
+      const answer = await send(front.url, path, { headers: { "X-Api-Key": k } });
+      expect(answer.headers.vary).toBe("Accept-Encoding, Authorization, X-Api-Key");
     });
 
     it("refuses a revoked key within 2 s plus the check's cache time (EDGE_KEY_TTL, 2 s) of the revocation", async () => {

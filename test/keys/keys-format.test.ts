@@ -8,7 +8,6 @@ import { createKey, hashKey, loadKeysFile, parseKeysText, updateKeysFile } from 
 import { createKeyRing } from "../../src/serve/admission/api-key-check.ts";
 import { tempDir } from "../helpers/fixture.ts";
 
-const query = (key: string) => new Map([["apikey", [key]]]);
 const KEY = "A".repeat(32);
 const OLD = "B".repeat(32);
 
@@ -55,11 +54,11 @@ describe("keys file formats", () => {
       previous: [{ hash: hashKey(OLD), until: "2099-01-01T00:00:00.000Z" }],
     };
     const active = createKeyRing([record]);
-    expect(active.authenticate(query(KEY), 0).name).toBe("p.acct.key");
-    expect(active.authenticate(query(OLD), 0).name).toBe("p.acct.key");
+    expect(active.authenticate(KEY, 0).name).toBe("p.acct.key");
+    expect(active.authenticate(OLD, 0).name).toBe("p.acct.key");
     const suspended = createKeyRing([{ ...record, suspended: "2026-02-01T00:00:00.000Z" }]);
     for (const key of [KEY, OLD]) {
-      const refused = suspended.check(query(key), 0);
+      const refused = suspended.check(key, 0);
       expect(refused).toMatchObject({ status: 401, code: "api_key_suspended" });
     }
     expect(suspended.record("p.acct.key")).toBeUndefined();

@@ -13,6 +13,7 @@ import { createTrustedPeer } from "./client-address.ts";
 import { createCredentials } from "./credentials.ts";
 import type { Credential, CredentialOptions } from "./credentials.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
+import { headerKeyOf, headerKeyOfRequest } from "./presented-key.ts";
 import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
 
@@ -73,9 +74,12 @@ export interface Gate {
    */
   admit(req: IncomingMessage, nowMs: number, headers: string[], info: RequestInfo): Admitted | Answer | ApiError;
   /**
-   * A front's key check (GET /edge/key): the query's key, as a request's key is authenticated (a key that is not
-   * valid counts against the client's address, named by the front's X-Forwarded-For), taking no token: the front
-   * applies the key's rate itself.
+   * A front's key check (GET /edge/key): the key its client presented, as a request's key is authenticated (a key
+   * that is not valid counts against the client's address, named by the front's X-Forwarded-For), taking no token:
+   * the front applies the key's rate itself. The front puts the client's key in the check's query: its `apikey`
+   * parameters, and its X-Api-Key and Authorization headers' values as `x_api_key` and `authorization` (so that the
+   * front's cache of checks, keyed by their URL, keeps every key apart). The check's own headers are not read: a
+   * front that does not pass them on is refused a header's key, never answered for a request without one.
    */
   checkKey(req: IncomingMessage, query: Map<string, string[]>, nowMs: number): Credential | ApiError;
   /** Targets remembered now. */
@@ -125,11 +129,22 @@ export function createAdmission(options: AdmissionOptions) {
         return remembered.size;
       },
       burstOf: (credential, nowMs) => keyBuckets.peek(credential.name, credential.limit, nowMs),
-      checkKey: (req, query, nowMs) => authenticate(keys, req, query, nowMs),
+      checkKey: (req, query, nowMs) =>
+        authenticate(
+          keys,
+          req,
+          query,
+          headerKeyOf(query.get("x_api_key")?.[0], query.get("authorization")?.[0]),
+          nowMs,
+        ),
       admit(req, nowMs, headers, info) {
         const url = req.url ?? "/";
+        // A key in a header: remembered by the key and the target (the target alone does not name the key); a
+        // malformed one (null) is not remembered.
+        const headerKey = headerKeyOfRequest(req.headers);
+        const memo = headerKey === undefined ? url : typeof headerKey === "string" ? `${headerKey} ${url}` : null;
         // A remembered key whose grace period has ended is not taken from memory: authentication refuses it.
-        let known = remembered.get(url);
+        let known = memo === null ? undefined : remembered.get(memo);
         if (known !== undefined && nowMs >= known.credential.until) known = undefined;
         const { path, query } = known ?? parse(url);
         const match = known ? null : matchEndpoint(path);
@@ -142,7 +157,7 @@ export function createAdmission(options: AdmissionOptions) {
           if (access === "proxies") return fromProxy(req) ? match!.endpoint.answer : NOT_V1;
           if (!path.startsWith("/v1/")) return NOT_V1;
         }
-        const credential = known?.credential ?? authenticate(keys, req, query, nowMs);
+        const credential = known?.credential ?? authenticate(keys, req, query, headerKey, nowMs);
         if (credential instanceof ApiError) return credential;
         info.key = credential.name;
         // An endpoint free of the key's rate limit (GET /v1/usage.json) says what the limit has left, taking nothing.
@@ -155,9 +170,9 @@ export function createAdmission(options: AdmissionOptions) {
         if (known) return known.missing ?? known;
         // A /v1/ path no endpoint has is a resource: its 404 comes from the snapshot's paths (statesOf).
         const admitted = admitTarget(paths, path, info.route, match?.endpoint, query, credential);
-        if (url.length <= ADMITTED_MAX_TARGET) {
+        if (memo !== null && url.length <= ADMITTED_MAX_TARGET) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
-          remembered.set(url, admitted);
+          remembered.set(memo, admitted);
         }
         return admitted.missing ?? admitted;
       },

@@ -1,4 +1,5 @@
-// API-key check: the key in the query string, hashed and looked up among the keys file's hashes.
+// API-key check: the key a request presents (presented-key.ts: the query string or a header), hashed and looked up
+// among the keys file's hashes.
 import { ApiError } from "../../errors.ts";
 import type { KeyRecord } from "../../keys/keys-file.ts";
 import { hashKey, KEY_RE, loadKeysFile } from "../../keys/keys-file.ts";
@@ -10,18 +11,16 @@ interface Authenticated {
 }
 
 export interface KeyRing {
-  /** The request's key at `nowMs`, or the 401 that says whether it was missing or invalid (returned: see `check`). */
-  check(query: Map<string, string[]>, nowMs: number): Authenticated | ApiError;
-  /** The request's key at `nowMs`, or throws the 401 that `check` returns. */
-  authenticate(query: Map<string, string[]>, nowMs: number): Authenticated;
+  /** The presented `key` at `nowMs`, or the 401 that says why it is not valid (returned: see below). */
+  check(key: string, nowMs: number): Authenticated | ApiError;
+  /** The presented `key` at `nowMs`, or throws the 401 that `check` returns. */
+  authenticate(key: string, nowMs: number): Authenticated;
   /** The record of a valid key, by name. */
   record(name: string): KeyRecord | undefined;
 }
 
-// The answers to a missing or invalid key, made once: rejections are returned rather than thrown, and are the same
+// The answers to an invalid key, made once: rejections are returned rather than thrown, and are the same
 // objects every time (their rendering is then made once, in respond.ts). A throw cost more than the rest of a 401.
-const NOT_ONCE = new ApiError(401, "api_key_invalid", "apikey must be given exactly once");
-const MISSING = new ApiError(401, "api_key_missing", "this request needs an apikey query parameter");
 const MALFORMED = new ApiError(401, "api_key_invalid", "apikey must be 32 letters and digits");
 const UNKNOWN = new ApiError(401, "api_key_invalid", "apikey is not a valid key (unknown or revoked)");
 const SUSPENDED = new ApiError(
@@ -61,11 +60,7 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
     "api_key_invalid",
     "apikey was replaced by a new key and its grace period has ended",
   );
-  const check = (query: Map<string, string[]>, nowMs: number): Authenticated | ApiError => {
-    const values = query.get("apikey");
-    if (values && values.length > 1) return NOT_ONCE;
-    if (!values || values.length === 0 || values[0] === "") return MISSING;
-    const key = values[0]!;
+  const check = (key: string, nowMs: number): Authenticated | ApiError => {
     const known = valid.get(key);
     if (known) return nowMs >= known.until ? expired : known;
     if (!KEY_RE.test(key)) return MALFORMED;
@@ -94,8 +89,8 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
   };
   return {
     check,
-    authenticate(query, nowMs) {
-      const found = check(query, nowMs);
+    authenticate(key, nowMs) {
+      const found = check(key, nowMs);
       if (found instanceof ApiError) throw found;
       return found;
     },

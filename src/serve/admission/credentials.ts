@@ -7,6 +7,7 @@ import { ApiError } from "../../errors.ts";
 import type { KeyRecord } from "../../keys/keys-file.ts";
 import type { KeyRing } from "./api-key-check.ts";
 import { createClientLimitKey } from "./client-address.ts";
+import { presentedKey } from "./presented-key.ts";
 import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter } from "./rate-limit.ts";
 
@@ -84,7 +85,8 @@ export function createCredentials(options: CredentialOptions) {
     );
 
   /**
-   * The request's credential, or the 401 that answers it. A key that is not valid counts as a failure against the
+   * The request's credential, or the error that answers it: the key presented in the query's `apikey` or in the
+   * headers (`headerKey`, presented-key.ts), checked. A key that is not valid counts as a failure against the
    * client's address; once the address is past its limit, such attempts get the lockout's 401 (with Retry-After)
    * instead. A valid key is served whatever its address did: behind a NAT, a CDN or a proxy many clients share one.
    */
@@ -92,9 +94,11 @@ export function createCredentials(options: CredentialOptions) {
     keys: KeyRing,
     req: IncomingMessage,
     query: Map<string, string[]>,
+    headerKey: string | ApiError | undefined,
     nowMs: number,
   ): Credential | ApiError => {
-    const found = keys.check(query, nowMs);
+    const key = presentedKey(query.get("apikey"), headerKey);
+    const found = key instanceof ApiError ? key : keys.check(key, nowMs);
     if (!(found instanceof ApiError)) {
       return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
     }

@@ -8,13 +8,19 @@ import { CALLBACK_RE } from "../../api/parameter-rules.ts";
 
 const ALLOW = "GET, HEAD";
 
-/** The method and the Host lines, checked before anything is parsed. */
-export function checkRequest(req: IncomingMessage): void {
+/**
+ * The method and the Host lines, checked before anything is parsed. Returns true for a CORS preflight (an OPTIONS
+ * with Access-Control-Request-Method: a browser asking whether its script may send a key in a header), which
+ * sendPreflight answers; any other method but GET and HEAD is a 405.
+ */
+export function checkRequest(req: IncomingMessage): boolean {
   const method = req.method ?? "GET";
-  if (method !== "GET" && method !== "HEAD")
+  const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
+  if (method !== "GET" && method !== "HEAD" && !preflight)
     throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
   // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
   if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
+  return preflight;
 }
 
 /** Checks an Authorization header against `Bearer <token>` in constant time. */

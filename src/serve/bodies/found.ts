@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Admitted, RequestInfo } from "../admission/admission.ts";
 import { jsonpOf } from "../admission/request-guards.ts";
-import { sendProblem, sendRepresentation } from "./respond.ts";
+import { KEYED_PROBLEM_HEADERS, sendProblem, sendRepresentation } from "./respond.ts";
 import { Missing } from "./resources.ts";
 import type { Found } from "./response-body.ts";
 import type { createVariants } from "./variants.ts";
@@ -22,9 +22,13 @@ export function foundSender({ variants, maxAge }: { variants: ReturnType<typeof 
     const { changesAt } = found;
     const ttl =
       changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
-    if (found instanceof Missing) return sendProblem(req, res, found.error, headers, jsonpOf(info.query), ttl);
+    if (found instanceof Missing) {
+      // A 404 a cache may keep (a sale that has ended): kept apart by the key's headers like any keyed answer.
+      for (let i = 0; i < KEYED_PROBLEM_HEADERS.length; i++) headers.push(KEYED_PROBLEM_HEADERS[i]!);
+      return sendProblem(req, res, found.error, headers, jsonpOf(info.query), ttl);
+    }
     const { body, gzip, perRequest } = found;
     const rep = variants.represent({ body, changesAt, gzip, perRequest }, a.affid, a.callback);
-    return sendRepresentation(req, res, rep, { ttl, headers });
+    return sendRepresentation(req, res, rep, { ttl, headers, keyed: true });
   };
 }

@@ -13,7 +13,25 @@ export interface SendOptions {
   ttl: number;
   /** More header names and values (RateLimit-*), flat. */
   headers: readonly string[];
+  /** Whether it answers a key (KEYED_HEADERS); a document that needs none does not vary with one. */
+  keyed: boolean;
 }
+
+/**
+ * What a response a cache may keep says when it answers a key: that it varies with the headers a key may come in
+ * (besides the encoding), so that an RFC 9111 cache keyed on the URL never hands a response to a key sent in a header
+ * to a request without it (a key in the query is in the URL already; the shipped fronts, which check keys
+ * themselves, keep one copy for every key: docs/deploy.md); and that a page's script may read every header of it
+ * (the console, RateLimit-*, ETag). The same on every such response, whichever way its key came: a front's copy is
+ * handed to requests of every kind.
+ */
+export const KEYED_VARY = "Accept-Encoding, Authorization, X-Api-Key";
+export const KEYED_PROBLEM_HEADERS: readonly string[] = [
+  "Vary",
+  "Authorization, X-Api-Key",
+  "Access-Control-Expose-Headers",
+  "*",
+];
 
 /**
  * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].
@@ -25,7 +43,7 @@ export function sendRepresentation(
   req: IncomingMessage,
   res: ServerResponse,
   { body: rep, contentType, gzip: gzipOnDemand, brotli: brotliOnDemand, scratch }: Representation,
-  { ttl, headers: extra }: SendOptions,
+  { ttl, headers: extra, keyed }: SendOptions,
 ): [number, number] {
   const accept = req.headers["accept-encoding"];
   if (rep.br === null && brotliOnDemand !== null && acceptsBrotli(accept)) brotliOnDemand();
@@ -38,10 +56,11 @@ export function sendRepresentation(
     "Cache-Control",
     cacheControl(ttl),
     "Vary",
-    "Accept-Encoding",
+    keyed ? KEYED_VARY : "Accept-Encoding",
     "Access-Control-Allow-Origin",
     "*",
   ];
+  if (keyed) headers.push("Access-Control-Expose-Headers", "*");
   for (let i = 0; i < extra.length; i++) headers.push(extra[i]!);
   const inm = req.headers["if-none-match"];
   if (inm !== undefined && etagMatches(inm, rep.hash)) {
@@ -155,6 +174,31 @@ export function sendProblem(
   }
   res.end(problem.body);
   return [problem.status, problem.body.length];
+}
+
+/**
+ * A CORS preflight's answer (Fetch standard, section 3.2.3), the same for every path and origin: a script on any
+ * page may send GET or HEAD with a key in Authorization or X-Api-Key, and revalidate with If-None-Match; a
+ * browser may keep this answer for a day.
+ */
+const PREFLIGHT = [
+  "Access-Control-Allow-Origin",
+  "*",
+  "Access-Control-Allow-Methods",
+  "GET, HEAD",
+  "Access-Control-Allow-Headers",
+  "Authorization, X-Api-Key, If-None-Match",
+  "Access-Control-Max-Age",
+  "86400",
+  "Cache-Control",
+  "public, max-age=86400",
+];
+
+/** Answers a CORS preflight (checkRequest says which requests are): 204 with PREFLIGHT's headers. */
+export function sendPreflight(res: ServerResponse): [number, number] {
+  res.writeHead(204, PREFLIGHT);
+  res.end();
+  return [204, 0];
 }
 
 /** A text response that is never cached (the metrics exposition, a key's usage), with `extra` headers. */

@@ -186,5 +186,5 @@ export const responder: ResponderModule["responder"] =
   ({ feeds }) =>
   (req, res, s, a, _info, headers, nowMs) => {
     const { rep, ttl } = feeds.answer(s.resources!, s.snapshot!, a!.path, a!.affid, nowMs);
-    return sendRepresentation(req, res, rep, { ttl, headers });
+    return sendRepresentation(req, res, rep, { ttl, headers, keyed: true });
   };

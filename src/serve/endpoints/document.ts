@@ -21,7 +21,7 @@ function sendDocument(
     req,
     res,
     { body: document.blob, contentType: document.type, gzip: null, brotli: null, scratch: false },
-    { ttl: maxAge, headers: [] },
+    { ttl: maxAge, headers: [], keyed: false },
   );
 }
 
