@@ -215,7 +215,7 @@ export async function startTestApi(
     dataDir,
     keysFile,
     clock: () => clock.now * 1000,
-    // Room for the many bad keys suites send from 127.0.0.1; test/serve/rate-limit.test.ts sets the real default.
+    // Room for the many bad keys suites send from 127.0.0.1; test/serve/admission/rate-limit.test.ts sets the real default.
     authFailureLimit: { rate: 1, burst: 10_000 },
     ...options,
   });

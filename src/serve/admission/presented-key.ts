@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { ApiError } from "../../errors.ts";
 
-export const KEY_MISSING = new ApiError(
+const KEY_MISSING = new ApiError(
   401,
   "api_key_missing",
   "this request needs an API key: the apikey query parameter, an X-Api-Key header or Authorization: Bearer <key>",

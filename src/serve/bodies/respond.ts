@@ -25,7 +25,7 @@ export interface SendOptions {
  * (the console, RateLimit-*, ETag). The same on every such response, whichever way its key came: a front's copy is
  * handed to requests of every kind.
  */
-export const KEYED_VARY = "Accept-Encoding, Authorization, X-Api-Key";
+const KEYED_VARY = "Accept-Encoding, Authorization, X-Api-Key";
 export const KEYED_PROBLEM_HEADERS: readonly string[] = [
   "Vary",
   "Authorization, X-Api-Key",
