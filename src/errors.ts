@@ -151,6 +151,8 @@ export function renderProblem(
       "Content-Length": String(body.length),
       "Cache-Control": "no-store",
       "Access-Control-Allow-Origin": "*",
+      // A page's script may read every header of an error too (Retry-After, RateLimit-*): made once per rendering.
+      "Access-Control-Expose-Headers": "*",
       "X-Content-Type-Options": "nosniff",
       ...error.headers,
     },

@@ -26,12 +26,8 @@ export interface SendOptions {
  * handed to requests of every kind.
  */
 const KEYED_VARY = "Accept-Encoding, Authorization, X-Api-Key";
-export const KEYED_PROBLEM_HEADERS: readonly string[] = [
-  "Vary",
-  "Authorization, X-Api-Key",
-  "Access-Control-Expose-Headers",
-  "*",
-];
+/** The same for a problem a cache may keep (it exposes its headers already: renderProblem). */
+export const KEYED_PROBLEM_HEADERS: readonly string[] = ["Vary", "Authorization, X-Api-Key"];
 
 /**
  * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].

@@ -110,6 +110,12 @@ describe("the key in a header", () => {
     expect((await ask(LIST, { ...basic, ...xApiKey(api.key) })).status).toBe(200);
   });
 
+  it("lets a page's script read every header of a refusal too (Retry-After, RateLimit-*)", async () => {
+    const res = await api.get(LIST, { headers: xApiKey("Z".repeat(32)) });
+    expect([res.status, res.headers.get("access-control-expose-headers")]).toEqual([401, "*"]);
+    await res.arrayBuffer();
+  });
+
   it("refuses X-Api-Key given twice, which node joins into one value", async () => {
     const raw = await rawGet(`X-Api-Key: ${api.key}\r\nX-Api-Key: ${api.key}\r\n`);
     expect(raw).toMatch(/^HTTP\/1.1 401 /);
