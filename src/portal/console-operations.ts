@@ -61,7 +61,7 @@ function parameterOf(p: Json): ConsoleParameter | null {
   const one = (repeatable ? (schema.items ?? {}) : schema) as Json;
   const values = Array.isArray(one.enum) ? one.enum.map((v) => String(v)) : [];
   const kind = values.length > 0 ? "choice" : one.type === "integer" ? "integer" : "text";
-  const example = Array.isArray(p.example) ? p.example[0] : p.example;
+  const example: unknown = Array.isArray(p.example) ? (p.example as unknown[])[0] : p.example;
   const parameter: ConsoleParameter = {
     name: String(p.name),
     in: p.in,
