@@ -162,6 +162,9 @@ describe("the console in Chromium", () => {
     ] as const) {
       expect(await send(page, api.key, mode)).toMatch(/^200 OK /);
       expect(((await bodyOf(page)) as { total_found: number }).total_found).toBe(1);
+      // The API exposes its headers to scripts (Access-Control-Expose-Headers): the console shows them.
+      expect(await headerOf(page, "etag")).toMatch(/^(W\/)?"/);
+      expect(await headerOf(page, "ratelimit-remaining")).toMatch(/^\d+$/);
       const sent = toApi.filter((r) => r.url === `${api.url}/v1/products?q=wool`).at(-1);
       expect(sent?.headers[header]).toBe(value);
     }
