@@ -11,6 +11,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { timingSafeEqual } from "node:crypto";
 import { html } from "hono/html";
 import { registerAccountRoutes } from "./account-routes.ts";
+import { consoleSource, registerConsoleRoutes } from "./console-routes.ts";
 import { HashingBusyError } from "./hash-pool.ts";
 import type { Portal, PortalEnv, PortalOptions } from "./context.ts";
 import { pageContext, render } from "./context.ts";
@@ -32,7 +33,7 @@ import { page } from "./views/layout.ts";
 /** The largest form body accepted, bytes. */
 const MAX_BODY = 16 * 1024;
 
-/** Nothing from another host, no inline script or style, no framing, forms only to the portal. */
+/** Nothing from another host, no inline script or style, no framing, forms only to the portal (but see useSecurityHeaders). */
 const CSP = {
   defaultSrc: ["'none'"],
   scriptSrc: ["'self'"],
@@ -61,7 +62,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   };
   const app = new Hono<PortalEnv>();
   useClientAddress(app, portal);
-  useSecurityHeaders(app);
+  useSecurityHeaders(app, portal);
   app.get("/static/portal.css", (c) => c.body(PORTAL_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
   app.get("/static/portal.js", (c) => c.body(PORTAL_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
   useSessions(app, portal);
@@ -75,6 +76,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   registerAccountRoutes(app, portal);
   registerOperatorRoutes(app, portal);
   registerUsageRoutes(app, portal);
+  registerConsoleRoutes(app, portal);
   registerErrorPages(app, portal);
   return app;
 }
@@ -89,9 +91,14 @@ function useClientAddress(app: Hono<PortalEnv>, portal: Portal): void {
   });
 }
 
-/** The security headers (the CSP above among them); Cache-Control: static files 5 minutes, other answers no-store. */
-function useSecurityHeaders(app: Hono<PortalEnv>): void {
-  app.use(secureHeaders({ contentSecurityPolicy: CSP, crossOriginEmbedderPolicy: true }));
+/**
+ * The security headers (the CSP above among them, the console's page also reaching the API); Cache-Control: static
+ * files 5 minutes, other answers no-store.
+ */
+function useSecurityHeaders(app: Hono<PortalEnv>, portal: Portal): void {
+  const toApi = consoleSource(portal.apiUrl);
+  const csp = { ...CSP, connectSrc: ["'self'", toApi], formAction: ["'self'", toApi] };
+  app.use(secureHeaders({ contentSecurityPolicy: csp, crossOriginEmbedderPolicy: true }));
   app.use(async (c, next) => {
     await next();
     c.header("Cache-Control", c.req.path.startsWith("/static/") ? "public, max-age=300" : "no-store");
