@@ -7,9 +7,9 @@
 // that does not read keeps the kernel's share far smaller, and the rest waits in node.) And a connection node closes
 // (its keep-alive timeout, `Connection: close`) keeps its unacknowledged bytes queued as an orphan, for minutes
 // (5.5 min measured over loopback) while the client stays connected without reading. Linux lists every TCP
-// connection with the bytes written to it and not acknowledged (`tx_queue` in /proc/net/tcp and tcp6): that is read
-// here, for the connections tracked, when a decision needs it (a look reads the line of every TCP connection of the
-// host, so looks are at least 100 ms apart). Without /proc (not Linux) only node's pending bytes count, which still
+// connection with the bytes written to it and not acknowledged (`tx_queue` in /proc/net/tcp and tcp6, tcp-queues.ts):
+// that is read for the connections tracked, when a decision needs it (a look reads the line of every TCP connection of
+// the host, so looks are at least 100 ms apart). Without /proc (not Linux) only node's pending bytes count, which still
 // bounds clients over real networks. Over TLS node counts plaintext and the kernel records, a little more: a
 // connection is let go a little later, never sooner.
 //
@@ -20,10 +20,9 @@
 // with `maxPerAddress` stalled is refused after one fresh look at the kernel's account, and one with more (a burst
 // served before it stalled) has the excess reset; a connection whose tracked bytes are not acknowledged within `timeout` is reset
 // (RST: the kernel frees its buffers at once), an orphan tracked until the kernel drops it.
-import { readFile } from "node:fs/promises";
 import type { Socket } from "node:net";
-import { endianness } from "node:os";
 import { TLSSocket } from "node:tls";
+import { kernelKey, readUnacknowledged } from "./tcp-queues.ts";
 
 export interface SendLimitsOptions {
   /** Connections of one client address that may hold unacknowledged bytes, stalled, at once. */
@@ -114,67 +113,6 @@ function resetConnection(socket: Socket): void {
   const tcp = socket instanceof TLSSocket ? (socket as TLSSocket & { _parent?: Socket })._parent : socket;
   if (tcp && !tcp.destroyed) tcp.resetAndDestroy();
   socket.destroy();
-}
-
-/** An address as both node and the kernel's table give it: IPv4 dotted (IPv4-mapped too), IPv6 as a URL host has it. */
-function canonical(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (!address.includes(":")) return address;
-  try {
-    return new URL(`http://[${address}]`).hostname;
-  } catch {
-    return address; // a zone (fe80::1%eth0): as node gave it
-  }
-}
-
-/** The key of a connection in the kernel's table: local port, remote address and remote port. */
-function kernelKey(localPort: number, remoteAddress: string, remotePort: number): string {
-  return `${localPort} ${canonical(remoteAddress)} ${remotePort}`;
-}
-
-const LITTLE_ENDIAN = endianness() === "LE";
-
-/** An address of /proc/net/tcp{,6} (32-bit words in hex, each in host byte order) as `canonical` gives it. */
-function procAddress(hex: string): string {
-  const bytes: number[] = [];
-  for (let w = 0; w < hex.length; w += 8) {
-    const word = [0, 2, 4, 6].map((i) => parseInt(hex.slice(w + i, w + i + 2), 16));
-    bytes.push(...(LITTLE_ENDIAN ? word.reverse() : word));
-  }
-  if (bytes.length === 4) return bytes.join(".");
-  // IPv4-mapped (::ffff:a.b.c.d): node gives such a peer as IPv4, and so does `canonical`.
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff)
-    return bytes.slice(12).join(".");
-  const groups = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
-  return canonical(groups.join(":"));
-}
-
-/**
- * The kernel's unacknowledged bytes (`tx_queue`) of the TCP connections whose local port is one of `ports`, by
- * kernelKey (the largest, should a key appear twice); null where /proc/net/tcp cannot be read (not Linux).
- */
-async function readUnacknowledged(ports: ReadonlySet<number>): Promise<Map<string, number> | null> {
-  const tables = await Promise.all(
-    ["/proc/net/tcp", "/proc/net/tcp6"].map((path) => readFile(path, "latin1").catch(() => null)),
-  );
-  if (tables.every((t) => t === null)) return null;
-  const wanted = [...ports].map((p) => `:${p.toString(16).toUpperCase().padStart(4, "0")} `);
-  const out = new Map<string, number>();
-  for (const table of tables) {
-    for (const line of table?.split("\n").slice(1) ?? []) {
-      if (!wanted.some((w) => line.includes(w))) continue;
-      const [, local, remote, , queues] = line.trim().split(/\s+/);
-      if (!local || !remote || !queues) continue;
-      const [, localPort] = local.split(":");
-      const [remoteHex, remotePort] = remote.split(":");
-      const key = `${parseInt(localPort!, 16)} ${procAddress(remoteHex!)} ${parseInt(remotePort!, 16)}`;
-      const unacknowledged = parseInt(queues.split(":")[0]!, 16);
-      out.set(key, Math.max(out.get(key) ?? 0, unacknowledged));
-    }
-  }
-  return out;
 }
 
 /**
