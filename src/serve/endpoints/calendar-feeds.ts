@@ -46,13 +46,6 @@ export interface CalendarFeedOptions {
 /** Creates the feeds: `at` answers a request, `warm` follows the snapshot (and its resources) served. */
 export function createCalendarFeeds(o: CalendarFeedOptions) {
   const calendars = createCalendars();
-  const timers = o.scheduler ?? NODE_TIMERS;
-  let timer: unknown = null;
-  /** Bumped by each `warm`: the renderings queued for an older snapshot are dropped. */
-  let generation = 0;
-  /** Renderings queued or running, and who waits for there to be none. */
-  let rendering = 0;
-  const waiting: (() => void)[] = [];
 
   /** The feed at `path` at `now` (epoch s) for `affid`, and when it next changes; throws a 404 when a list is missing. */
   const at = (r: Resources, snapshot: LoadedSnapshot, path: string, affid: string, now: number) => {
@@ -67,76 +60,14 @@ export function createCalendarFeeds(o: CalendarFeedOptions) {
     return { rep, changesAt: changes.length ? Math.min(...changes) : null };
   };
 
-  /**
-   * When the feed at `path` changes after `now`, or null (never, or it has no lists): from the lists' time segments,
-   * without composing them (resources.at would, and the warming does, a turn at a time).
-   */
-  const changeAfter = (r: Resources, path: string, now: number): number | null => {
-    const paths = calendarLists(path);
-    let change = Infinity;
-    for (const list of [paths.active, paths.upcoming]) {
-      let segments;
-      try {
-        segments = r.statesOf(list);
-      } catch {
-        continue; // no such list: its feed is a 404
-      }
-      for (const s of segments) {
-        const edge = s.from !== null && s.from > now ? s.from : s.to !== null && s.to > now ? s.to : null;
-        if (edge !== null) change = Math.min(change, edge);
-      }
-    }
-    return change === Infinity ? null : change;
-  };
-
-  /** Renders the feeds at `due` ([path, instant]), one a turn, unless a newer snapshot came meanwhile. */
-  const render = (r: Resources, snapshot: LoadedSnapshot, due: [string, number][]) => {
-    const mine = generation;
-    rendering++;
-    const next = () => {
-      const item = due.shift();
-      if (!item || mine !== generation) {
-        if (--rendering === 0) for (const done of waiting.splice(0)) done();
-        return;
-      }
-      try {
-        at(r, snapshot, item[0], "", item[1]).rep.gzip?.(); // rendered, and gzipped as most calendar apps ask
-      } catch {
-        // A feed with no lists then: its requests are 404s, nothing to render.
-      }
-      setImmediate(next);
-    };
-    setImmediate(next);
-  };
-
-  /** Waits for the soonest change of any feed after `now`, then renders each changed feed's following state. */
-  const arm = (r: Resources, snapshot: LoadedSnapshot, now: number) => {
-    const changes = FEED_PATHS.map((p) => changeAfter(r, p, now)).filter((c) => c !== null);
-    if (changes.length === 0) return;
-    const change = Math.min(...changes);
-    const following = Math.min(...FEED_PATHS.map((p) => changeAfter(r, p, change) ?? Infinity));
-    wait(r, snapshot, change * 1000 + Math.min(SETTLE_MS, ((following - change) * 1000) / 2));
-  };
-
-  /** Waits until `target` (epoch ms; in parts when it is far), then renders what follows the change before it. */
-  const wait = (r: Resources, snapshot: LoadedSnapshot, target: number) => {
-    const mine = generation;
-    timer = timers.setTimeout(
-      () => {
-        timer = null;
-        if (mine !== generation) return;
-        if (o.clock() < target) return wait(r, snapshot, target); // a long wait's next part
-        const t = Math.floor(o.clock() / 1000);
-        const due: [string, number][] = [];
-        for (const path of FEED_PATHS) {
-          const next = changeAfter(r, path, t);
-          if (next !== null) due.push([path, next]);
-        }
-        render(r, snapshot, due);
-        arm(r, snapshot, t);
-      },
-      Math.min(MAX_WAIT_MS, Math.max(0, target - o.clock())),
-    );
+  const w: Warming = {
+    clock: o.clock,
+    timers: o.scheduler ?? NODE_TIMERS,
+    at,
+    timer: null,
+    generation: 0,
+    rendering: 0,
+    waiting: [],
   };
 
   return {
@@ -152,21 +83,113 @@ export function createCalendarFeeds(o: CalendarFeedOptions) {
     },
     /** Renders, ahead of their requests, the feeds of `snapshot` in force now and in their next state, and so on. */
     warm(r: Resources, snapshot: LoadedSnapshot): void {
-      generation++;
-      if (timer !== null) timers.clearTimeout(timer);
-      timer = null;
-      const now = Math.floor(o.clock() / 1000);
+      w.generation++;
+      if (w.timer !== null) w.timers.clearTimeout(w.timer);
+      w.timer = null;
+      const now = Math.floor(w.clock() / 1000);
       const due: [string, number][] = [];
       for (const path of FEED_PATHS) {
         due.push([path, now]);
         const next = changeAfter(r, path, now);
         if (next !== null) due.push([path, next]);
       }
-      render(r, snapshot, due);
-      arm(r, snapshot, now);
+      renderAhead(w, r, snapshot, due);
+      arm(w, r, snapshot, now);
     },
     stats: () => calendars.stats(),
     /** Resolves once no feed is queued for rendering. */
-    idle: (): Promise<void> => (rendering === 0 ? Promise.resolve() : new Promise((done) => waiting.push(done))),
+    idle: (): Promise<void> => (w.rendering === 0 ? Promise.resolve() : new Promise((done) => w.waiting.push(done))),
   };
+}
+
+/** What the rendering ahead shares: its clock and timers, the feeds' `at`, and where it is. */
+interface Warming {
+  readonly clock: () => number;
+  readonly timers: Scheduler;
+  readonly at: (
+    r: Resources,
+    snapshot: LoadedSnapshot,
+    path: string,
+    affid: string,
+    now: number,
+  ) => { rep: Representation; changesAt: number | null };
+  /** The wait for the next change, if any. */
+  timer: unknown;
+  /** Bumped by each `warm`: the renderings queued for an older snapshot are dropped. */
+  generation: number;
+  /** Renderings queued or running, and who waits for there to be none. */
+  rendering: number;
+  readonly waiting: (() => void)[];
+}
+
+/**
+ * When the feed at `path` changes after `now`, or null (never, or it has no lists): from the lists' time segments,
+ * without composing them (resources.at would, and the warming does, a turn at a time).
+ */
+function changeAfter(r: Resources, path: string, now: number): number | null {
+  const paths = calendarLists(path);
+  let change = Infinity;
+  for (const list of [paths.active, paths.upcoming]) {
+    let segments;
+    try {
+      segments = r.statesOf(list);
+    } catch {
+      continue; // no such list: its feed is a 404
+    }
+    for (const s of segments) {
+      const edge = s.from !== null && s.from > now ? s.from : s.to !== null && s.to > now ? s.to : null;
+      if (edge !== null) change = Math.min(change, edge);
+    }
+  }
+  return change === Infinity ? null : change;
+}
+
+/** Renders the feeds at `due` ([path, instant]), one a turn, unless a newer snapshot came meanwhile. */
+function renderAhead(w: Warming, r: Resources, snapshot: LoadedSnapshot, due: [string, number][]): void {
+  const mine = w.generation;
+  w.rendering++;
+  const next = () => {
+    const item = due.shift();
+    if (!item || mine !== w.generation) {
+      if (--w.rendering === 0) for (const done of w.waiting.splice(0)) done();
+      return;
+    }
+    try {
+      w.at(r, snapshot, item[0], "", item[1]).rep.gzip?.(); // rendered, and gzipped as most calendar apps ask
+    } catch {
+      // A feed with no lists then: its requests are 404s, nothing to render.
+    }
+    setImmediate(next);
+  };
+  setImmediate(next);
+}
+
+/** Waits for the soonest change of any feed after `now`, then renders each changed feed's following state. */
+function arm(w: Warming, r: Resources, snapshot: LoadedSnapshot, now: number): void {
+  const changes = FEED_PATHS.map((p) => changeAfter(r, p, now)).filter((c) => c !== null);
+  if (changes.length === 0) return;
+  const change = Math.min(...changes);
+  const following = Math.min(...FEED_PATHS.map((p) => changeAfter(r, p, change) ?? Infinity));
+  wait(w, r, snapshot, change * 1000 + Math.min(SETTLE_MS, ((following - change) * 1000) / 2));
+}
+
+/** Waits until `target` (epoch ms; in parts when it is far), then renders what follows the change before it. */
+function wait(w: Warming, r: Resources, snapshot: LoadedSnapshot, target: number): void {
+  const mine = w.generation;
+  w.timer = w.timers.setTimeout(
+    () => {
+      w.timer = null;
+      if (mine !== w.generation) return;
+      if (w.clock() < target) return wait(w, r, snapshot, target); // a long wait's next part
+      const t = Math.floor(w.clock() / 1000);
+      const due: [string, number][] = [];
+      for (const path of FEED_PATHS) {
+        const next = changeAfter(r, path, t);
+        if (next !== null) due.push([path, next]);
+      }
+      renderAhead(w, r, snapshot, due);
+      arm(w, r, snapshot, t);
+    },
+    Math.min(MAX_WAIT_MS, Math.max(0, target - w.clock())),
+  );
 }

@@ -35,9 +35,11 @@ import type { Bytes, SaleBytes, Template } from "./frames.ts";
 import { createGroups, filtersOf, render } from "./groups.ts";
 import type { Group } from "./groups.ts";
 import { createInstantTimer } from "./instant-timer.ts";
+import type { Scheduler } from "./instant-timer.ts";
 import { EVENT_DEFAULTS, NODE_TIMERS } from "./options.ts";
 import type { EventStreamOptions } from "./options.ts";
 import { createReplay } from "./replay.ts";
+import type { Replay } from "./replay.ts";
 import { createResumer } from "./resume.ts";
 import type { Resuming } from "./resume.ts";
 import { createSchedule, firstAfter, swapEvents } from "./schedule.ts";
@@ -85,12 +87,103 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
   const streams = new Set<Stream>();
   const caps = createStreamCaps(o);
   const clientAddress = createClientLimitKey(options.trustProxy ?? []);
-  let schedule: Schedule | null = null;
-  /** Events placed at or before this second have been sent (or were due before any stream could want them). */
-  let through = Math.floor(clock() / 1000);
-  let heartbeat: unknown = null;
-  let closed = false;
+  const through = Math.floor(clock() / 1000);
   const replay = createReplay(o);
+  const delivery = createDelivery(clock, o, replay, (s, events) => {
+    const t = render(events, s.group, salesNow(hub));
+    return t === null ? null : fill(t, new Date(clock()).toISOString());
+  });
+  const groups = createGroups<Stream>((): number => fan.seq);
+  const fan = createFanOut(groups.all, delivery.deliver);
+  const hub: Hub = {
+    clock,
+    o,
+    timers,
+    streams,
+    caps,
+    clientAddress,
+    replay,
+    resumer: delivery.resumer,
+    groups,
+    fan,
+    timer: createInstantTimer(
+      clock,
+      timers,
+      () => fire(hub),
+      () => streams.size > 0,
+    ),
+    beat: () => beat(hub),
+    schedule: null,
+    through,
+    heartbeat: null,
+    closed: false,
+  };
+
+  return {
+    /** Answers an admitted GET or HEAD /v1/events: the stream's headers, and on GET the stream. */
+    open: (req: IncomingMessage, res: ServerResponse, a: Admitted, headers: readonly string[]): [number, number] =>
+      openStream(hub, req, res, a, headers),
+
+    /** Follows a swap to `snapshot`: sends what fell due under the old one, then what the swap changed. */
+    swap: (snapshot: LoadedSnapshot | null): void => followSwap(hub, snapshot),
+
+    /** Ends every stream (clients reconnect elsewhere) and stops the timers; new streams get a 503. */
+    close: (): void => closeStreams(hub),
+
+    stats: () => {
+      // Bytes the streams hold unsent in this process (kernel buffers aside).
+      let unsentBytes = 0;
+      for (const st of streams) unsentBytes += (st.socket ?? st.res).writableLength;
+      return {
+        streams: streams.size,
+        replaying: delivery.resumer.replaying,
+        unsentBytes,
+        dropped: delivery.dropped(),
+        swapEvents: replay.size,
+        refused: { ...caps.refused },
+      };
+    },
+  };
+}
+
+/**
+ * What the hub's steps below share: its parts, made once, and the state they follow (the schedule served, the instant
+ * sent through, the heartbeat's timer, closed). `deliver`, which writes every batch to every stream, reads none of it
+ * (createDelivery).
+ */
+interface Hub {
+  readonly clock: () => number;
+  readonly o: typeof EVENT_DEFAULTS;
+  readonly timers: Scheduler;
+  readonly streams: Set<Stream>;
+  readonly caps: ReturnType<typeof createStreamCaps>;
+  readonly clientAddress: (req: IncomingMessage) => string;
+  readonly replay: Replay;
+  readonly resumer: Resumer;
+  readonly groups: ReturnType<typeof createGroups<Stream>>;
+  readonly fan: ReturnType<typeof createFanOut<Stream, Group<Stream>, Bytes>>;
+  readonly timer: ReturnType<typeof createInstantTimer>;
+  /** The heartbeat's callback (made once: each beat sets the timer of the next). */
+  readonly beat: () => void;
+  schedule: Schedule | null;
+  /** Events placed at or before this second have been sent (or were due before any stream could want them). */
+  through: number;
+  heartbeat: unknown;
+  closed: boolean;
+}
+
+type Resumer = ReturnType<typeof createResumer<Stream>>;
+
+/**
+ * The writing of every batch to a stream (`deliver`), the dropping of a stream that does not read, and the resumer
+ * that writes resuming streams what they missed (through `write`, with `frames`); `dropped` counts the streams dropped.
+ */
+function createDelivery(
+  clock: () => number,
+  o: typeof EVENT_DEFAULTS,
+  replay: Replay,
+  frames: (s: Stream, events: readonly SaleEvent[]) => Bytes | null,
+) {
   let dropped = 0;
 
   /**
@@ -113,21 +206,11 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     clock,
     replay,
     heartbeatMs: o.heartbeatMs,
-    frames: (s, events) => {
-      const t = render(events, s.group, salesNow());
-      return t === null ? null : fill(t, new Date(clock()).toISOString());
-    },
+    frames,
     write,
     deliver,
     onDrop: () => dropped++,
   });
-  /** Ends a stream: its client reconnects, and resumes from the last event it got. */
-  const end = (s: Stream) => {
-    resumer.stop(s);
-    s.res.end();
-  };
-  const groups = createGroups<Stream>((): number => fan.seq);
-  const fan = createFanOut(groups.all, deliver);
 
   /**
    * Drops a stream whose earlier writes still hold more than `maxUnsentBytes` in this process (the kernel's buffers
@@ -154,149 +237,149 @@ export function createEventHub(clock: () => number, options: EventStreamOptions 
     return true;
   };
 
-  /** How a batch reads its sales: from the snapshot served when it was made (a swap may come while it goes out). */
-  const salesNow = () => {
-    const bodies = schedule?.snapshot.bodies;
-    return (event: SaleEvent): SaleBytes => replay.bytes(event) ?? bodies!.get(event.body);
-  };
+  return { deliver, resumer, dropped: (): number => dropped };
+}
 
-  /** Writes `events` to every stream that wants them, with the frames rendered ahead for them, by group, if any. */
-  const fanOut = (events: readonly SaleEvent[], ahead: Map<Group<Stream>, Template | null> | null) => {
-    if (events.length === 0 || streams.size === 0) return;
-    const sent = new Date(clock()).toISOString();
-    const sales = salesNow();
-    fan.push(
-      (g) => {
-        let t = ahead?.get(g);
-        if (t === undefined) t = render(events, g, sales);
-        return t === null ? null : fill(t, sent);
-      },
-      o.eventSliceMs,
-      true,
-    );
+/** Answers an admitted GET or HEAD /v1/events: the stream's headers, and on GET the stream. */
+function openStream(
+  hub: Hub,
+  req: IncomingMessage,
+  res: ServerResponse,
+  a: Admitted,
+  headers: readonly string[],
+): [number, number] {
+  const { stores, types } = filtersOf(a.query);
+  if (hub.closed) throw new ApiError(503, "service_unavailable", "the server is closing", { "Retry-After": "1" });
+  // Its place under every cap, taken now (throws the 429 or 503 of a full one), before anything is sent.
+  const release = hub.caps.take(a.credential.name, hub.clientAddress(req));
+  if (req.method === "HEAD") release();
+  else res.once("close", release);
+  res.writeHead(200, [...HEADERS, ...headers]);
+  if (req.method === "HEAD") {
+    res.end();
+    return [200, 0];
+  }
+  req.socket.setNoDelay(true);
+  req.socket.setTimeout(0);
+  const group = hub.groups.of(a.affid, stores, types);
+  const stream: Stream = {
+    since: hub.fan.seq,
+    res,
+    socket: null,
+    chunked: false,
+    group,
+    backlog: null,
+    queued: null,
+    waitingSince: null,
+    heldSince: null,
   };
+  hub.groups.join(stream);
+  hub.streams.add(stream);
+  res.once("close", () => {
+    hub.resumer.stop(stream);
+    hub.streams.delete(stream);
+    hub.groups.leave(stream);
+  });
+  const now = Math.floor(hub.clock() / 1000);
+  if (now < hub.through) fire(hub);
+  const head = Buffer.from(`retry: ${hub.o.retryMs}\n: ${hub.schedule?.snapshot.id ?? "no snapshot"}${WORKER}\n\n`);
+  const lastId = req.headers["last-event-id"];
+  const missed =
+    typeof lastId === "string" ? hub.replay.cursor(hub.schedule, lastId.trim(), Math.min(now, hub.through)) : null;
+  res.write(head);
+  // Once the head is out, the socket is the response's alone for as long as the stream lasts; a response queued
+  // behind another one on its connection has no socket yet, and keeps writing through node's response.
+  stream.socket = res.socket;
+  stream.chunked = stream.socket !== null && res.chunkedEncoding;
+  if (missed !== null) hub.resumer.start(stream, missed);
+  if (hub.heartbeat === null) hub.heartbeat = hub.timers.setTimeout(hub.beat, hub.o.heartbeatMs);
+  return [200, head.length];
+}
 
-  /** Sends the begins/ends events due by now, then waits for the next instant. */
-  const fire = () => {
-    const now = Math.floor(clock() / 1000);
-    if (now < through) through = now; // the clock was set back (tests): what comes after it is due again
-    if (schedule && now > through) {
-      const { events } = schedule;
-      const due = events.slice(firstAfter(events, through), firstAfter(events, now));
-      through = now;
-      fanOut(due, groups.take(due));
-    }
-    arm();
-  };
-  const timer = createInstantTimer(clock, timers, fire, () => streams.size > 0);
+/** Follows a swap to `snapshot`: sends what fell due under the old one, then what the swap changed. */
+function followSwap(hub: Hub, snapshot: LoadedSnapshot | null): void {
+  if (!snapshot || snapshot === hub.schedule?.snapshot) return;
+  if (hub.timer.armed) fire(hub); // what the old snapshot owed, before its bodies are let go
+  // A stream still writing what it missed reads the old snapshot's bodies, and its place in them: it is ended, and
+  // its client resumes from its last event on the new one.
+  if (hub.resumer.replaying > 0) for (const s of hub.streams) if (s.backlog !== null) end(hub, s);
+  const next = createSchedule(snapshot);
+  const now = Math.floor(hub.clock() / 1000);
+  const changes = hub.schedule ? swapEvents(hub.schedule, next, now) : [];
+  hub.schedule = next;
+  hub.replay.record(changes, snapshot, now);
+  fanOut(hub, changes, null);
+  arm(hub);
+}
 
-  /** Sets the timer for the next instant, and renders that instant's frames for every group meanwhile. */
-  const arm = () => {
-    timer.clear();
-    if (!schedule || closed) return;
-    const { events } = schedule;
-    const next = events[firstAfter(events, through)];
-    if (!next) return groups.forget();
-    timer.at(next.pos * 1000);
-    groups.prepare(events.slice(firstAfter(events, through), firstAfter(events, next.pos)), salesNow());
-  };
+/** Ends every stream (clients reconnect elsewhere) and stops the timers; new streams get a 503. */
+function closeStreams(hub: Hub): void {
+  hub.closed = true;
+  hub.timer.clear();
+  if (hub.heartbeat !== null) hub.timers.clearTimeout(hub.heartbeat);
+  hub.heartbeat = null;
+  hub.groups.forget();
+  hub.fan.clear();
+  for (const s of hub.streams) end(hub, s);
+}
 
-  const beat = () => {
-    heartbeat = null;
-    if (streams.size === 0 || closed) return;
-    fan.push(() => HEARTBEAT, o.heartbeatSliceMs, false);
-    heartbeat = timers.setTimeout(beat, o.heartbeatMs);
-  };
+/** Ends a stream: its client reconnects, and resumes from the last event it got. */
+function end(hub: Hub, s: Stream): void {
+  hub.resumer.stop(s);
+  s.res.end();
+}
 
-  return {
-    /** Answers an admitted GET or HEAD /v1/events: the stream's headers, and on GET the stream. */
-    open(req: IncomingMessage, res: ServerResponse, a: Admitted, headers: readonly string[]): [number, number] {
-      const { stores, types } = filtersOf(a.query);
-      if (closed) throw new ApiError(503, "service_unavailable", "the server is closing", { "Retry-After": "1" });
-      // Its place under every cap, taken now (throws the 429 or 503 of a full one), before anything is sent.
-      const release = caps.take(a.credential.name, clientAddress(req));
-      if (req.method === "HEAD") release();
-      else res.once("close", release);
-      res.writeHead(200, [...HEADERS, ...headers]);
-      if (req.method === "HEAD") {
-        res.end();
-        return [200, 0];
-      }
-      req.socket.setNoDelay(true);
-      req.socket.setTimeout(0);
-      const group = groups.of(a.affid, stores, types);
-      const stream: Stream = {
-        since: fan.seq,
-        res,
-        socket: null,
-        chunked: false,
-        group,
-        backlog: null,
-        queued: null,
-        waitingSince: null,
-        heldSince: null,
-      };
-      groups.join(stream);
-      streams.add(stream);
-      res.once("close", () => {
-        resumer.stop(stream);
-        streams.delete(stream);
-        groups.leave(stream);
-      });
-      const now = Math.floor(clock() / 1000);
-      if (now < through) fire();
-      const head = Buffer.from(`retry: ${o.retryMs}\n: ${schedule?.snapshot.id ?? "no snapshot"}${WORKER}\n\n`);
-      const lastId = req.headers["last-event-id"];
-      const missed = typeof lastId === "string" ? replay.cursor(schedule, lastId.trim(), Math.min(now, through)) : null;
-      res.write(head);
-      // Once the head is out, the socket is the response's alone for as long as the stream lasts; a response queued
-      // behind another one on its connection has no socket yet, and keeps writing through node's response.
-      stream.socket = res.socket;
-      stream.chunked = stream.socket !== null && res.chunkedEncoding;
-      if (missed !== null) resumer.start(stream, missed);
-      if (heartbeat === null) heartbeat = timers.setTimeout(beat, o.heartbeatMs);
-      return [200, head.length];
+/** How a batch reads its sales: from the snapshot served when it was made (a swap may come while it goes out). */
+function salesNow(hub: Hub): (event: SaleEvent) => SaleBytes {
+  const bodies = hub.schedule?.snapshot.bodies;
+  const replay = hub.replay;
+  return (event: SaleEvent): SaleBytes => replay.bytes(event) ?? bodies!.get(event.body);
+}
+
+/** Writes `events` to every stream that wants them, with the frames rendered ahead for them, by group, if any. */
+function fanOut(hub: Hub, events: readonly SaleEvent[], ahead: Map<Group<Stream>, Template | null> | null): void {
+  if (events.length === 0 || hub.streams.size === 0) return;
+  const sent = new Date(hub.clock()).toISOString();
+  const sales = salesNow(hub);
+  hub.fan.push(
+    (g) => {
+      let t = ahead?.get(g);
+      if (t === undefined) t = render(events, g, sales);
+      return t === null ? null : fill(t, sent);
     },
+    hub.o.eventSliceMs,
+    true,
+  );
+}
 
-    /** Follows a swap to `snapshot`: sends what fell due under the old one, then what the swap changed. */
-    swap(snapshot: LoadedSnapshot | null): void {
-      if (!snapshot || snapshot === schedule?.snapshot) return;
-      if (timer.armed) fire(); // what the old snapshot owed, before its bodies are let go
-      // A stream still writing what it missed reads the old snapshot's bodies, and its place in them: it is ended, and
-      // its client resumes from its last event on the new one.
-      if (resumer.replaying > 0) for (const s of streams) if (s.backlog !== null) end(s);
-      const next = createSchedule(snapshot);
-      const now = Math.floor(clock() / 1000);
-      const changes = schedule ? swapEvents(schedule, next, now) : [];
-      schedule = next;
-      replay.record(changes, snapshot, now);
-      fanOut(changes, null);
-      arm();
-    },
+/** Sends the begins/ends events due by now, then waits for the next instant. */
+function fire(hub: Hub): void {
+  const now = Math.floor(hub.clock() / 1000);
+  if (now < hub.through) hub.through = now; // the clock was set back (tests): what comes after it is due again
+  if (hub.schedule && now > hub.through) {
+    const { events } = hub.schedule;
+    const due = events.slice(firstAfter(events, hub.through), firstAfter(events, now));
+    hub.through = now;
+    fanOut(hub, due, hub.groups.take(due));
+  }
+  arm(hub);
+}
 
-    /** Ends every stream (clients reconnect elsewhere) and stops the timers; new streams get a 503. */
-    close(): void {
-      closed = true;
-      timer.clear();
-      if (heartbeat !== null) timers.clearTimeout(heartbeat);
-      heartbeat = null;
-      groups.forget();
-      fan.clear();
-      for (const s of streams) end(s);
-    },
+/** Sets the timer for the next instant, and renders that instant's frames for every group meanwhile. */
+function arm(hub: Hub): void {
+  hub.timer.clear();
+  if (!hub.schedule || hub.closed) return;
+  const { events } = hub.schedule;
+  const next = events[firstAfter(events, hub.through)];
+  if (!next) return hub.groups.forget();
+  hub.timer.at(next.pos * 1000);
+  hub.groups.prepare(events.slice(firstAfter(events, hub.through), firstAfter(events, next.pos)), salesNow(hub));
+}
 
-    stats: () => {
-      // Bytes the streams hold unsent in this process (kernel buffers aside).
-      let unsentBytes = 0;
-      for (const st of streams) unsentBytes += (st.socket ?? st.res).writableLength;
-      return {
-        streams: streams.size,
-        replaying: resumer.replaying,
-        unsentBytes,
-        dropped,
-        swapEvents: replay.size,
-        refused: { ...caps.refused },
-      };
-    },
-  };
+/** A heartbeat to every stream, and the next one set, while any stream is open. */
+function beat(hub: Hub): void {
+  hub.heartbeat = null;
+  if (hub.streams.size === 0 || hub.closed) return;
+  hub.fan.push(() => HEARTBEAT, hub.o.heartbeatSliceMs, false);
+  hub.heartbeat = hub.timers.setTimeout(hub.beat, hub.o.heartbeatMs);
 }

@@ -7,9 +7,9 @@
 // that does not read keeps the kernel's share far smaller, and the rest waits in node.) And a connection node closes
 // (its keep-alive timeout, `Connection: close`) keeps its unacknowledged bytes queued as an orphan, for minutes
 // (5.5 min measured over loopback) while the client stays connected without reading. Linux lists every TCP
-// connection with the bytes written to it and not acknowledged (`tx_queue` in /proc/net/tcp and tcp6): that is read
-// here, for the connections tracked, when a decision needs it (a look reads the line of every TCP connection of the
-// host, so looks are at least 100 ms apart). Without /proc (not Linux) only node's pending bytes count, which still
+// connection with the bytes written to it and not acknowledged (`tx_queue` in /proc/net/tcp and tcp6, tcp-queues.ts):
+// that is read for the connections tracked, when a decision needs it (a look reads the line of every TCP connection of
+// the host, so looks are at least 100 ms apart). Without /proc (not Linux) only node's pending bytes count, which still
 // bounds clients over real networks. Over TLS node counts plaintext and the kernel records, a little more: a
 // connection is let go a little later, never sooner.
 //
@@ -20,10 +20,9 @@
 // with `maxPerAddress` stalled is refused after one fresh look at the kernel's account, and one with more (a burst
 // served before it stalled) has the excess reset; a connection whose tracked bytes are not acknowledged within `timeout` is reset
 // (RST: the kernel frees its buffers at once), an orphan tracked until the kernel drops it.
-import { readFile } from "node:fs/promises";
 import type { Socket } from "node:net";
-import { endianness } from "node:os";
 import { TLSSocket } from "node:tls";
+import { kernelKey, readUnacknowledged } from "./tcp-queues.ts";
 
 export interface SendLimitsOptions {
   /** Connections of one client address that may hold unacknowledged bytes, stalled, at once. */
@@ -116,67 +115,6 @@ function resetConnection(socket: Socket): void {
   socket.destroy();
 }
 
-/** An address as both node and the kernel's table give it: IPv4 dotted (IPv4-mapped too), IPv6 as a URL host has it. */
-function canonical(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (!address.includes(":")) return address;
-  try {
-    return new URL(`http://[${address}]`).hostname;
-  } catch {
-    return address; // a zone (fe80::1%eth0): as node gave it
-  }
-}
-
-/** The key of a connection in the kernel's table: local port, remote address and remote port. */
-function kernelKey(localPort: number, remoteAddress: string, remotePort: number): string {
-  return `${localPort} ${canonical(remoteAddress)} ${remotePort}`;
-}
-
-const LITTLE_ENDIAN = endianness() === "LE";
-
-/** An address of /proc/net/tcp{,6} (32-bit words in hex, each in host byte order) as `canonical` gives it. */
-function procAddress(hex: string): string {
-  const bytes: number[] = [];
-  for (let w = 0; w < hex.length; w += 8) {
-    const word = [0, 2, 4, 6].map((i) => parseInt(hex.slice(w + i, w + i + 2), 16));
-    bytes.push(...(LITTLE_ENDIAN ? word.reverse() : word));
-  }
-  if (bytes.length === 4) return bytes.join(".");
-  // IPv4-mapped (::ffff:a.b.c.d): node gives such a peer as IPv4, and so does `canonical`.
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff)
-    return bytes.slice(12).join(".");
-  const groups = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
-  return canonical(groups.join(":"));
-}
-
-/**
- * The kernel's unacknowledged bytes (`tx_queue`) of the TCP connections whose local port is one of `ports`, by
- * kernelKey (the largest, should a key appear twice); null where /proc/net/tcp cannot be read (not Linux).
- */
-async function readUnacknowledged(ports: ReadonlySet<number>): Promise<Map<string, number> | null> {
-  const tables = await Promise.all(
-    ["/proc/net/tcp", "/proc/net/tcp6"].map((path) => readFile(path, "latin1").catch(() => null)),
-  );
-  if (tables.every((t) => t === null)) return null;
-  const wanted = [...ports].map((p) => `:${p.toString(16).toUpperCase().padStart(4, "0")} `);
-  const out = new Map<string, number>();
-  for (const table of tables) {
-    for (const line of table?.split("\n").slice(1) ?? []) {
-      if (!wanted.some((w) => line.includes(w))) continue;
-      const [, local, remote, , queues] = line.trim().split(/\s+/);
-      if (!local || !remote || !queues) continue;
-      const [, localPort] = local.split(":");
-      const [remoteHex, remotePort] = remote.split(":");
-      const key = `${parseInt(localPort!, 16)} ${procAddress(remoteHex!)} ${parseInt(remotePort!, 16)}`;
-      const unacknowledged = parseInt(queues.split(":")[0]!, 16);
-      out.set(key, Math.max(out.get(key) ?? 0, unacknowledged));
-    }
-  }
-  return out;
-}
-
 /**
  * Bytes written to `socket`, those still in node's buffer included: node's count of bytes handed to the kernel plus
  * what waits. `socket.bytesWritten` says the same, but builds an array of the write buffer on every read, which the
@@ -194,129 +132,7 @@ function bytesWritten(socket: Socket): number {
  */
 export function createSendLimits(options: SendLimitsOptions): SendLimits {
   const byAddress = new Map<string, Set<Tracked>>();
-  let size = 0;
-
-  const track = (socket: Connection, address: string, upTo: number) => {
-    if (socket.destroyed) return;
-    let key = socket[KERNEL_KEY];
-    if (!key) {
-      if (socket.remoteAddress === undefined || socket.remotePort === undefined) return;
-      key = socket[KERNEL_KEY] = kernelKey(socket.localPort ?? 0, socket.remoteAddress, socket.remotePort);
-    }
-    const now = Date.now();
-    const t: Tracked = {
-      socket,
-      address,
-      key,
-      upTo,
-      deadline: now + options.timeout,
-      closeOnRelease: false,
-      acknowledged: (socket[CHECK_FROM] ?? options.largeBytes) - options.largeBytes,
-      since: now,
-    };
-    socket[TRACKED] = t;
-    let set = byAddress.get(address);
-    if (!set) byAddress.set(address, (set = new Set()));
-    set.add(t);
-    size++;
-  };
-
-  /** Stops tracking `t`; `acknowledged`: where its socket's bytes are known acknowledged now. */
-  const release = (t: Tracked, acknowledged: number) => {
-    const set = byAddress.get(t.address);
-    if (!set?.delete(t)) return;
-    size--;
-    if (set.size === 0) byAddress.delete(t.address);
-    const socket = t.socket;
-    if (!socket) return;
-    socket[TRACKED] = null;
-    socket[DUE] = 0; // looked at after its next response
-    if (t.closeOnRelease) return void socket.destroy();
-    socket[CHECK_FROM] = acknowledged + options.largeBytes;
-    // Written while it was tracked (pipelined responses), and not acknowledged yet: tracked anew.
-    const total = bytesWritten(socket);
-    if (total - acknowledged >= options.largeBytes) track(socket, t.address, total);
-  };
-
-  /** A tracked socket node has closed since: an orphan from now on (its bytes may still be in the kernel). */
-  const orphan = (t: Tracked) => {
-    const socket = t.socket;
-    if (!socket?.destroyed) return;
-    socket[TRACKED] = null;
-    t.socket = null;
-  };
-
-  let looking: Promise<void> | null = null;
-  let lastLook = -Infinity;
-  const look = () =>
-    (looking ??= (async () => {
-      const wait = lastLook + MIN_LOOK_INTERVAL_MS - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      // What node had handed to the kernel, before the kernel is asked: so `handed - unacknowledged` never overstates.
-      const all = [...byAddress.values()].flatMap((set) => [...set]);
-      all.forEach(orphan);
-      const handed = all.map((t) => (t.socket ? bytesWritten(t.socket) - t.socket.writableLength : 0));
-      const ports = new Set(all.map((t) => Number(t.key.split(" ", 1)[0])));
-      const kernel = await readUnacknowledged(ports).catch(() => null);
-      const now = Date.now();
-      all.forEach((t, i) => {
-        orphan(t);
-        const unacknowledged = kernel?.get(t.key);
-        if (!t.socket) {
-          if (!unacknowledged) release(t, 0); // the orphan is gone, or has delivered everything
-          return;
-        }
-        const acknowledged = handed[i]! - (unacknowledged ?? 0);
-        if (acknowledged >= t.upTo) return release(t, acknowledged);
-        if (acknowledged > t.acknowledged) {
-          t.acknowledged = acknowledged; // it reads: not stalled
-          t.since = now;
-        }
-        // Not acknowledged in time: reset it (first: a close, closeOnRelease, would leave the bytes queued); its
-        // bytes are gone with it, nothing to track anew.
-        if (now >= t.deadline) {
-          resetConnection(t.socket);
-          release(t, Infinity);
-        }
-      });
-      lastLook = Date.now();
-      resetExcess(lastLook);
-    })().finally(() => {
-      looking = null;
-      schedule();
-    }));
-
-  const stalled = (t: Tracked, now: number) => now - t.since >= options.stall;
-
-  /**
-   * An address past its cap of stalled connections (they were served before they stalled: a burst of requests from a
-   * client that then reads nothing) keeps its oldest `maxPerAddress`; the others are reset, their buffers freed now.
-   */
-  const resetExcess = (now: number) => {
-    for (const set of [...byAddress.values()]) {
-      const idle = [...set].filter((t) => t.socket && stalled(t, now));
-      for (const t of idle.slice(options.maxPerAddress)) {
-        resetConnection(t.socket!);
-        release(t, Infinity);
-      }
-    }
-  };
-
-  /**
-   * While connections are tracked, a look every half stall, so that readers are let go, stalls are seen and deadlines
-   * kept.
-   */
-  let timer: NodeJS.Timeout | null = null;
-  const schedule = () => {
-    if (timer || size === 0) return;
-    timer = setTimeout(
-      () => {
-        timer = null;
-        void look();
-      },
-      Math.max(MIN_LOOK_INTERVAL_MS, Math.min(options.stall / 2, options.timeout)),
-    ).unref();
-  };
+  const l: Limits = { options, byAddress, size: 0, looking: null, lastLook: -Infinity, timer: null };
 
   /** See SendLimits.written. */
   const written = (socket: Socket, address: string): void => {
@@ -328,10 +144,10 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
       c[DUE] = c[TRACKED] ? options.largeBytes : from - upTo;
       return;
     }
-    track(c, address, upTo);
+    track(l, c, address, upTo);
     c[DUE] = options.largeBytes;
-    if (size > LOOK_AT_SIZE) void look();
-    else schedule();
+    if (l.size > LOOK_AT_SIZE) void look(l);
+    else schedule(l);
   };
 
   return {
@@ -347,10 +163,10 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
       if (!set || set.size < options.maxPerAddress) return false;
       const now = Date.now();
       let n = 0;
-      for (const t of set) if (stalled(t, now) && ++n >= options.maxPerAddress) return true;
+      for (const t of set) if (stalled(t, now, options.stall) && ++n >= options.maxPerAddress) return true;
       return false;
     },
-    look,
+    look: () => look(l),
     sent(socket, address, bytes) {
       const c = socket as Connection;
       if ((c[DUE] = (c[DUE] ?? 0) - bytes - HEAD_BYTES_MAX) <= 0) written(socket, address);
@@ -360,7 +176,154 @@ export function createSendLimits(options: SendLimitsOptions): SendLimits {
       const t = (socket as Connection)[TRACKED];
       if (!t) return void socket.destroy();
       t.closeOnRelease = true;
-      void look(); // read by now, most likely: closed then
+      void look(l); // read by now, most likely: closed then
     },
   };
+}
+
+/**
+ * What the steps below share: the options, the connections tracked by client address, and the looks. The request
+ * path (`sent`, `written`, `full`) reads its fields only once a connection is to be tracked or an address is full.
+ */
+interface Limits {
+  readonly options: SendLimitsOptions;
+  readonly byAddress: Map<string, Set<Tracked>>;
+  /** Connections tracked, every address's. */
+  size: number;
+  /** The look under way, if any; when the last one ended (ms); the timer of the next, while anything is tracked. */
+  looking: Promise<void> | null;
+  lastLook: number;
+  timer: NodeJS.Timeout | null;
+}
+
+/** Tracks `socket` until its bytes up to `upTo` (its bytesWritten) are acknowledged. */
+function track(l: Limits, socket: Connection, address: string, upTo: number): void {
+  if (socket.destroyed) return;
+  let key = socket[KERNEL_KEY];
+  if (!key) {
+    if (socket.remoteAddress === undefined || socket.remotePort === undefined) return;
+    key = socket[KERNEL_KEY] = kernelKey(socket.localPort ?? 0, socket.remoteAddress, socket.remotePort);
+  }
+  const now = Date.now();
+  const t: Tracked = {
+    socket,
+    address,
+    key,
+    upTo,
+    deadline: now + l.options.timeout,
+    closeOnRelease: false,
+    acknowledged: (socket[CHECK_FROM] ?? l.options.largeBytes) - l.options.largeBytes,
+    since: now,
+  };
+  socket[TRACKED] = t;
+  let set = l.byAddress.get(address);
+  if (!set) l.byAddress.set(address, (set = new Set()));
+  set.add(t);
+  l.size++;
+}
+
+/** Stops tracking `t`; `acknowledged`: where its socket's bytes are known acknowledged now. */
+function release(l: Limits, t: Tracked, acknowledged: number): void {
+  const set = l.byAddress.get(t.address);
+  if (!set?.delete(t)) return;
+  l.size--;
+  if (set.size === 0) l.byAddress.delete(t.address);
+  const socket = t.socket;
+  if (!socket) return;
+  socket[TRACKED] = null;
+  socket[DUE] = 0; // looked at after its next response
+  if (t.closeOnRelease) return void socket.destroy();
+  socket[CHECK_FROM] = acknowledged + l.options.largeBytes;
+  // Written while it was tracked (pipelined responses), and not acknowledged yet: tracked anew.
+  const total = bytesWritten(socket);
+  if (total - acknowledged >= l.options.largeBytes) track(l, socket, t.address, total);
+}
+
+/** A tracked socket node has closed since: an orphan from now on (its bytes may still be in the kernel). */
+function orphan(t: Tracked): void {
+  const socket = t.socket;
+  if (!socket?.destroyed) return;
+  socket[TRACKED] = null;
+  t.socket = null;
+}
+
+/** See SendLimits.look: the look under way, or a new one; the next is scheduled once it is done. */
+function look(l: Limits): Promise<void> {
+  return (l.looking ??= lookNow(l).finally(() => {
+    l.looking = null;
+    schedule(l);
+  }));
+}
+
+/**
+ * A look (once MIN_LOOK_INTERVAL_MS have passed since the last): lets go of each tracked connection whose bytes the
+ * kernel's account shows acknowledged (an orphan, once the kernel no longer holds any of it), notes which still read,
+ * resets those past their deadline, then the excess of the addresses past their cap.
+ */
+async function lookNow(l: Limits): Promise<void> {
+  const wait = l.lastLook + MIN_LOOK_INTERVAL_MS - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  // What node had handed to the kernel, before the kernel is asked: so `handed - unacknowledged` never overstates.
+  const all = [...l.byAddress.values()].flatMap((set) => [...set]);
+  all.forEach(orphan);
+  const handed = all.map((t) => (t.socket ? bytesWritten(t.socket) - t.socket.writableLength : 0));
+  const ports = new Set(all.map((t) => Number(t.key.split(" ", 1)[0])));
+  const kernel = await readUnacknowledged(ports).catch(() => null);
+  const now = Date.now();
+  all.forEach((t, i) => {
+    orphan(t);
+    const unacknowledged = kernel?.get(t.key);
+    if (!t.socket) {
+      if (!unacknowledged) release(l, t, 0); // the orphan is gone, or has delivered everything
+      return;
+    }
+    const acknowledged = handed[i]! - (unacknowledged ?? 0);
+    if (acknowledged >= t.upTo) return release(l, t, acknowledged);
+    if (acknowledged > t.acknowledged) {
+      t.acknowledged = acknowledged; // it reads: not stalled
+      t.since = now;
+    }
+    // Not acknowledged in time: reset it (first: a close, closeOnRelease, would leave the bytes queued); its
+    // bytes are gone with it, nothing to track anew.
+    if (now >= t.deadline) {
+      resetConnection(t.socket);
+      release(l, t, Infinity);
+    }
+  });
+  l.lastLook = Date.now();
+  resetExcess(l, l.lastLook);
+}
+
+/** Whether `t`'s acknowledged bytes have stood still for `stall` ms by `now`. */
+function stalled(t: Tracked, now: number, stall: number): boolean {
+  return now - t.since >= stall;
+}
+
+/**
+ * An address past its cap of stalled connections (they were served before they stalled: a burst of requests from a
+ * client that then reads nothing) keeps its oldest `maxPerAddress`; the others are reset, their buffers freed now.
+ */
+function resetExcess(l: Limits, now: number): void {
+  for (const set of [...l.byAddress.values()]) {
+    const idle = [...set].filter((t) => t.socket && stalled(t, now, l.options.stall));
+    for (const t of idle.slice(l.options.maxPerAddress)) {
+      resetConnection(t.socket!);
+      release(l, t, Infinity);
+    }
+  }
+}
+
+/**
+ * While connections are tracked, a look every half stall, so that readers are let go, stalls are seen and deadlines
+ * kept.
+ */
+function schedule(l: Limits): void {
+  if (l.timer || l.size === 0) return;
+  l.timer = setTimeout(
+    () => {
+      l.timer = null;
+      void look(l);
+    },
+    Math.max(MIN_LOOK_INTERVAL_MS, Math.min(l.options.stall / 2, l.options.timeout)),
+  ).unref();
 }
