@@ -4,10 +4,10 @@ import { html } from "hono/html";
 import type { Html } from "./layout.ts";
 
 /** What a page that does not know the key shows in its place. */
-export const KEY_PLACEHOLDER = "YOUR_API_KEY";
+const KEY_PLACEHOLDER = "YOUR_API_KEY";
 
 /** The three snippets' text, for the API at `apiUrl` and `key`. */
-export function snippetTexts(apiUrl: string, key: string): { id: string; title: string; code: string }[] {
+function snippetTexts(apiUrl: string, key: string): { id: string; title: string; code: string }[] {
   const sales = `${apiUrl}/v1/sales/active.json`;
   const search = `${apiUrl}/v1/products?q=boots&rows=5`;
   return [
