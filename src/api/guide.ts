@@ -5,8 +5,21 @@ import { DEFAULT_ROWS, MAX_ROWS } from "../search/limits.ts";
 /** The key the samples show; the samples test puts a real one in its place. */
 export const SAMPLE_KEY = "YOUR_API_KEY";
 
-/** The guide, with every sample pointing at `baseUrl` (no trailing slash). */
-export function renderGuide(baseUrl: string, maxAge: string): string {
+/**
+ * Where a partner gets a key: the developer portal at `portalUrl`, linked; with none configured, the API's operator
+ * (`npm run keys`).
+ */
+function whereKeysComeFrom(portalUrl: string | undefined): string {
+  if (portalUrl)
+    return `Get your key at the [developer portal](${portalUrl}/) (${portalUrl}): [sign up](${portalUrl}/sign-up), confirm
+your email address, and create a key; it is shown once, with requests ready to copy. The portal also rotates a key
+(the old one keeps working for a grace period you choose), revokes it, and shows its usage.`;
+  return `Keys are issued by the API's operator (on the server: \`npm run keys -- create <your name>\`, which prints the key
+once); ask them for one. A key can be rotated (the old one keeps working for a grace period) or revoked.`;
+}
+
+/** The guide, with every sample pointing at `baseUrl` (no trailing slash) and keys from `portalUrl` (if any). */
+export function renderGuide(baseUrl: string, maxAge: string, portalUrl?: string): string {
   const key = SAMPLE_KEY;
   return `A read-only API of a flash-sale retailer's sales and products: what is on sale now, what comes next, every
 product on sale with its SKUs and prices, and a product search. Everything is under \`${baseUrl}/v1/\`, GET (and
@@ -16,18 +29,29 @@ HEAD) only, JSON in UTF-8.
 
 ## Your API key
 
-Every request carries your key in the \`apikey\` query parameter: 32 letters and digits. Keys are issued by the
-API's operator (on the server: \`npm run keys -- create <your name>\`, which prints the key once); ask them for one.
-A key can be rotated (the old one keeps working for a grace period) or revoked. A request without a key is a 401
-\`api_key_missing\`; a wrong, revoked or expired key is a 401 \`api_key_invalid\`; a key of an account the operator has
-suspended is a 401 \`api_key_suspended\` (it works again once the account is reinstated).
+Every request carries your key: 32 letters and digits. ${whereKeysComeFrom(portalUrl)}
+
+Send the key in one of three ways (one is enough; two different keys in one request are a 400):
+
+| how | example |
+|---|---|
+| the \`X-Api-Key\` header | \`X-Api-Key: ${key}\` |
+| the \`Authorization\` header | \`Authorization: Bearer ${key}\` |
+| the \`apikey\` query parameter | \`?apikey=${key}\` |
+
+A header keeps the key out of URLs, and so out of proxy logs, browser history and \`Referer\` headers: prefer it.
+The query parameter is for what cannot set a header, such as \`EventSource\` and a JSONP script.
+
+A request without a key is a 401 \`api_key_missing\`; a wrong, revoked or expired key is a 401 \`api_key_invalid\`;
+a key of an account the operator has suspended is a 401 \`api_key_suspended\` (it works again once the account is
+reinstated).
 
 ## The first request
 
 The active sales of every store, newest first:
 
 \`\`\`sh
-curl -sf "${baseUrl}/v1/sales/active.json?apikey=${key}"
+curl -sf -H "X-Api-Key: ${key}" "${baseUrl}/v1/sales/active.json"
 \`\`\`
 
 Each sale has its detail resource (\`sale\`), its page on the retailer's site (\`sale_url\`), and while it is
@@ -35,12 +59,12 @@ active the API links and IDs of its products (\`products\`, \`product_ids\`). \`
 sales to come, soonest first; \`/v1/sales/<store>/active.json\` narrows to one store (\`women\`, \`men\`, \`kids\`,
 \`home\`). A sale changes state at its \`begins\` and \`ends\` instants, to the second, and the resources with it.
 
-In JavaScript (Node 18 or later, or a browser):
+In JavaScript (Node 18 or later, or a browser), with the key as a bearer token:
 
 \`\`\`js
 const base = "${baseUrl}/v1";
 const key = "${key}";
-const res = await fetch(\`\${base}/sales/active.json?apikey=\${key}\`);
+const res = await fetch(\`\${base}/sales/active.json\`, { headers: { Authorization: \`Bearer \${key}\` } });
 if (!res.ok) throw new Error(\`\${res.status}: \${(await res.json()).detail}\`);
 const { sales } = await res.json();
 for (const sale of sales) console.log(sale.begins, sale.store, sale.name);
@@ -56,8 +80,9 @@ import urllib.request
 BASE = "${baseUrl}/v1"
 KEY = "${key}"
 
-query = urllib.parse.urlencode({"q": "boots", "rows": 5, "apikey": KEY})
-with urllib.request.urlopen(f"{BASE}/products?{query}") as res:
+query = urllib.parse.urlencode({"q": "boots", "rows": 5})
+request = urllib.request.Request(f"{BASE}/products?{query}", headers={"X-Api-Key": KEY})
+with urllib.request.urlopen(request) as res:
     page = json.load(res)
 print(page["total_found"], "found")
 for product in page["products"]:
@@ -73,7 +98,7 @@ match. Filters narrow it: \`store\`, \`brand\`, \`color\`, \`gender\`, \`size\`.
 the next page starts at \`start + rows\` while that is below \`total_found\`:
 
 \`\`\`sh
-curl -sf "${baseUrl}/v1/products?q=boots&color=black&color=brown&rows=20&start=20&apikey=${key}"
+curl -sf -H "X-Api-Key: ${key}" "${baseUrl}/v1/products?q=boots&color=black&color=brown&rows=20&start=20"
 \`\`\`
 
 Sizes are given by size key (\`size=WoSh:8.5\`); \`/v1/products/sizes.json\` lists the keys of the sizes on sale
@@ -114,9 +139,9 @@ Every 200 has an \`ETag\`: send it back in \`If-None-Match\` and an unchanged re
 the instant it changes (a sale in it begins or ends), so a cached response is never out of date.
 
 \`\`\`sh
-url="${baseUrl}/v1/products/categories.json?apikey=${key}"
-etag=$(curl -sfI "$url" | tr -d '\\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
-curl -s -o /dev/null -w '%{http_code}\\n' -H "If-None-Match: $etag" "$url"
+url="${baseUrl}/v1/products/categories.json"
+etag=$(curl -sfI -H "X-Api-Key: ${key}" "$url" | tr -d '\\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
+curl -s -o /dev/null -w '%{http_code}\\n' -H "X-Api-Key: ${key}" -H "If-None-Match: $etag" "$url"
 \`\`\`
 
 Send \`Accept-Encoding: br\` or \`gzip\` (browsers and most clients do) for compressed bodies.
@@ -128,13 +153,14 @@ Each key has a rate (requests a second) and a burst. Every response to a valid k
 the bucket is full again). Past it, a 429 \`rate_limited\` with \`Retry-After\` (seconds). Poll with \`If-None-Match\`
 and within \`max-age\` and you will rarely come near it.
 
-\`${baseUrl}/v1/usage.json?apikey=${key}\` answers your key's limits, what is left of its burst, and its requests
-today and in the last hour by status (2xx, 304, 4xx, 429, 5xx), free of the rate limit; the developer portal shows
+\`${baseUrl}/v1/usage.json\` answers your key's limits, what is left of its burst, and its requests
+today and in the last hour by status (2xx, 304, 4xx, 429, 5xx), free of the rate limit; the ${portalUrl ? `[developer portal](${portalUrl}/usage)` : "developer portal"} shows
 the same per hour and per day, with a CSV download. Counts reach them within seconds of your requests.
 
 ## Browser apps: CORS and JSONP
 
-Every response has \`Access-Control-Allow-Origin: *\`, so a page on any origin can call the API with \`fetch\`.
+Every response has \`Access-Control-Allow-Origin: *\`, so a page on any origin can call the API with \`fetch\`, the
+key in a header (the preflight allows \`X-Api-Key\` and \`Authorization\`) or in the query.
 For old browsers, add \`callback=<function name>\` and load the URL with a script element: the body is
 \`/**/<name>(<json>);\`. Errors are then a call to the same function with the problem object; add
 \`suppress_response_codes=1\` to get them with status 200, since a browser does not run a script whose response is a 4xx.
@@ -145,7 +171,8 @@ Instead of polling the lists, keep \`${baseUrl}/v1/events?apikey=${key}\` open: 
 that sends \`sale.begins\` and \`sale.ends\` at the second they happen, and \`sale.announced\` and \`sale.updated\`
 when a new snapshot adds or changes a sale. Narrow it with \`store\` and \`types\` (both repeatable); \`affid\`
 goes into each sale's page link. In a browser, \`EventSource\` reads it, across origins, and reconnects by itself
-with \`Last-Event-ID\`, so no event is missed or repeated. In a page's script:
+with \`Last-Event-ID\`, so no event is missed or repeated; it cannot set a header, so the key goes in the query. In
+a page's script:
 
 \`\`\`javascript
 const events = new EventSource("${baseUrl}/v1/events?apikey=${key}&store=women");

@@ -18,6 +18,8 @@ const DOCS_PATH = endpointById("getReferencePage").path;
 export interface OpenApiOptions {
   /** The API's public base URL, no trailing slash: the document's server and the guide's samples. */
   baseUrl: string;
+  /** The developer portal's public URL, no trailing slash: where the guide sends partners for a key. Default none. */
+  portalUrl?: string | undefined;
   /** Example bodies (examples.ts). */
   examples: Examples;
   /** The longest max-age the server sends, seconds, as the guide states it. Default "300 (MAX_AGE)". */
@@ -59,6 +61,31 @@ function queryParameter(p: QueryParameter): Json {
     ...example,
   };
 }
+
+/** What every way of sending the key has in common, for each scheme's description. */
+const KEY_TERMS =
+  "32 letters and digits (`^[A-Za-z0-9]{32}$`). Missing: 401 `api_key_missing`; wrong, revoked or expired: 401 `api_key_invalid`; of a suspended account: 401 `api_key_suspended`. Two different keys in one request (say in the query and in a header) are a 400.";
+
+/** The three ways the API takes a key: any one of them (the document's `security` lists each as an alternative). */
+const KEY_SCHEMES = {
+  apiKeyHeader: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Api-Key",
+    description: `Your API key in the \`X-Api-Key\` header: ${KEY_TERMS}`,
+  },
+  bearer: {
+    type: "http",
+    scheme: "bearer",
+    description: `Your API key as \`Authorization: Bearer <key>\`: ${KEY_TERMS}`,
+  },
+  apikey: {
+    type: "apiKey",
+    in: "query",
+    name: "apikey",
+    description: `Your API key in the \`apikey\` query parameter (the one way \`EventSource\` and a JSONP script can send it): ${KEY_TERMS}`,
+  },
+} as const;
 
 const KEYED_ERRORS: ErrorStatus[] = [400, 401, 405, 408, 414, 429, 431, 500, 503];
 
@@ -141,18 +168,25 @@ function operation(e: Endpoint, doc: EndpointDoc, ex: Examples): Json {
 }
 
 /** The document for a server at `baseUrl`. */
-export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`MAX_AGE`)" }: OpenApiOptions): Json {
+export function createOpenApiDocument({
+  baseUrl,
+  portalUrl,
+  examples: ex,
+  maxAge = "300 (`MAX_AGE`)",
+}: OpenApiOptions): Json {
   return {
     openapi: "3.1.0",
     info: {
       title: "Flash-sale API",
-      version: "1",
+      // Redoc heads the page "<title> (<version>)": "v1", as the paths say it.
+      version: "v1",
       summary: "Sales, products and search of a flash-sale retailer, read-only.",
-      description: renderGuide(baseUrl, maxAge),
+      description: renderGuide(baseUrl, maxAge, portalUrl),
       license: { name: "Proprietary: for holders of an API key", url: `${baseUrl}${DOCS_PATH}` },
     },
     servers: [{ url: baseUrl, description: "This server" }],
-    security: [{ apikey: [] }],
+    // Any one of the three (each entry is an alternative).
+    security: Object.keys(KEY_SCHEMES).map((name) => ({ [name]: [] })),
     tags: [
       { name: "Sales", description: "Active and upcoming sales, and each sale." },
       { name: "Products", description: "Products on sale now, their categories and sizes." },
@@ -163,15 +197,7 @@ export function createOpenApiDocument({ baseUrl, examples: ex, maxAge = "300 (`M
     paths: Object.fromEntries(ENDPOINTS.flatMap((e) => (e.doc ? [[e.path, operation(e, e.doc, ex)]] : []))),
     components: {
       schemas: componentSchemas(),
-      securitySchemes: {
-        apikey: {
-          type: "apiKey",
-          in: "query",
-          name: "apikey",
-          description:
-            "Your API key: 32 letters and digits (`^[A-Za-z0-9]{32}$`), in the query of every /v1/ request. Missing: 401 `api_key_missing`; wrong, revoked or expired: 401 `api_key_invalid`; of a suspended account: 401 `api_key_suspended`.",
-        },
-      },
+      securitySchemes: KEY_SCHEMES,
       parameters: Object.fromEntries([
         ...COMMON_PARAMETERS.map((p): [string, Json] => [p.name, queryParameter(p)]),
         ...SEARCH_PARAMETERS.map((p): [string, Json] => [`search.${p.name}`, queryParameter(p)]),

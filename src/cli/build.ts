@@ -56,6 +56,7 @@ async function main(): Promise<number> {
         catalogDir: values.catalog!,
         dataDir: config.dataDir,
         baseUrl: config.baseUrl,
+        portalUrl: config.portalUrl,
         keep,
         force: values.force ?? false,
         onProgress,

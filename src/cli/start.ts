@@ -1,5 +1,5 @@
 // `npm start`: builds the embedded sample catalog when there is no (live) snapshot yet, makes a demo key, and serves.
-import { readFile, rm } from "node:fs/promises";
+import { access, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { buildSnapshot } from "../generate/index.ts";
 import { liveSaleBegins, writeSampleCatalog } from "../catalog/sample/index.ts";
@@ -9,6 +9,7 @@ import { loadKeysFile } from "../keys/keys-file.ts";
 import { MANIFEST_FILE, snapshotDir } from "../snapshot/format.ts";
 import { currentSnapshotId, loadManifest } from "../snapshot/load.ts";
 import { parsePortalConfig } from "../config/portal-settings.ts";
+import type { PortalConfig } from "../config/portal-settings.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrations.ts";
 import { createDemoAccount, DEMO_LABEL } from "../portal/demo-account.ts";
@@ -18,6 +19,16 @@ import { runServer } from "./run-server.ts";
 
 /** A sample snapshot is regenerated when its last sale ends within this time, so a later `npm start` still shows live sales. */
 const SAMPLE_MIN_LIFE_MS = 24 * 3600 * 1000;
+
+/**
+ * The portal's public URL as the portal will have it (PORTAL_URL, else http://PORTAL_HOST:PORTAL_PORT), for the
+ * sample's reference page to link to. With PORTAL_PORT=0 the port is known only once it listens: the page's link,
+ * like the sample's API links with PORT=0, names port 0.
+ */
+function portalUrlOf(portal: PortalConfig): string {
+  if (portal.publicUrl) return portal.publicUrl.replace(/\/+$/, "");
+  return `http://${portal.host.includes(":") ? `[${portal.host}]` : portal.host}:${portal.port}`;
+}
 
 /** Why the sample must be (re)built, or null when the published snapshot will do. */
 async function sampleNeeded(config: Config, now: number): Promise<string | null> {
@@ -41,6 +52,16 @@ async function sampleNeeded(config: Config, now: number): Promise<string | null>
   if (manifest.live_until !== null && manifest.live_until * 1000 < now + SAMPLE_MIN_LIFE_MS)
     return "its sales have run out";
   return null;
+}
+
+/** Whether the published snapshot was built from the sample catalog, whose files are still there to build again. */
+async function isSample(dataDir: string): Promise<boolean> {
+  const id = await currentSnapshotId(dataDir);
+  if (id === null || (await sourceOf(dataDir, id)) !== "sample") return false;
+  return access(join(dataDir, "sample-catalog")).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The `source` a snapshot's manifest names, read leniently (whatever its format), or null when it names none. */
@@ -67,21 +88,22 @@ async function demoAccount(databaseUrl: string, keysFile: string) {
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
+  const portalConfig = parsePortalConfig(process.env);
+  const portalUrl = portalUrlOf(portalConfig);
   const now = Date.now();
   const reason = await sampleNeeded(config, now);
+  const catalogDir = join(config.dataDir, "sample-catalog");
+  const sample = { catalogDir, dataDir: config.dataDir, baseUrl: config.baseUrl, portalUrl, source: "sample" };
   if (reason) {
     console.error(`start: building the sample catalog (${reason})...`);
-    const catalogDir = join(config.dataDir, "sample-catalog");
     await rm(catalogDir, { recursive: true, force: true });
     await writeSampleCatalog(catalogDir, { now: new Date(now), live: true });
-    const result = await buildSnapshot({
-      catalogDir,
-      dataDir: config.dataDir,
-      baseUrl: config.baseUrl,
-      source: "sample",
-      force: true,
-    });
-    console.error(summarize(result));
+    console.error(summarize(await buildSnapshot({ ...sample, force: true })));
+  } else if (await isSample(config.dataDir)) {
+    // The same sample built again: nothing is done unless an option changed, such as the portal's URL, which the
+    // reference page links to (the build compares its options' digest with the published snapshot's).
+    const result = await buildSnapshot(sample);
+    if (result.changed) console.error(`start: the sample rebuilt for the portal at ${portalUrl}: ${summarize(result)}`);
   }
 
   const { keys } = await loadKeysFile(config.keysFile);
@@ -106,7 +128,7 @@ async function main(): Promise<void> {
   // A sample just built has a sale beginning a minute or two from now (live-sales.ts): worth watching on the stream.
   const begins = reason ? ` (a sample sale begins at ${new Date(liveSaleBegins(now)).toISOString()})` : "";
   console.log(`start: sale events as they happen${begins}:\n  curl -N '${base}/v1/events?apikey=${key}'`);
-  const portal = await runPortal(parsePortalConfig(process.env), { ...config, baseUrl: base }, (l) => console.error(l));
+  const portal = await runPortal(portalConfig, { ...config, baseUrl: base }, (l) => console.error(l));
   console.log(`start: developer portal (sign up, make keys) on ${portal.url}`);
   if (demo) console.log(`start: the demo key's usage: ${portal.url}/usage (signed in as ${demo.email})`);
 }

@@ -38,6 +38,15 @@ export const ConfigSchema = z
         "must have no query (?), fragment (#) or credentials (@): links are made by appending paths",
       )
       .optional(),
+    /**
+     * The developer portal's public URL (PORTAL_URL, as the portal reads it): the reference page (/docs) sends partners
+     * there for a key. Default none: the page says that the API's operator issues keys (`npm run keys`).
+     */
+    portalUrl: z
+      .url({ protocol: /^https?$/ })
+      .refine((u) => !/[?#@]/.test(u), "must have no query (?), fragment (#) or credentials (@)")
+      .transform((u) => u.replace(/\/+$/, ""))
+      .optional(),
     /** Freshness in seconds for responses that do not change sooner. Env MAX_AGE. Default 300. */
     maxAge: decimal(z.number().int().min(0).max(86_400)).default(DEFAULT_MAX_AGE),
     /** One JSON log line per request on stdout. Env LOG_REQUESTS ("0" turns it off). Default on. */
@@ -141,6 +150,7 @@ export const ENV_NAMES = {
   port: "PORT",
   host: "HOST",
   baseUrl: "BASE_URL",
+  portalUrl: "PORTAL_URL",
   maxAge: "MAX_AGE",
   logRequests: "LOG_REQUESTS",
   waitForSnapshot: "WAIT_FOR_SNAPSHOT",

@@ -32,6 +32,8 @@ export interface DocumentFiles {
 export interface DocumentOptions {
   /** The API's public base URL, no trailing slash. */
   baseUrl: string;
+  /** The developer portal's public URL, no trailing slash; undefined: none (the operator issues keys). */
+  portalUrl?: string | undefined;
   /** The published snapshot's directory and manifest, when there is one. */
   previous: { dir: string; manifest: Manifest } | null;
   /** A directory of rendered pages by digest, shared by builds (tests use one). Default: none. */
@@ -41,14 +43,16 @@ export interface DocumentOptions {
 /** The OpenAPI document and reference page for `baseUrl`, with their variants. */
 export async function makeDocuments({
   baseUrl,
+  portalUrl,
   previous,
   docsCacheDir: cacheDir,
 }: DocumentOptions): Promise<DocumentFiles> {
   const document = Buffer.from(
-    JSON.stringify(createOpenApiDocument({ baseUrl, examples: await sampleExamples(baseUrl) })),
+    JSON.stringify(createOpenApiDocument({ baseUrl, portalUrl, examples: await sampleExamples(baseUrl) })),
   );
   const files: Record<string, Buffer> = { [OPENAPI_FILE]: document, ...variantsOf(OPENAPI_FILE, document, 11) };
   // The page is the document run through the page's code and the Redocly CLI: a change to any of them renders it anew.
+  // (The portal's URL, which the page's banner links to, is in the document's guide too.)
   const code = codeDigest([new URL("../api/docs-page.ts", import.meta.url)]);
   const pageDigest = sha256Hex(`${code}\0${REDOCLY_VERSION}\0${sha256Hex(document)}`);
   const names = VARIANTS.map((v) => `${PAGE_FILE}${v}`);
@@ -61,15 +65,15 @@ export async function makeDocuments({
     return { files, linked, digests, pageDigest, pageReused: true };
   }
   const cached = code !== null && cacheDir ? await readCached(cacheDir, pageDigest) : null;
-  const page = cached ?? (await renderPage(document));
+  const page = cached ?? (await renderPage(document, portalUrl));
   if (!cached && code !== null && cacheDir) await writeCached(cacheDir, pageDigest, page);
   const all = { ...files, ...page };
   return { files: all, linked: {}, digests: digestsOf(all), pageDigest, pageReused: cached !== null };
 }
 
 /** The page and its variants, rendered anew. */
-async function renderPage(document: Buffer): Promise<Record<string, Buffer>> {
-  const page = await renderDocsPage(document, "Flash-sale API reference");
+async function renderPage(document: Buffer, portalUrl: string | undefined): Promise<Record<string, Buffer>> {
+  const page = await renderDocsPage(document, "Flash-sale API reference", portalUrl);
   // Brotli's quality 9: 11 took 8 s for the 2.6 MB page to save another 11% (545 KB against 613 KB).
   return { [PAGE_FILE]: page, ...variantsOf(PAGE_FILE, page, 9) };
 }

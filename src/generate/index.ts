@@ -36,6 +36,11 @@ export interface BuildOptions {
   dataDir: string;
   /** API base URL for the `sale`, `product` and `products[]` links, no trailing slash. */
   baseUrl: string;
+  /**
+   * The developer portal's public URL, no trailing slash: the reference page sends partners there for a key. Default
+   * none: the page says that the API's operator issues keys.
+   */
+  portalUrl?: string | undefined;
   /** Where the catalog came from, recorded in the manifest. Default "catalog". */
   source?: string;
   /** Snapshots kept for rollback. Default DEFAULT_KEEP (3). */
@@ -118,7 +123,8 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
   // The build's own code counts as an option: an upgrade that changes what any resource renders to (an order,
   // a field) rebuilds even when the catalog has not changed. Its sources unreadable: never skip.
   const code = codeDigest([new URL("./index.ts", import.meta.url)]) ?? randomUUID();
-  const optionsDigest = sha256Hex(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl, code }));
+  const portalUrl = options.portalUrl?.replace(/\/+$/, "");
+  const optionsDigest = sha256Hex(JSON.stringify({ format: SNAPSHOT_FORMAT, baseUrl, code, portalUrl }));
   // Unchanged catalog and options: nothing to do, decided from the files' digest before parsing a line (and
   // before reading more of the published snapshot than its manifest).
   const catalogDigest = await digestCatalog(options.catalogDir);
@@ -130,6 +136,7 @@ async function stage(options: BuildOptions, now: () => number): Promise<Staged> 
   // The OpenAPI document and its reference page, made alongside the rest (the page may take seconds to render).
   const documents = makeDocuments({
     baseUrl,
+    portalUrl,
     previous: previous ? { dir: snapshotDir(options.dataDir, previous.id), manifest: previous.manifest } : null,
     docsCacheDir: options.docsCacheDir,
   });

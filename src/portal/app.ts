@@ -24,6 +24,7 @@ import { registerSignUpRoutes } from "./signup-routes.ts";
 import { registerUsageRoutes } from "./usage-routes.ts";
 import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
+import { FAVICON } from "./favicon.ts";
 import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
 import { findAccount } from "./store/accounts.ts";
 import { DEFAULT_SESSION_LIMITS, resumeSession } from "./store/sessions.ts";
@@ -65,6 +66,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   useSecurityHeaders(app, portal);
   app.get("/static/portal.css", (c) => c.body(PORTAL_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
   app.get("/static/portal.js", (c) => c.body(PORTAL_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+  app.get("/favicon.ico", (c) => c.body(FAVICON, 200, { "Content-Type": "image/x-icon" }));
   useSessions(app, portal);
   useCsrfChecks(app, portal);
 
@@ -93,7 +95,7 @@ function useClientAddress(app: Hono<PortalEnv>, portal: Portal): void {
 
 /**
  * The security headers (the CSP above among them, the console's page also reaching the API); Cache-Control: static
- * files 5 minutes, other answers no-store.
+ * files and the icon 5 minutes, other answers no-store.
  */
 function useSecurityHeaders(app: Hono<PortalEnv>, portal: Portal): void {
   const toApi = consoleSource(portal.apiUrl);
@@ -101,7 +103,8 @@ function useSecurityHeaders(app: Hono<PortalEnv>, portal: Portal): void {
   app.use(secureHeaders({ contentSecurityPolicy: csp, crossOriginEmbedderPolicy: true }));
   app.use(async (c, next) => {
     await next();
-    c.header("Cache-Control", c.req.path.startsWith("/static/") ? "public, max-age=300" : "no-store");
+    const asset = c.req.path.startsWith("/static/") || c.req.path === "/favicon.ico";
+    c.header("Cache-Control", asset ? "public, max-age=300" : "no-store");
   });
 }
 

@@ -6,6 +6,13 @@ import { findAccount, findAccountByEmail } from "./store/accounts.ts";
 import type { OutboxRow } from "./store/outbox-rows.ts";
 import { issueToken } from "./store/tokens.ts";
 
+/** The mail to an address that has an account, when someone signs up (or asks for a verification link) with it. */
+export const accountExistsMail = (to: string, publicUrl: string): Mail => ({
+  to,
+  subject: "Someone tried to sign up with your address",
+  text: `You already have an account. Sign in at ${publicUrl}/sign-in, or reset your password at ${publicUrl}/reset.\n`,
+});
+
 /** The mail a row of the outbox becomes (a link mail with a new token in it); null when there is nothing to send. */
 export async function prepareMail(
   db: PortalDatabase,
@@ -15,8 +22,16 @@ export async function prepareMail(
 ): Promise<Mail | null> {
   switch (row.kind) {
     case "verify": {
-      const account = row.accountId === null ? null : await findAccount(db, row.accountId);
-      if (!account || account.verified !== null) return null; // gone, or confirmed since
+      // By the account's ID (sign-up, sign-in), or by address ("send the link again"): that may have no account, or
+      // one confirmed already, whose owner is told that they have an account.
+      const byAddress = row.accountId === null;
+      const account = byAddress
+        ? row.to === ""
+          ? null
+          : await findAccountByEmail(db, row.to)
+        : await findAccount(db, row.accountId!);
+      if (!account) return null; // gone, or no account has the address (the page said "if it has an account")
+      if (account.verified !== null) return byAddress ? accountExistsMail(account.email, publicUrl) : null;
       const token = await issueToken(db, account, "verify", account.email, now);
       return {
         to: account.email,

@@ -14,12 +14,14 @@ export interface Mail {
  * the request that asks for it does the same work whether or not the address has an account, and no live link waits
  * in the outbox.
  *
- * - `verify`: a link that confirms the account's address (none if it is confirmed by then);
+ * - `verify`: a link that confirms the account's address (none if it is confirmed by then); asked for by address (`to`,
+ *   "send the link again"), to the account that has it: its link while unconfirmed, else a note that it has an account;
  * - `reset`: a link that sets a new password, to `to` if an account has that address (else nothing is sent);
  * - `email`: a link that makes `to` the account's address (none if another account has it by then).
  */
 export type LinkMail =
   | { link: "verify"; accountId: string }
+  | { link: "verify"; to: string }
   | { link: "reset"; to: string }
   | { link: "email"; accountId: string; to: string };
 

@@ -11,7 +11,7 @@ import { normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
 import { endAllSessions } from "./store/sessions.ts";
 import { clearFailures } from "./store/throttle.ts";
-import { consumeToken, deleteTokens, peekToken } from "./store/tokens.ts";
+import { consumeToken, deleteTokens, tokenAccount } from "./store/tokens.ts";
 import { checkMail, deadLink, resetForm, resetRequestForm } from "./views/auth-pages.ts";
 import { notice } from "./views/layout.ts";
 
@@ -42,20 +42,26 @@ export function registerResetRoutes(app: Hono<PortalEnv>, portal: Portal): void 
       portal,
       200,
       "Check your mail",
-      checkMail(`If ${normalizeEmail(form.data.email)} has an account, we sent it a link.`),
+      checkMail(ctx(c), `If ${normalizeEmail(form.data.email)} has an account, we sent it a link.`, {
+        action: "/reset",
+        email: normalizeEmail(form.data.email),
+      }),
     );
   });
   app.get("/reset/confirm", async (c) => {
     const token = c.req.query("token") ?? "";
-    if (!(await peekToken(portal.db, token, "reset", portal.clock())))
-      return render(c, portal, 404, "Link expired", deadLink);
-    return render(c, portal, 200, "Choose a new password", resetForm(ctx(c), token));
+    const account = await tokenAccount(portal.db, token, "reset", portal.clock());
+    if (!account) return render(c, portal, 404, "Link expired", deadLink);
+    return render(c, portal, 200, "Choose a new password", resetForm(ctx(c), token, account.email));
   });
   app.post("/reset/confirm", async (c) => {
     const body = textFields(await formOf(c));
     const form = parseForm(ResetSchema, body);
-    if (!form.ok)
-      return render(c, portal, 400, "Choose a new password", resetForm(ctx(c), body.token ?? "", form.errors));
+    if (!form.ok) {
+      const account = await tokenAccount(portal.db, body.token ?? "", "reset", portal.clock());
+      const page = resetForm(ctx(c), body.token ?? "", account?.email ?? "", form.errors);
+      return render(c, portal, 400, "Choose a new password", page);
+    }
     const now = portal.clock();
     const used = await consumeToken(portal.db, form.data.token, "reset", now);
     if (!used || used.account.email !== used.email) return render(c, portal, 404, "Link expired", deadLink);

@@ -78,7 +78,10 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
         portal,
         403,
         "Confirm your email first",
-        checkMail(`Your address is not confirmed yet: we sent a new link to ${account.email}.`),
+        checkMail(ctx(c), `Your address is not confirmed yet: we sent a new link to ${account.email}.`, {
+          action: "/sign-up/resend",
+          email: account.email,
+        }),
       );
     }
     if (account.status !== "active")

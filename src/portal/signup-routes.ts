@@ -4,13 +4,17 @@ import { html } from "hono/html";
 import { notYet, startSession, textFields } from "./account-access.ts";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { clientAddress, fieldOf, formOf, limitAddress, pageContext, render, renderTooMany } from "./context.ts";
-import { SignUpSchema, parseForm } from "./forms.ts";
+import { ResetRequestSchema, SignUpSchema, parseForm } from "./forms.ts";
+import { accountExistsMail } from "./link-mails.ts";
 import { takeMailLimits, tooManyMails } from "./mail-limits.ts";
 import { hashPassword } from "./passwords.ts";
 import { createAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
 import { consumeToken, deleteTokens, peekToken } from "./store/tokens.ts";
 import { checkMail, confirmLink, deadLink, signUpForm } from "./views/auth-pages.ts";
+
+/** The check-your-mail page's form that sends a verification link to `email` again. */
+const resend = (email: string) => ({ action: "/sign-up/resend" as const, email });
 import { notice } from "./views/layout.ts";
 
 /** Adds the routes of signing up and verifying an email address to `app`. */
@@ -47,19 +51,30 @@ export function registerSignUpRoutes(app: Hono<PortalEnv>, portal: Portal): void
       await portal.mailer.send({ link: "verify", accountId: account.id });
     } else {
       // The address has an account: tell its owner, not whoever typed it (the page says the same either way).
-      await portal.mailer.send({
-        to: normalizeEmail(form.data.email),
-        subject: "Someone tried to sign up with your address",
-        text: `You already have an account. Sign in at ${portal.publicUrl()}/sign-in, or reset your password at ${portal.publicUrl()}/reset.\n`,
-      });
+      await portal.mailer.send(accountExistsMail(normalizeEmail(form.data.email), portal.publicUrl()));
     }
-    return render(
-      c,
-      portal,
-      200,
-      "Check your mail",
-      checkMail(`We sent a link to ${normalizeEmail(form.data.email)}.`),
-    );
+    const email = normalizeEmail(form.data.email);
+    return render(c, portal, 200, "Check your mail", checkMail(ctx(c), `We sent a link to ${email}.`, resend(email)));
+  });
+
+  // "Send the link again", from the page above (or sign-in's for an address not confirmed yet): under the same mail
+  // limits, and the same work whatever the address (the outbox's sender looks the account up).
+  app.post("/sign-up/resend", async (c) => {
+    const form = parseForm(ResetRequestSchema, textFields(await formOf(c)));
+    if (!form.ok) return c.redirect("/sign-up", 303); // only a forged form sends no address
+    const email = normalizeEmail(form.data.email);
+    const wait = await takeMailLimits(portal, { address: limitAddress(c), to: email });
+    if (wait)
+      return renderTooMany(
+        c,
+        portal,
+        wait,
+        "Check your mail",
+        html`${notice(tooManyMails(wait), "alert")}${checkMail(ctx(c), "We sent the link already.", resend(email))}`,
+      );
+    await portal.mailer.send({ link: "verify", to: email });
+    const sent = `If ${email} has an account waiting to be confirmed, we sent it a new link.`;
+    return render(c, portal, 200, "Check your mail", checkMail(ctx(c), sent, resend(email)));
   });
 
   app.get("/verify", async (c) => {

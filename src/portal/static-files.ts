@@ -56,10 +56,36 @@ nav.spans{margin:0 0 1rem}nav.spans a{padding:.5rem .25rem}nav.spans a[aria-curr
 details{margin:0 0 1rem}summary{cursor:pointer;font-weight:600;padding:.65rem 0}.nowrap{white-space:nowrap}
 table.figures th,table.figures td{padding:.3rem .25rem}table.figures td{text-align:right;font-variant-numeric:tabular-nums}table.figures th[scope=row]{font-weight:400}
 caption{text-align:left}
+.skip{position:absolute;left:-999rem;top:.5rem;z-index:10;padding:.6rem 1rem;background:#fff;color:#12355b;font-weight:700;border-radius:.375rem}
+.skip:focus{left:.5rem}
+:focus-visible{outline:3px solid #ffbf47;outline-offset:2px;box-shadow:0 0 0 5px #1a1a1a}
+main:focus{outline:none;box-shadow:none}
+.error-summary{border:3px solid #b3261e;border-radius:.375rem;padding:.75rem 1rem;margin:0 0 1rem;background:#fff}
+.error-summary:focus{outline:3px solid #ffbf47;outline-offset:2px}
+.error-summary h2{margin:0 0 .5rem;font-size:1.1rem}.error-summary ul{margin:0;padding-left:1.25rem}
+.error-summary a{color:#b3261e;font-weight:600}
+.key h2{margin:0 0 .25rem;font-size:1.05rem;overflow-wrap:anywhere}
+table.audit th,table.audit td{padding:.35rem .3rem;overflow-wrap:normal}
+table.audit .detail,table.audit td.who{overflow-wrap:anywhere}
+.snippets pre{margin:.5rem 0}
 `;
 
-/** The copy buttons: shown only when this runs (without script, the key is in a read-only field to select). */
+/**
+ * The copy buttons: shown only when this runs (without script, the key is in a read-only field to select). A form's
+ * error summary takes the focus, and its links focus their fields.
+ */
 export const PORTAL_JS = `
+const summary = document.querySelector("[data-focus]");
+if (summary) summary.focus();
+for (const link of document.querySelectorAll("a[data-field]")) {
+  link.addEventListener("click", (event) => {
+    const input = document.getElementById(link.dataset.field);
+    if (!input) return;
+    event.preventDefault();
+    input.focus();
+    input.scrollIntoView({ block: "center" });
+  });
+}
 for (const button of document.querySelectorAll("button[data-copy]")) {
   button.hidden = false;
   button.addEventListener("click", () => {

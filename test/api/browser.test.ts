@@ -1,7 +1,10 @@
 // The reference page and the API in a real browser (Debian's Chromium, driven by playwright-core): every operation's
-// section renders, nothing is requested from another host, and a page on another origin reads the API by CORS and JSONP.
+// section renders, nothing is requested from another host, axe-core finds no violation at a desktop's width or a
+// phone's (390 px), and a page on another origin reads the API by CORS and JSONP.
 import { createServer } from "node:http";
 import type { Server } from "node:http";
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
@@ -9,9 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { checkWidths, WIDTHS } from "../portal/page-check.ts";
 
 // Installed by npm test's first step; if it is missing, the file fails naming it.
 const CHROMIUM = requireProgram("chromium");
+/** Kept after the run (overwritten by the next), to be looked at. */
+const SHOTS = join(tmpdir(), "flash-sale-docs-screenshots");
 
 describe("in Chromium", () => {
   let api: TestApi;
@@ -56,6 +62,28 @@ describe("in Chromium", () => {
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);
     expect(operations).toHaveLength(15);
+  });
+
+  it("/docs: axe-core finds no violation at a desktop's width or a phone's, nothing is wider than the screen; a skip link", async () => {
+    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    await page.goto(`${api.url}/docs`);
+    await page.getByRole("heading", { name: "Your API key" }).first().waitFor();
+    await page.waitForFunction(
+      `Object.keys(document.getElementById("redoc") ?? {}).some((k) => k.startsWith("__reactContainer"))`,
+    );
+    await mkdir(SHOTS, { recursive: true });
+    const problems = await checkWidths(page, "docs", SHOTS);
+    console.log(`/docs screenshots: ${SHOTS}/docs-desktop.png, ${SHOTS}/docs-390.png`);
+    // The first Tab reaches the skip link, which takes the focus to the reference itself.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(`document.activeElement.textContent`)).toBe("Skip to the reference");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(`document.activeElement.tagName`)).toBe("MAIN");
+    expect(await page.title()).toBe("Flash-sale API reference");
+    expect(await page.getByRole("heading", { level: 1 }).first().textContent()).toBe("Flash-sale API (v1)");
+    await context.close();
+    expect(problems).toEqual([]);
   });
 
   it("a page on another origin reads the API with fetch (CORS) and with a JSONP script", async () => {

@@ -1,5 +1,6 @@
 // The OpenAPI document and the reference page, as the server sends them: no key, ETag and 304, CORS, compression.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderGuide } from "../../src/api/guide.ts";
 import { BASE, startTestApi } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 
@@ -40,6 +41,16 @@ describe.each([
     const post = await api.get(path, { method: "POST" });
     expect(post.status).toBe(405);
     expect(((await post.json()) as any).code).toBe("method_not_allowed");
+  });
+});
+
+describe("the guide, for an API with a developer portal (PORTAL_URL)", () => {
+  const guide = renderGuide(BASE, "300", "https://portal.example.test");
+  it("sends partners to the portal for a key, linked, and never to the operator", () => {
+    expect(guide).toContain("Get your key at the [developer portal](https://portal.example.test/)");
+    expect(guide).toContain("[sign up](https://portal.example.test/sign-up)");
+    expect(guide).not.toContain("npm run keys");
+    expect(guide).not.toContain("operator (on the server");
   });
 });
 
@@ -87,7 +98,28 @@ describe("the OpenAPI document", () => {
       expect(op.summary).toBeTruthy();
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "304", "400", "405", "414", "431"]));
     }
-    expect(doc.components.securitySchemes.apikey).toMatchObject({ type: "apiKey", in: "query", name: "apikey" });
+    expect(doc.info).toMatchObject({ title: "Flash-sale API", version: "v1" }); // Redoc heads it "Flash-sale API (v1)"
+  });
+
+  it("declares the three ways of sending the key, any one of which will do", async () => {
+    const doc = (await (await api.get("/v1/openapi.json")).json()) as any;
+    expect(doc.components.securitySchemes).toMatchObject({
+      apiKeyHeader: { type: "apiKey", in: "header", name: "X-Api-Key" },
+      bearer: { type: "http", scheme: "bearer" },
+      apikey: { type: "apiKey", in: "query", name: "apikey" },
+    });
+    expect(doc.security).toEqual([{ apiKeyHeader: [] }, { bearer: [] }, { apikey: [] }]);
+    const guide = doc.info.description as string;
+    for (const way of ["X-Api-Key: YOUR_API_KEY", "Authorization: Bearer YOUR_API_KEY", "?apikey=YOUR_API_KEY"])
+      expect(guide).toContain(way);
+  });
+
+  it("with no portal configured, the guide and the page's banner say that the API's operator issues keys", async () => {
+    const doc = (await (await api.get("/v1/openapi.json")).json()) as any;
+    expect(doc.info.description).toContain("Keys are issued by the API's operator");
+    expect(doc.info.description).toContain("npm run keys -- create");
+    expect(doc.info.description).not.toMatch(/developer portal\]/);
+    expect(await (await api.get("/docs")).text()).toContain("<p>Keys are issued by the API's operator</p>");
   });
 
   it("the reference page is the document, self-contained", async () => {

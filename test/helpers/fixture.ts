@@ -198,16 +198,26 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** Builds `catalog` into a temp data dir, makes a key, and serves it on 127.0.0.1:0 with an injected clock. */
+/**
+ * Builds `catalog` into a temp data dir, makes a key, and serves it on 127.0.0.1:0 with an injected clock. With
+ * `portalUrl`, the reference page links to a developer portal there (rendered anew: such a page, whose portal's port
+ * changes from run to run, is not worth keeping in DOCS_CACHE).
+ */
 export async function startTestApi(
   catalog = standardCatalog(),
-  options: Partial<HandlerOptions> = {},
+  { portalUrl, ...options }: Partial<HandlerOptions> & { portalUrl?: string } = {},
 ): Promise<TestApi> {
   const root = await tempDir();
   const catalogDir = await writeCatalog(join(root, "catalog"), catalog);
   const dataDir = join(root, "data");
   const keysFile = join(root, "keys.json");
-  await buildSnapshot({ catalogDir, dataDir, baseUrl: BASE, docsCacheDir: DOCS_CACHE });
+  await buildSnapshot({
+    catalogDir,
+    dataDir,
+    baseUrl: BASE,
+    portalUrl,
+    docsCacheDir: portalUrl ? undefined : DOCS_CACHE,
+  });
   // The test key is not rate-limited (the clock stands still in most tests, so no bucket would refill).
   const key = await createKey(keysFile, "test", new Date(), { rate: 1e9, burst: 1e9 });
   const clock = { now: T0 };

@@ -47,11 +47,12 @@ describe("portal keys reach the API", () => {
     await smtp?.stop();
   });
 
-  it("creates a key shown once with a curl line that works against the API; only its hash is stored", async () => {
+  it("creates a key shown once, in snippets that send it in X-Api-Key, that works against the API; only its hash is stored", async () => {
     const page = await create("production site");
     const key = shownKey(page)!;
     expect(key).toMatch(/^[A-Za-z0-9]{32}$/);
-    expect(page.text).toContain(`curl &#39;${api.url}/v1/sales/active.json?apikey=${key}&#39;`);
+    expect(page.text).toContain(`curl -H &#39;X-Api-Key: ${key}&#39; &#39;${api.url}/v1/sales/active.json&#39;`);
+    expect(page.text).toContain(`headers={&quot;X-Api-Key&quot;: &quot;${key}&quot;}`);
     expect(await status(key)).toBe(200);
     const list = await client.get("/keys");
     expect(list.text).not.toContain(key);

@@ -1,5 +1,5 @@
-// What the portal's browser tests check on every page: axe-core finds nothing serious or critical, and the page is no
-// wider than the phone's screen; a full-page screenshot is kept to be looked at.
+// What the browser tests check on every page: axe-core finds no violation (of any impact), and the page is no wider
+// than the screen; a full-page screenshot is kept to be looked at. checkWidths does it at a desktop's and a phone's width.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -21,11 +21,25 @@ export async function checkPage(page: Page, name: string, shots: string): Promis
   const violations = await page.evaluate<AxeViolation[]>(
     `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)`,
   );
-  for (const v of violations.filter((v) => v.impact === "serious" || v.impact === "critical"))
+  for (const v of violations)
     problems.push(`${name}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   // Against the screen, not window.innerWidth: a phone's browser widens its layout viewport to a page too wide.
   const overflow = await page.evaluate<number>(`document.documentElement.scrollWidth - screen.width`);
   if (overflow > 0) problems.push(`${name}: ${overflow} px wider than the screen`);
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
   return problems;
+}
+
+/** A desktop's window, and a phone's (390 px, as an iPhone 12 to 15). */
+export const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
+
+/**
+ * checkPage at a desktop's width (`<name>-desktop.png`) and then a phone's (`<name>-390.png`), where the page is left.
+ * The page's context should be a phone's (isMobile), so that the narrow pass lays it out as a phone does.
+ */
+export async function checkWidths(page: Page, name: string, shots: string): Promise<string[]> {
+  await page.setViewportSize(WIDTHS.desktop);
+  const problems = await checkPage(page, `${name}-desktop`, shots);
+  await page.setViewportSize(WIDTHS.phone);
+  return [...problems, ...(await checkPage(page, `${name}-390`, shots))];
 }

@@ -167,7 +167,7 @@ describe("the usage pages in Chromium", () => {
     const { context, page } = await signedIn("operator@example.test", "admin password 123");
     await page.getByRole("link", { name: "Operator" }).click();
     await page.getByRole("link", { name: "Busiest, last 24 hours" }).click();
-    const first = page.locator("ul.key > li h3").first();
+    const first = page.locator("ul.key > li h2").first();
     expect(await first.textContent()).toBe("shop@example.test");
     await check(page, "u6-operator-busiest");
     await page.getByRole("link", { name: "shop@example.test" }).click();

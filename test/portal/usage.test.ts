@@ -261,7 +261,7 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
     expect(accountPage).toContain(`href="/admin/accounts/${a.id}/keys/${keys.shop!.id}/usage"`);
 
     const order = (text: string) =>
-      [...text.matchAll(/href="\/admin\/accounts\/[a-z0-9]+">([^<]+)<\/a><\/h3>/g)].map((m) => m[1]);
+      [...text.matchAll(/href="\/admin\/accounts\/[a-z0-9]+">([^<]+)<\/a><\/h2>/g)].map((m) => m[1]);
     const requests = (text: string) =>
       [...text.matchAll(/href="\/admin\/accounts\/[a-z0-9]+\/usage">([\d,]+)<\/a>/g)].map((m) => Number(m[1]));
     const byEmail = (await operator.get("/admin/accounts")).text;

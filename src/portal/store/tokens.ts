@@ -55,11 +55,21 @@ export async function peekToken(
   purpose: TokenPurpose,
   now: number,
 ): Promise<boolean> {
+  return (await tokenAccount(db, token, purpose, now)) !== null;
+}
+
+/** The account of `token` if it is a live token for `purpose` (without using it up), else null. */
+export async function tokenAccount(
+  db: PortalDatabase,
+  token: string,
+  purpose: TokenPurpose,
+  now: number,
+): Promise<Account | null> {
   const rows = await db.all("SELECT account_id, expires, stamp FROM tokens WHERE hash = ? AND purpose = ?", [
     hashSecret(token),
     purpose,
   ]);
-  return (await liveAccount(db, rows[0], now)) !== null;
+  return liveAccount(db, rows[0], now);
 }
 
 /**

@@ -4,7 +4,7 @@ import { DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import type { FieldErrors } from "../forms.ts";
 import type { AuditEntry } from "../store/audit.ts";
 import { auditTable } from "./audit-table.ts";
-import { csrfField, field, notice } from "./layout.ts";
+import { csrfField, field, notice, usernameField } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
 /** The API's own limits of a key, as the account page states them. */
@@ -25,6 +25,8 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
   const pw = errorsFor(state, "password");
   const em = errorsFor(state, "email");
   const del = errorsFor(state, "delete");
+  // Each form asks for the password: its account's address, hidden, tells a password manager whose it is.
+  const username = usernameField(ctx.account?.email ?? "");
   return html`${notice(state.message)}
     <p>
       Signed in as <strong>${ctx.account?.email}</strong> for <strong>${ctx.account?.partner}</strong>. The
@@ -37,21 +39,21 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
     </p>
     <h2>Change your password</h2>
     <form method="post" action="/account/password" novalidate>
-      ${csrfField(ctx)}
+      ${csrfField(ctx)}${username}
       ${field({ name: "current", label: "Current password", type: "password", error: pw.current, autocomplete: "current-password" })}
       ${field({ name: "password", label: "New password", type: "password", error: pw.password, autocomplete: "new-password", hint: "At least 12 characters. Your other sessions are signed out." })}
       <button type="submit">Change the password</button>
     </form>
     <h2>Change your email</h2>
     <form method="post" action="/account/email" novalidate>
-      ${csrfField(ctx)}
+      ${csrfField(ctx)}${username}
       ${field({ name: "email", label: "New email", type: "email", error: em.email, autocomplete: "email", hint: "We mail a link to the new address; the change is made when it is opened." })}
       ${field({ name: "current", label: "Current password", type: "password", error: em.current, autocomplete: "current-password" })}
       <button type="submit">Send the link</button>
     </form>
     <h2>Delete your account</h2>
     <form method="post" action="/account/delete" novalidate>
-      ${csrfField(ctx)}
+      ${csrfField(ctx)}${username}
       <p>
         Every key of the account is revoked first; then the account and its history are deleted. This cannot be undone.
       </p>

@@ -4,10 +4,22 @@ import type { AccountAuditEntry, AuditEntry } from "../store/audit.ts";
 import { when } from "./layout.ts";
 import type { Html } from "./layout.ts";
 
-/** The events, newest first, under `caption`; with `accounts`, a column says whose each event is. */
+/**
+ * `text` with a line-break opportunity after each of `after` (<wbr>), in a cell that breaks nothing else: at a phone's
+ * width an address or an event's name breaks at a colon or a dot, never mid-way ("127.0.|0.1").
+ */
+const breakAfter = (text: string, after: RegExp) => {
+  const parts = text.split(after);
+  return parts.map((part, i) => (i < parts.length - 1 ? html`${part}<wbr />` : part));
+};
+
+/**
+ * The events, newest first, under `caption`; with `accounts`, a column says whose each event is. IPv4 addresses never
+ * break; IPv6 ones at colons, events' names at dots, an event's detail (free text) anywhere.
+ */
 export function auditTable(entries: (AuditEntry | AccountAuditEntry)[], caption: string, accounts = false): Html {
   if (!entries.length) return html`<p>Nothing yet.</p>`;
-  return html`<table>
+  return html`<table class="audit">
     <caption class="hint">
       ${caption}
     </caption>
@@ -24,9 +36,9 @@ export function auditTable(entries: (AuditEntry | AccountAuditEntry)[], caption:
         (e) =>
           html`<tr>
             <td>${when(e.at)}</td>
-            ${accounts && "email" in e ? html`<td><a href="/admin/accounts/${e.accountId}">${e.email}</a></td>` : ""}
-            <td>${e.event}${e.detail ? html` ${e.detail}` : ""}</td>
-            <td>${e.address}</td>
+            ${accounts && "email" in e ? html`<td class="who"><a href="/admin/accounts/${e.accountId}">${e.email}</a></td>` : ""}
+            <td>${breakAfter(e.event, /(?<=\.)/)}${e.detail ? html` <span class="detail">${e.detail}</span>` : ""}</td>
+            <td>${breakAfter(e.address, /(?<=:)/)}</td>
           </tr>`,
       )}
     </tbody>

@@ -5,6 +5,7 @@ import type { FieldErrors } from "../forms.ts";
 import type { PartnerKey } from "../partner-keys.ts";
 import type { KeyUse } from "../usage-reads.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
+import { snippets } from "./snippets.ts";
 import type { Html, PageContext } from "./layout.ts";
 
 /**
@@ -100,12 +101,13 @@ export function dashboard(
             </ul>`
         : html`<p>No keys yet.</p>`
     }
-    <p>The <a href="${ctx.apiUrl}/docs">API reference</a> says how to call the API with a key.</p>`;
+    <h2>Calling the API</h2>
+    ${snippets(ctx.apiUrl)}
+    <p>The <a href="${ctx.apiUrl}/docs">API reference</a> describes every request.</p>`;
 }
 
-/** A new key, shown this once, with a copy button and a request that works as printed. */
+/** A new key, shown this once, with a copy button and requests with the key in them that work as printed. */
 export function keyShown(ctx: PageContext, label: string, key: string, intro: string): Html {
-  const curl = `curl '${ctx.apiUrl}/v1/sales/active.json?apikey=${key}'`;
   return html`<p role="status">${intro}</p>
     <p><strong>Copy it now: this is the only time it is shown.</strong> We keep only a hash of it.</p>
     <div class="field">
@@ -114,8 +116,7 @@ export function keyShown(ctx: PageContext, label: string, key: string, intro: st
     </div>
     <p><button type="button" data-copy="new-key" hidden>Copy the key</button></p>
     <h2>Try it</h2>
-    <pre id="curl-line">${curl}</pre>
-    <p><button type="button" class="secondary" data-copy="curl-line" hidden>Copy the command</button></p>
+    ${snippets(ctx.apiUrl, key)}
     <p><a class="button" href="/keys">Back to your keys</a></p>`;
 }
 

@@ -14,11 +14,16 @@ export interface PageContext {
 /** The hidden field that carries the CSRF token in every form. */
 export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
 
-/** A whole page: navigation for who is signed in, the title as the heading, `body` under it. */
+/**
+ * A whole page: a link that skips to its content, navigation for who is signed in (the API's reference among it), the
+ * title as the heading, `body` under it.
+ */
 export function page(ctx: PageContext, title: string, body: Html): Html {
   const nav = ctx.account
     ? html`<nav aria-label="Portal">
         <a href="/keys">API keys</a>
+        <a href="/usage">Usage</a>
+        <a href="/console">Console</a>
         <a href="/account">Account</a>
         ${ctx.account.operator ? html`<a href="/admin/accounts">Operator</a>` : ""}
         <a href="${ctx.apiUrl}/docs">API docs</a>
@@ -37,15 +42,17 @@ export function page(ctx: PageContext, title: string, body: Html): Html {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Developer portal</title>
+        <link rel="icon" href="/favicon.ico" sizes="32x32" />
         <link rel="stylesheet" href="/static/portal.css" />
         <script src="/static/portal.js" defer></script>
       </head>
       <body>
+        <a class="skip" href="#main">Skip to the content</a>
         <header>
           <a class="brand" href="/">Developer portal</a>
           ${nav}
         </header>
-        <main>
+        <main id="main" tabindex="-1">
           <h1>${title}</h1>
           ${body}
         </main>
@@ -89,6 +96,35 @@ export function field(f: {
     ${f.error ? html`<p class="error" id="${errorId}">${f.error}</p>` : ""}
   </div>`;
 }
+
+/**
+ * The problems of a form that was sent back, above it: each a link to its field. It takes the focus as the page loads
+ * (portal.js), so that a screen reader reads it first; without script it is still the first thing in the form.
+ * `labels` names the fields (field name -> label), in the form's order.
+ */
+export function errorSummary(errors: Partial<Record<string, string>>, labels: Record<string, string>): Html {
+  const wrong = Object.keys(labels).filter((name) => errors[name]);
+  if (!wrong.length) return html``;
+  return html`<div
+    class="error-summary"
+    id="error-summary"
+    tabindex="-1"
+    data-focus
+    aria-labelledby="error-summary-title"
+  >
+    <h2 id="error-summary-title">There ${wrong.length === 1 ? "is a problem" : `are ${wrong.length} problems`}</h2>
+    <ul>
+      ${wrong.map((name) => html`<li><a href="#f-${name}" data-field="f-${name}">${labels[name]}: ${errors[name]}</a></li>`)}
+    </ul>
+  </div>`;
+}
+
+/**
+ * The account's address as a password manager's username, on a form that changes or sets a password but shows no
+ * address of its own: hidden, never sent to be read (no name).
+ */
+export const usernameField = (email: string) =>
+  html`<input type="email" autocomplete="username" value="${email}" hidden readonly />`;
 
 /** A notice at the top of a page (`status` for news, `alert` for a problem). */
 export const notice = (text: string | undefined, kind: "status" | "alert" = "status") =>

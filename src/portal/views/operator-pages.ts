@@ -107,7 +107,7 @@ export function accountsPage(
       ${accounts.map(
         ({ account: a, keys, requests }) =>
           html`<li>
-            <h3><a href="/admin/accounts/${a.id}">${a.email}</a></h3>
+            <h2><a href="/admin/accounts/${a.id}">${a.email}</a></h2>
             <dl>
               <dt>Partner</dt>
               <dd>${a.partner}</dd>
@@ -226,6 +226,7 @@ export function operatorAccountPage(
 export function operatorKeysPage(ctx: PageContext, keys: OperatorKey[], state: OperatorForms = {}): Html {
   return html`${notice(state.message)} ${nav}
     <p>Keys made with <code>npm run keys</code>, by their name in the keys file.</p>
+    <h2>Keys</h2>
     ${
       keys.length
         ? html`<ul class="key">
