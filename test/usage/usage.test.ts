@@ -5,6 +5,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_INDEX } from "../../src/api/routing.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import type { PortalDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrations.ts";
@@ -151,7 +152,15 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
   it("counts a batch sent twice (its acknowledgement lost) once", async () => {
     const batch = {
       id: `twice-${Math.random()}`,
-      rows: [{ key: "twice", minute: now() - (now() % 60_000), counts: [5, 0, 0, 0, 0, 50], last: now() }],
+      rows: [
+        {
+          key: "twice",
+          route: "sale_list" as const,
+          minute: now() - (now() % 60_000),
+          counts: [5, 0, 0, 0, 0, 50],
+          last: now(),
+        },
+      ],
     };
     expect(await recordBatch(db, batch, now())).toBe(true);
     expect(await recordBatch(db, batch, now())).toBe(false);
@@ -169,8 +178,20 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
     const old = {
       id: `old-${Math.random()}`,
       rows: [
-        { key: "old", minute: now() - 49 * HOUR_MS, counts: [1, 0, 0, 0, 0, 1], last: now() - 49 * HOUR_MS },
-        { key: "old", minute: now() - 401 * DAY_MS, counts: [1, 0, 0, 0, 0, 1], last: now() - 401 * DAY_MS },
+        {
+          key: "old",
+          route: "sale_list" as const,
+          minute: now() - 49 * HOUR_MS,
+          counts: [1, 0, 0, 0, 0, 1],
+          last: now() - 49 * HOUR_MS,
+        },
+        {
+          key: "old",
+          route: "sale_list" as const,
+          minute: now() - 401 * DAY_MS,
+          counts: [1, 0, 0, 0, 0, 1],
+          last: now() - 401 * DAY_MS,
+        },
       ],
     };
     await recordBatch(db, old, now());
@@ -260,7 +281,7 @@ describe("a key's figures for GET /v1/usage.json", () => {
       now: () => clock.ms,
     });
     const counted = async (n: number) => {
-      for (let i = 0; i < n; i++) usage.meter.count("figures", 200, 10, clock.ms);
+      for (let i = 0; i < n; i++) usage.meter.count("figures", ROUTE_INDEX.sale_list, 200, 10, clock.ms);
       await usage.flush();
     };
     const ok = async () => (await usage.figures("figures"))?.today.ok;
