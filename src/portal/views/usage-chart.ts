@@ -81,7 +81,7 @@ export function usageChart(report: UsageReport, subject: string, id = "chart"): 
       </title>
       <desc id="${id}-desc">
         Stacked bars by status: ${CLASSES.map((c) => c.words).join(", ")}. The scale goes up to
-        ${top.toLocaleString("en")} requests. The same figures are in the table below the chart.
+        ${top.toLocaleString("en")} requests. The same figures are in the tables below the chart.
       </desc>
       <line
         x1="0"
