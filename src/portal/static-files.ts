@@ -56,6 +56,7 @@ nav.spans{margin:0 0 1rem}nav.spans a{padding:.5rem .25rem}nav.spans a[aria-curr
 details{margin:0 0 1rem}summary{cursor:pointer;font-weight:600;padding:.65rem 0}.nowrap{white-space:nowrap}
 table.figures th,table.figures td{padding:.3rem .25rem}table.figures td{text-align:right;font-variant-numeric:tabular-nums}table.figures th[scope=row]{font-weight:400}
 caption{text-align:left}
+.key-use,code.route{display:block;font-size:.85rem;color:#4b5563}
 `;
 
 /** The copy buttons: shown only when this runs (without script, the key is in a read-only field to select). */
