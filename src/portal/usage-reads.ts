@@ -79,7 +79,7 @@ export function readUsageRows(
  * A rotated key's use while the key it replaced is still accepted: each key's last use apart (the old key's requests
  * are counted under the name with PREVIOUS_SUFFIX, src/usage/meter.ts).
  */
-export interface RotationUse {
+interface RotationUse {
   /** When the key was replaced, and until when the old one is accepted (epoch ms). */
   rotated: number;
   graceUntil: number;

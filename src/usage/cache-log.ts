@@ -14,7 +14,7 @@ import type { Meter } from "./meter.ts";
  * A logged path's route class, as the server's admission finds it (src/serve/admission/admission.ts): its endpoint's,
  * else `other`. Varnish logs the path as the client sent it (percent-encoded), nginx's $uri is decoded already.
  */
-export function routeOfPath(path: string): RouteIndex {
+function routeOfPath(path: string): RouteIndex {
   let decoded = path;
   if (path.includes("%"))
     try {

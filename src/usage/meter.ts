@@ -44,14 +44,17 @@ export interface UsageRow {
 /**
  * One key's counts in one minute as the request path keeps them: a fixed block per route class (ROUTE_CLASSES'
  * order) of the status classes and the bytes, made once a key and minute, so that counting a request is two
- * increments at an index and no allocation.
+ * increments at an index and no allocation. A plain array copied from ZEROS: a Float64Array of this size has its
+ * memory outside V8's heap (over 64 bytes), whose allocation made meter.count 3-5 times slower with 1,000 keys.
  */
 interface LiveRow {
   key: string;
   minute: number;
-  counts: Float64Array;
+  counts: number[];
   last: number;
 }
+
+const ZEROS: readonly number[] = Array<number>(ROUTE_CLASSES.length * PER_ROUTE).fill(0);
 
 /** Rows handed over together: recorded by the store all at once or not at all, and never twice (by `id`). */
 export interface UsageBatch {
@@ -101,7 +104,7 @@ export class Meter {
     let row = key === this.lastKey && this.lastRow !== null ? this.lastRow : this.live.get(key);
     if (row === undefined || row.minute !== minute) {
       if (row !== undefined) this.close(row);
-      row = { key, minute, counts: new Float64Array(ROUTE_CLASSES.length * PER_ROUTE), last: nowMs };
+      row = { key, minute, counts: ZEROS.slice(), last: nowMs };
       this.live.set(key, row);
     }
     this.lastKey = key;
@@ -153,9 +156,17 @@ export class Meter {
 
 /** Adds a live row's routes that were used to `rows`, a row each. */
 function split(row: LiveRow, rows: UsageRow[]): void {
-  for (let r = 0; r < ROUTE_CLASSES.length; r++) {
-    const counts = Array.from(row.counts.subarray(r * PER_ROUTE, (r + 1) * PER_ROUTE));
-    if (counts.some((n, i) => i < BYTES && n > 0))
-      rows.push({ key: row.key, minute: row.minute, route: ROUTE_CLASSES[r]!, counts, last: row.last });
+  const { counts } = row;
+  for (let r = 0, at = 0; r < ROUTE_CLASSES.length; r++, at += PER_ROUTE) {
+    let used = false;
+    for (let i = at; i < at + BYTES; i++) if (counts[i] !== 0) used = true;
+    if (used)
+      rows.push({
+        key: row.key,
+        minute: row.minute,
+        route: ROUTE_CLASSES[r]!,
+        counts: counts.slice(at, at + PER_ROUTE),
+        last: row.last,
+      });
   }
 }

@@ -55,11 +55,8 @@ const countsOf = (row: Row): Counts => {
   return c;
 };
 
-/** The route class under which figures counted before routes were (migration 8) are kept. */
-export const UNKNOWN_ROUTE = "unknown";
-
 /** The key a usage name (a row's key) counts for: a replaced key's requests are its record's (PREVIOUS_SUFFIX). */
-export const keyOfUsageName = (name: string) =>
+const keyOfUsageName = (name: string) =>
   name.endsWith(PREVIOUS_SUFFIX) ? name.slice(0, -PREVIOUS_SUFFIX.length) : name;
 
 /** Adds `rows` (merged by key, period `periodOf` and route) to `table`'s figures. */

@@ -13,7 +13,7 @@ function rowName(header: string): string {
 }
 
 /** Every figures table: its caption to its rows (header to cells: all, 2xx, 304, 4xx, 429, 5xx as numbers). */
-export function usageTables(html: string): Map<string, Map<string, number[]>> {
+function usageTables(html: string): Map<string, Map<string, number[]>> {
   const tables = new Map<string, Map<string, number[]>>();
   for (const t of html.matchAll(/<table class="figures[^"]*">\s*<caption>([\s\S]*?)<\/caption>([\s\S]*?)<\/table>/g)) {
     const rows = new Map<string, number[]>();

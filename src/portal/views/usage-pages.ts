@@ -87,14 +87,12 @@ function groups(report: UsageReport) {
   }
   const month = (id: string) =>
     new Date(`${id}-01T00:00:00Z`).toLocaleString("en", { month: "long", year: "numeric", timeZone: "UTC" });
-  return [...found]
-    .reverse()
-    .map(([id, points]) => ({
-      id,
-      points,
-      label: hourly ? id : month(id),
-      words: hourly ? `on ${id}` : `in ${month(id)}`,
-    }));
+  return [...found].reverse().map(([id, points]) => ({
+    id,
+    points,
+    label: hourly ? id : month(id),
+    words: hourly ? `on ${id}` : `in ${month(id)}`,
+  }));
 }
 
 /** A period's row header: the hour of a day ("17:00"), or the day ("2026-11-22"), with its instant. */
