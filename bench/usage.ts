@@ -42,6 +42,7 @@ function batchOf(s: number, i: number): UsageBatch {
   const rows = Array.from({ length: keys }, (_, k) => ({
     key: `partner-${k}`,
     minute,
+    route: "sale_list" as const,
     counts: [5, 2, 1, 0, 0, 12_345],
     last: now,
   }));
@@ -98,7 +99,13 @@ async function busiestPage(name: string, url: string): Promise<string> {
     const filling = performance.now();
     for (let m = 0; m < 1_440; m++) {
       const minute = T0 + m * 60_000;
-      const rows = names.map((key, a) => ({ key, minute, counts: [1 + (a % 7), 0, 0, 0, 0, 100], last: minute }));
+      const rows = names.map((key, a) => ({
+        key,
+        minute,
+        route: "sale_list" as const,
+        counts: [1 + (a % 7), 0, 0, 0, 0, 100],
+        last: minute,
+      }));
       await recordBatch(db, { id: `order-${m}`, rows }, now);
     }
     const filled = performance.now() - filling;

@@ -1,5 +1,6 @@
 // The bodies the API sends, as zod schemas: the one source of the OpenAPI document and of the tests' body checks.
 import { z } from "zod";
+import { ROUTE_CLASSES } from "./endpoints.ts";
 import { matchEndpoint } from "./routing.ts";
 import { INVENTORY_STATUSES, STORES } from "../catalog/schema.ts";
 import { PROBLEM_CODES } from "../errors.ts";
@@ -117,18 +118,34 @@ export const SearchResultSchema = z
   })
   .meta({ id: "SearchResult", description: "One page of products, most relevant first." });
 
+const statusCounts = {
+  requests: z.number().int().min(0).meta({ description: "Every request with the key, whatever its status" }),
+  ok: z.number().int().min(0).meta({ description: "Answered 2xx" }),
+  not_modified: z.number().int().min(0).meta({ description: "Answered 304 (a conditional request)" }),
+  client_error: z.number().int().min(0).meta({ description: "Answered 4xx other than 429" }),
+  limited: z.number().int().min(0).meta({ description: "Answered 429 (over the rate limit)" }),
+  server_error: z.number().int().min(0).meta({ description: "Answered 5xx" }),
+  bytes: z.number().int().min(0).meta({ description: "Bytes of the response bodies sent" }),
+};
+
+const UsageEndpointCountsSchema = z
+  .strictObject({
+    endpoint: z.enum([...ROUTE_CLASSES, "unknown"]).meta({
+      description: "The route class (as the metrics name it); `unknown` for requests counted before endpoints were",
+    }),
+    ...statusCounts,
+  })
+  .meta({ id: "UsageEndpointCounts", description: "A key's requests to one kind of endpoint over a span." });
+
 const UsageCountsSchema = z
   .strictObject({
     since: z.iso.datetime().meta({ description: "The start of the span (UTC)" }),
-    requests: z.number().int().min(0).meta({ description: "Every request with the key, whatever its status" }),
-    ok: z.number().int().min(0).meta({ description: "Answered 2xx" }),
-    not_modified: z.number().int().min(0).meta({ description: "Answered 304 (a conditional request)" }),
-    client_error: z.number().int().min(0).meta({ description: "Answered 4xx other than 429" }),
-    limited: z.number().int().min(0).meta({ description: "Answered 429 (over the rate limit)" }),
-    server_error: z.number().int().min(0).meta({ description: "Answered 5xx" }),
-    bytes: z.number().int().min(0).meta({ description: "Bytes of the response bodies sent" }),
+    ...statusCounts,
+    endpoints: z.array(UsageEndpointCountsSchema).meta({
+      description: "The same requests by endpoint, busiest first: only the endpoints the key used in the span",
+    }),
   })
-  .meta({ id: "UsageCounts", description: "A key's requests over a span, by status class." });
+  .meta({ id: "UsageCounts", description: "A key's requests over a span, by status class and by endpoint." });
 
 const UsageSchema = z
   .strictObject({

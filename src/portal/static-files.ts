@@ -68,6 +68,7 @@ main:focus{outline:none;box-shadow:none}
 table.audit th,table.audit td{padding:.35rem .3rem;overflow-wrap:normal}
 table.audit .detail,table.audit td.who{overflow-wrap:anywhere}
 .snippets pre{margin:.5rem 0}
+.key-use,code.route{display:block;font-size:.85rem;color:#4b5563}
 `;
 
 /**

@@ -7,7 +7,7 @@ import { accountOf, render, requireAccount, requireOperator } from "./context.ts
 import type { PartnerKey } from "./partner-keys.ts";
 import { listPartnerKeys } from "./partner-keys.ts";
 import { findAccount } from "./store/accounts.ts";
-import { keysUse, parseSpan, readUsage } from "./usage-reads.ts";
+import { keysUse, parseSpan, readUsage, readUsageRows } from "./usage-reads.ts";
 import type { SpanName } from "./usage-reads.ts";
 import type { Html } from "./views/layout.ts";
 import { renderUsageCsv } from "./views/usage-csv.ts";
@@ -25,8 +25,8 @@ interface Found {
   /** Whose figures these are, in words. */
   words: string;
   back: { href: string; text: string };
-  /** The CSV's key column, and its file name (before the span). */
-  csv: { key: string; file: string };
+  /** The CSV's file name (before the span). */
+  file: string;
 }
 
 /** Adds the usage pages' routes to `app`. */
@@ -36,26 +36,47 @@ export function registerUsageRoutes(app: Hono<PortalEnv>, portal: Portal): void 
     keys: await keysOf(accountId),
     words,
     back,
-    csv: { key: "all keys", file },
+    file,
   });
   const oneKey = async (accountId: string, keyId: string, back: Found["back"]): Promise<Found | null> => {
     const key = (await keysOf(accountId)).find((k) => k.id === keyId);
     if (!key) return null;
     const words = `the key “${key.label}” (${key.first4}…${key.last4})`;
-    return { keys: [key], key, words, back, csv: { key: key.label, file: `usage-key-${key.id}` } };
+    return { keys: [key], key, words, back, file: `usage-key-${key.id}` };
   };
 
   const answer = async (c: PortalContext, found: Found, path: string, span: SpanName, csv: boolean) => {
     const now = portal.clock();
     const names = found.keys.map((k) => k.name);
-    const report = await readUsage(portal.db, names, span, now);
-    if (csv)
-      return c.body(renderUsageCsv(report, found.csv.key), 200, {
-        "Content-Type": "text/csv; charset=utf-8",
-        "Content-Disposition": `attachment; filename="${found.csv.file}-${span}.csv"`,
-      });
-    const use = found.key ? (await keysUse(portal.db, [found.key], now)).get(found.key.id) : undefined;
-    const body = usagePage(report, { words: found.words, path, back: found.back, ...(use ? { use } : {}) });
+    if (csv) {
+      // A label is the key's name on the CSV (its first and last 4 characters too when two keys share a label).
+      const uses = new Map<string, number>();
+      for (const k of found.keys) uses.set(k.label, (uses.get(k.label) ?? 0) + 1);
+      const labels = new Map(
+        found.keys.map((k) => [k.name, uses.get(k.label)! > 1 ? `${k.label} (${k.first4}…${k.last4})` : k.label]),
+      );
+      const rows = await readUsageRows(portal.db, names, span, now);
+      return c.body(
+        renderUsageCsv(rows, (name) => labels.get(name) ?? name),
+        200,
+        {
+          "Content-Type": "text/csv; charset=utf-8",
+          "Content-Disposition": `attachment; filename="${found.file}-${span}.csv"`,
+        },
+      );
+    }
+    const [report, uses] = await Promise.all([
+      readUsage(portal.db, names, span, now),
+      keysUse(portal.db, found.keys, now),
+    ]);
+    const body = usagePage(report, {
+      words: found.words,
+      path,
+      back: found.back,
+      keys: found.keys,
+      uses,
+      ...(found.key ? { key: found.key } : {}),
+    });
     return render(c, portal, 200, "Usage", body);
   };
   /**

@@ -60,7 +60,7 @@ export function createOutcome(options: HandlerOptions, clock: () => number, metr
   const done = (req: IncomingMessage, info: RequestInfo, started: number, nowMs: number, [status, bytes]: Sent) => {
     const ended = timed ? performance.now() : 0;
     if (metrics) metrics.request(info.route, status, bytes, (ended - started) / 1000);
-    if (meter !== null && info.key !== undefined) meter.count(info.key, status, bytes, nowMs);
+    if (meter !== null && info.key !== undefined) meter.count(info.key, info.route, status, bytes, nowMs);
     if (log) {
       // Wall-clock time, even when the handler runs on an injected clock: the request's arrival, read once.
       const time = isoAt(clock === Date.now ? nowMs : Date.now());

@@ -3,13 +3,33 @@
 // own (the 429 of a key over its rate), each counted against its key as the servers count the requests that reach
 // them. Misses and passes reach a server, which counts them, so nothing is counted twice. The shipped configurations
 // log the key's name (Varnish: `std.log("key:<name>")`; nginx: `key=<name>`), once its check has passed, and never
-// the key: nothing here sees a key.
+// the key: nothing here sees a key. Each request is counted under its path's route class, as the servers count theirs.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { matchEndpoint, ROUTE_INDEX } from "../api/routing.ts";
+import type { RouteIndex } from "../api/routing.ts";
 import type { Meter } from "./meter.ts";
 
-/** varnishncsa's line per client request: how Varnish handled it, the status and body bytes it sent, the key's name. */
-const VARNISHNCSA_FORMAT = "%{Varnish:handling}x %s %b %{VCL_Log:key}x";
+/**
+ * A logged path's route class, as the server's admission finds it (src/serve/admission/admission.ts): its endpoint's,
+ * else `other`. Varnish logs the path as the client sent it (percent-encoded), nginx's $uri is decoded already.
+ */
+function routeOfPath(path: string): RouteIndex {
+  let decoded = path;
+  if (path.includes("%"))
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      return ROUTE_INDEX.other;
+    }
+  return matchEndpoint(decoded)?.route ?? ROUTE_INDEX.other;
+}
+
+/**
+ * varnishncsa's line per client request: how Varnish handled it, the status and body bytes it sent, the key's name,
+ * the path (without the query, where the key may be).
+ */
+const VARNISHNCSA_FORMAT = "%{Varnish:handling}x %s %b %{VCL_Log:key}x %U";
 /** Only the requests whose key the VCL named (a refused key is named nowhere). */
 const VARNISHNCSA_QUERY = 'VCL_Log ~ "^key:"';
 /** Answers Varnish made without the API: from its cache, or synthetic (deploy/varnish/default.vcl's 429). */
@@ -17,11 +37,11 @@ const ANSWERED_HERE = new Set(["hit", "synth"]);
 
 /** One varnishncsa line: counted into `meter` when Varnish answered it for a named key; returns whether it was. */
 export function countCacheLine(line: string, meter: Meter, nowMs: number): boolean {
-  const [handling = "", status, bytes, key = "-"] = line.split(" ", 4);
+  const [handling = "", status, bytes, key = "-", path = ""] = line.split(" ", 5);
   if (!ANSWERED_HERE.has(handling) || key === "-" || key === "") return false;
   const code = Number(status);
   if (!Number.isInteger(code)) return false;
-  meter.count(key, code, bytes === "-" ? 0 : Number(bytes) || 0, nowMs);
+  meter.count(key, routeOfPath(path), code, bytes === "-" ? 0 : Number(bytes) || 0, nowMs);
   return true;
 }
 
@@ -49,10 +69,12 @@ export function followVarnish(options: CacheLogOptions): LogFollower {
 }
 
 /**
- * The end of a line of deploy/nginx's `flash_sale_api` format: `"<request>" <status> <bytes> "-" "<agent>" rt=<s>
- * cache=<status> upstream=<status> key=<name>` (nginx writes a quote inside the agent as \x22).
+ * The end of a line of deploy/nginx's `flash_sale_api` format: `"<method> <path>[?<query>] <protocol>" <status>
+ * <bytes> "-" "<agent>" rt=<s> cache=<status> upstream=<status> key=<name>` (nginx writes a quote inside the agent or
+ * the path as \x22).
  */
-const NGINX_LINE = /" (\d{3}) (\d+) "-" "[^"]*" rt=\S+ cache=(\S+) upstream=(\S+) key=(\S+)$/;
+const NGINX_LINE =
+  /"[A-Z]+ ([^"?]*)(?:\?[^"]*)? [^" ]+" (\d{3}) (\d+) "-" "[^"]*" rt=\S+ cache=(\S+) upstream=(\S+) key=(\S+)$/;
 
 /**
  * nginx's cache statuses of an answer from a copy, without the API: a hit, and a copy served while one request
@@ -65,9 +87,10 @@ const FROM_CACHE = new Set(["HIT", "UPDATING", "STALE"]);
 export function countNginxLine(line: string, meter: Meter, nowMs: number): boolean {
   const m = NGINX_LINE.exec(line);
   if (!m) return false;
-  const [, status, bytes, cache, upstream, key] = m;
+  const [, path, status, bytes, cache, upstream, key] = m;
   if (key === "-" || !(FROM_CACHE.has(cache!) || (status === "429" && upstream === "-"))) return false;
-  meter.count(key!, Number(status), Number(bytes), nowMs);
+  const route = matchEndpoint(path!)?.route ?? ROUTE_INDEX.other;
+  meter.count(key!, route, Number(status), Number(bytes), nowMs);
   return true;
 }
 

@@ -11,12 +11,15 @@ import type { Counts } from "./store.ts";
 import { HOUR_MS } from "./store.ts";
 import type { StoreRequest } from "./store-thread.ts";
 
+/** A span's counts of one key: from `since`, all together and by route class (those with requests, in no order). */
+export type SpanFigures = Counts & { since: number; routes: [string, Counts][] };
+
 /** Figures of one key, as of the last hand-over of every server. */
 export interface UsageFigures {
   /** Since 00:00 UTC today. */
-  today: Counts & { since: number };
+  today: SpanFigures;
   /** The last 60 whole minutes and the current one. */
-  lastHour: Counts & { since: number };
+  lastHour: SpanFigures;
 }
 
 export interface UsageOptions {

@@ -7,8 +7,9 @@ import { describeError } from "../errors.ts";
 import type { PortalDatabase } from "../db/database.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrations.ts";
+import type { UsageFigures } from "./hand-over.ts";
 import type { UsageBatch } from "./meter.ts";
-import { countsBetween, countsOnDay, DAY_MS, HOUR_MS, MINUTE_MS, pruneUsage, recordBatch } from "./store.ts";
+import { countsBetween, countsBy, countsOnDay, DAY_MS, HOUR_MS, MINUTE_MS, pruneUsage, recordBatch } from "./store.ts";
 
 /** What the server's thread asks; each answered by `{ id, ok, result }` or `{ id, ok: false, error }`. */
 export type StoreRequest =
@@ -38,16 +39,21 @@ function store(now: number): Promise<PortalDatabase> {
   return db;
 }
 
-/** A key's counts today (UTC) and in the last hour, with the instants they start at. */
-async function figures(key: string, now: number) {
+/** A key's counts today (UTC) and in the last hour, with the instants they start at, and by route class. */
+async function figures(key: string, now: number): Promise<UsageFigures> {
   const opened = await store(now);
   const day = now - (now % DAY_MS);
   const hour = now - (now % MINUTE_MS) - HOUR_MS;
-  const [today, lastHour] = await Promise.all([
+  const [today, lastHour, todayRoutes, lastHourRoutes] = await Promise.all([
     countsOnDay(opened, [key], now),
     countsBetween(opened, [key], hour, now + MINUTE_MS),
+    countsBy(opened, "route", [key], DAY_MS, day, day + DAY_MS),
+    countsBy(opened, "route", [key], MINUTE_MS, hour, now + MINUTE_MS),
   ]);
-  return { today: { ...today, since: day }, lastHour: { ...lastHour, since: hour } };
+  return {
+    today: { ...today, since: day, routes: [...todayRoutes] },
+    lastHour: { ...lastHour, since: hour, routes: [...lastHourRoutes] },
+  };
 }
 
 async function answer(req: StoreRequest): Promise<unknown> {

@@ -1,7 +1,8 @@
-// Usage per key in the portal's database (migrations 3 and 4): batches from the API servers added to per-minute,
-// per-hour and per-day figures, each key's last use, retention, and the reads the portal and GET /v1/usage.json make.
+// Usage per key in the portal's database (migrations 3, 4 and 8): batches from the API servers added to per-minute,
+// per-hour and per-day figures by key and route class, each key's last use (a replaced key's apart while its grace
+// runs), retention, and the reads the portal and GET /v1/usage.json make.
 import type { PortalDatabase, Queries, Row, SqlValue } from "../db/database.ts";
-import { BYTES, STATUS_CLASSES } from "./meter.ts";
+import { BYTES, PREVIOUS_SUFFIX, STATUS_CLASSES } from "./meter.ts";
 import type { UsageBatch, UsageRow } from "./meter.ts";
 
 export const MINUTE_MS = 60_000;
@@ -15,7 +16,7 @@ const MINUTES_KEPT_MS = 48 * HOUR_MS;
 const DAYS_KEPT_MS = 400 * DAY_MS;
 const BATCH_IDS_KEPT_MS = 7 * DAY_MS;
 
-/** Rows per INSERT: 8 values each, well inside SQLite's and PostgreSQL's limits on parameters. */
+/** Rows per INSERT: 9 values each, well inside SQLite's and PostgreSQL's limits on parameters. */
 const ROWS_PER_STATEMENT = 250;
 
 /**
@@ -54,7 +55,11 @@ const countsOf = (row: Row): Counts => {
   return c;
 };
 
-/** Adds `rows` (merged by key and period `periodOf`) to `table`'s figures. */
+/** The key a usage name (a row's key) counts for: a replaced key's requests are its record's (PREVIOUS_SUFFIX). */
+const keyOfUsageName = (name: string) =>
+  name.endsWith(PREVIOUS_SUFFIX) ? name.slice(0, -PREVIOUS_SUFFIX.length) : name;
+
+/** Adds `rows` (merged by key, period `periodOf` and route) to `table`'s figures. */
 async function addRows(
   tx: Queries,
   table: "usage_minute" | "usage_hour" | "usage_day",
@@ -62,13 +67,14 @@ async function addRows(
   rows: readonly UsageRow[],
   periodOf: (row: UsageRow) => number,
 ): Promise<void> {
-  const merged = new Map<string, { key: string; at: number; counts: number[] }>();
+  const merged = new Map<string, { key: string; at: number; route: string; counts: number[] }>();
   for (const [n, row] of rows.entries()) {
     if (n % ROWS_PER_STATEMENT === 0) await yieldToLoop();
     const at = periodOf(row);
-    const id = `${row.key}\n${at}`;
+    const key = keyOfUsageName(row.key);
+    const id = `${key}\n${at}\n${row.route}`;
     const m = merged.get(id);
-    if (!m) merged.set(id, { key: row.key, at, counts: [...row.counts] });
+    if (!m) merged.set(id, { key, at, route: row.route, counts: [...row.counts] });
     else for (let i = 0; i <= BYTES; i++) m.counts[i]! += row.counts[i]!;
   }
   const all = [...merged.values()];
@@ -76,11 +82,11 @@ async function addRows(
   for (let i = 0; i < all.length; i += ROWS_PER_STATEMENT) {
     const chunk = all.slice(i, i + ROWS_PER_STATEMENT);
     const params: SqlValue[] = [];
-    for (const r of chunk) params.push(r.key, r.at, ...r.counts);
+    for (const r of chunk) params.push(r.key, r.at, r.route, ...r.counts);
     await yieldToLoop();
     await tx.run(
-      `INSERT INTO ${table} (key_name, ${period}, ${COLUMNS.join(", ")}) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
-       ON CONFLICT (key_name, ${period}) DO UPDATE SET ${update}`,
+      `INSERT INTO ${table} (key_name, ${period}, route, ${COLUMNS.join(", ")}) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
+       ON CONFLICT (key_name, ${period}, route) DO UPDATE SET ${update}`,
       params,
     );
   }
@@ -88,7 +94,8 @@ async function addRows(
 
 /**
  * Records a batch in one transaction: its ID first, so that a batch sent again (its acknowledgement was lost) adds
- * nothing. Returns false when the batch was already recorded.
+ * nothing. Returns false when the batch was already recorded. A replaced key's requests (PREVIOUS_SUFFIX) are added to
+ * its record's figures; their last use is kept under their own name.
  */
 export async function recordBatch(db: PortalDatabase, batch: UsageBatch, nowMs: number): Promise<boolean> {
   return db.transaction(async (tx) => {
@@ -128,6 +135,63 @@ export async function pruneUsage(db: PortalDatabase, nowMs: number): Promise<voi
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const sums = COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(", ");
+
+/** What figures are grouped by: the route class, or the key (its name in the keys file). */
+export type Grouping = "route" | "key_name";
+
+/**
+ * The keys' counts from `fromMs` (inclusive) to `toMs` (exclusive) by route class or by key, from the per-minute
+ * figures (`step` MINUTE_MS) or the per-day ones (DAY_MS); only the groups with figures.
+ */
+export async function countsBy(
+  db: PortalDatabase,
+  by: Grouping,
+  keys: readonly string[],
+  step: typeof MINUTE_MS | typeof DAY_MS,
+  fromMs: number,
+  toMs: number,
+): Promise<Map<string, Counts>> {
+  if (keys.length === 0) return new Map();
+  const [table, column] = step === DAY_MS ? ["usage_day", "day"] : ["usage_minute", "minute"];
+  const rows = await db.all(
+    `SELECT ${by} AS grp, ${sums} FROM ${table}
+     WHERE key_name IN (${placeholders(keys.length)}) AND ${column} >= ? AND ${column} < ? GROUP BY ${by}`,
+    [...keys, fromMs, toMs],
+  );
+  return new Map(rows.map((r) => [String(r.grp), countsOf(r)]));
+}
+
+/** One period's counts of one key on one route class. */
+export interface DetailRow {
+  at: number;
+  key: string;
+  route: string;
+  counts: Counts;
+}
+
+/**
+ * The keys' counts per `step` (HOUR_MS from the minutes, DAY_MS from the days), key and route class from `fromMs` to
+ * `toMs` (exclusive): only those with figures, by period (oldest first), key and route.
+ */
+export async function detailRows(
+  db: PortalDatabase,
+  keys: readonly string[],
+  step: typeof HOUR_MS | typeof DAY_MS,
+  fromMs: number,
+  toMs: number,
+): Promise<DetailRow[]> {
+  if (keys.length === 0) return [];
+  const start = fromMs - (fromMs % step);
+  const [table, column] = step === HOUR_MS ? ["usage_minute", "minute"] : ["usage_day", "day"];
+  const at = `${column} - (${column} % ${step})`;
+  const rows = await db.all(
+    `SELECT ${at} AS at, key_name, route, ${sums} FROM ${table}
+     WHERE key_name IN (${placeholders(keys.length)}) AND ${column} >= ? AND ${column} < ?
+     GROUP BY ${at}, key_name, route ORDER BY at, key_name, route`,
+    [...keys, start, toMs],
+  );
+  return rows.map((r) => ({ at: Number(r.at), key: String(r.key_name), route: String(r.route), counts: countsOf(r) }));
+}
 
 /** The keys' counts together from minute `fromMs` (inclusive) to `toMs` (exclusive), from the per-minute figures. */
 export async function countsBetween(
@@ -193,7 +257,10 @@ export async function series(
   return points;
 }
 
-/** Each key's last use (epoch ms), for the keys that were ever used. */
+/**
+ * Each name's last use (epoch ms), for the names that were ever used: a key's name for its requests with its current
+ * key, with PREVIOUS_SUFFIX for those with the key it replaced (in its grace period).
+ */
 export async function lastUsed(db: PortalDatabase, keys: readonly string[]): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
   const rows = await db.all(`SELECT key_name, at FROM usage_last WHERE key_name IN (${placeholders(keys.length)})`, [

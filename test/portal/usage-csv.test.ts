@@ -2,20 +2,17 @@
 // partner could write it, never gives a cell that a spreadsheet reads as a formula, whether it splits the lines on `,`
 // or on `;` (or on tabs). A table of labels and the cell each gives, then every line split as the crudest reader would.
 import { describe, expect, it } from "vitest";
-import type { UsageReport } from "../../src/portal/usage-reads.ts";
 import { renderUsageCsv } from "../../src/portal/views/usage-csv.ts";
+import type { DetailRow } from "../../src/usage/store.ts";
 
-const report: UsageReport = {
-  span: "48h",
-  step: 3_600_000,
-  points: [
-    {
-      at: Date.parse("2026-11-22T17:00:00Z"),
-      counts: { ok: 2, not_modified: 0, client_error: 1, limited: 2, server_error: 0, bytes: 512 },
-    },
-  ],
-  totals: { ok: 2, not_modified: 0, client_error: 1, limited: 2, server_error: 0, bytes: 512 },
-};
+const rows: DetailRow[] = [
+  {
+    at: Date.parse("2026-11-22T17:00:00Z"),
+    key: "p.a.k",
+    route: "sale_list",
+    counts: { ok: 2, not_modified: 0, client_error: 1, limited: 2, server_error: 0, bytes: 512 },
+  },
+];
 
 /** A label and the key cell it gives, as written in the CSV. */
 const CASES: [label: string, cell: string][] = [
@@ -46,17 +43,17 @@ const formulaCells = (csv: string, separator: string) =>
 
 describe("the usage CSV against formula injection", () => {
   it.each(CASES)("writes the label %j as the cell %j", (label, cell) => {
-    const csv = renderUsageCsv(report, label);
+    const csv = renderUsageCsv(rows, () => label);
     const lines = csv.split("\r\n");
     expect(lines[0]).toBe(
-      '"period_start","key","requests","ok","not_modified","client_error","limited","server_error","bytes"',
+      '"period_start","key","endpoint","requests","ok","not_modified","client_error","limited","server_error","bytes"',
     );
     expect(csv.endsWith("\r\n")).toBe(true);
-    expect(csv).toContain(`"2026-11-22T17:00:00Z",${cell},5,2,0,1,2,0,512\r\n`);
+    expect(csv).toContain(`"2026-11-22T17:00:00Z",${cell},"sale_list",5,2,0,1,2,0,512\r\n`);
   });
 
   it.each(CASES)("gives no cell starting a formula for %j, split on `,` or on `;`", (label) => {
-    const csv = renderUsageCsv(report, label);
+    const csv = renderUsageCsv(rows, () => label);
     expect(formulaCells(csv, ",")).toEqual([]);
     expect(formulaCells(csv, ";")).toEqual([]);
     expect(formulaCells(csv, "\t")).toEqual([]);

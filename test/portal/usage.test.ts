@@ -19,7 +19,7 @@ import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
-import { usageTable } from "./usage-table.ts";
+import { tableRows as captionRows, usageTable } from "./usage-table.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const PYTHON = requireProgram("python3");
@@ -30,7 +30,7 @@ const shownKey = (page: Page) => /id="new-key"[^>]*value="([A-Za-z0-9]{32})"/.ex
 const keyIds = (page: Page) => new Set([...page.text.matchAll(/href="\/keys\/([a-z0-9]+)\/usage"/g)].map((m) => m[1]!));
 
 /** The usage page's figures table, by period. */
-const tableRows = (page: Page) => usageTable(page.text);
+const tableRows = (page: Pick<Page, "text">) => usageTable(page.text);
 
 /** The CSV as Python's csv module reads it (a reader spreadsheets' CSV import agrees with), split on `delimiter`. */
 function parseCsv(text: string, delimiter = ","): string[][] {
@@ -60,8 +60,9 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
   let bob: PortalClient;
   let operator: PortalClient;
   const keys: Record<string, { key: string; id: string }> = {};
-  /** Bytes the API sent for each key, as read here (identity encoding: the body read is the body sent). */
+  /** Bytes the API sent for each key, and each key and endpoint, as read here (identity encoding: read is sent). */
   const sent: Record<string, number> = { shop: 0, hostile: 0, bob: 0 };
+  const sentTo: Record<string, number> = {};
   const email = (who: string) => `${who}-${name.toLowerCase()}@example.test`;
 
   /** Makes a key labelled `label` for `client`'s account; its key and ID. */
@@ -76,9 +77,12 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
     return { key, id: id! };
   }
   /** Calls the API at `path` with `label`'s key; the status. */
-  async function call(label: string, path: string): Promise<number> {
-    const res = await api.get(`${path}?apikey=${keys[label]!.key}`, { headers: { "Accept-Encoding": "identity" } });
-    sent[label]! += (await res.arrayBuffer()).byteLength;
+  async function call(label: string, path: string, key = keys[label]!.key): Promise<number> {
+    const res = await api.get(`${path}?apikey=${key}`, { headers: { "Accept-Encoding": "identity" } });
+    const bytes = (await res.arrayBuffer()).byteLength;
+    sent[label]! += bytes;
+    const route = path.startsWith("/v1/products/") ? "product" : "sale_list";
+    sentTo[`${label} ${route}`] = (sentTo[`${label} ${route}`] ?? 0) + bytes;
     return res.status;
   }
 
@@ -145,8 +149,16 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
     expect(rows.size).toBe(49); // 48 hours and the total
     expect(rows.get("2026-11-22 17:00")).toEqual([5, 2, 0, 1, 2, 0]);
     expect(rows.get("2026-11-22 16:00")).toEqual([0, 0, 0, 0, 0, 0]);
-    expect([...rows.keys()][0]).toBe("2026-11-20 18:00");
+    expect([...rows.keys()].sort()[0]).toBe("2026-11-20 18:00");
     expect(rows.get("Total")).toEqual([5, 2, 0, 1, 2, 0]);
+    // By endpoint: the sale list's 200s and 429s, the product's 404.
+    expect(captionRows(page.text, "Requests by endpoint")).toEqual(
+      new Map([
+        ["Sale lists sale_list", [4, 2, 0, 0, 2, 0]],
+        ["Products product", [1, 0, 0, 1, 0, 0]],
+        ["All endpoints", [5, 2, 0, 1, 2, 0]],
+      ]),
+    );
     expect(page.text).toMatch(/<svg\s+role="img"\s+aria-labelledby="chart-title chart-desc"/);
     expect(page.text).toContain('Last used: <time datetime="2026-11-22T17:00:00.000Z">2026-11-22 17:00 UTC</time>');
     // Per day: the same requests, today.
@@ -173,6 +185,7 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
     expect(csv[0]).toEqual([
       "period_start",
       "key",
+      "endpoint",
       "requests",
       "ok",
       "not_modified",
@@ -181,29 +194,46 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
       "server_error",
       "bytes",
     ]);
-    expect(csv).toHaveLength(49);
-    expect(csv[1]![0]).toBe("2026-11-20T18:00:00Z");
-    expect(csv[48]).toEqual(["2026-11-22T17:00:00Z", "shop", "5", "2", "0", "1", "2", "0", String(sent.shop)]);
+    // A row per period, key and endpoint that had requests.
+    const product = ["shop", "product", "1", "0", "0", "1", "0", "0", String(sentTo["shop product"])];
+    const sales = ["shop", "sale_list", "4", "2", "0", "0", "2", "0", String(sentTo["shop sale_list"])];
+    expect(csv.slice(1)).toEqual([
+      ["2026-11-22T17:00:00Z", ...product],
+      ["2026-11-22T17:00:00Z", ...sales],
+    ]);
     const days = parseCsv((await alice.get(`/keys/${keys.shop!.id}/usage.csv?span=90d`)).text);
-    expect(days).toHaveLength(91);
-    expect(days[90]).toEqual(["2026-11-22T00:00:00Z", "shop", "5", "2", "0", "1", "2", "0", String(sent.shop)]);
+    expect(days.slice(1)).toEqual([
+      ["2026-11-22T00:00:00Z", ...product],
+      ["2026-11-22T00:00:00Z", ...sales],
+    ]);
   });
 
-  it("adds up every key of the account on /usage, and its CSV", async () => {
-    const rows = tableRows(await alice.get("/usage"));
-    expect(rows.get("2026-11-22 17:00")).toEqual([6, 3, 0, 1, 2, 0]);
-    const csv = parseCsv((await alice.get("/usage.csv?span=30d")).text);
-    expect(csv.at(-1)).toEqual([
-      "2026-11-22T00:00:00Z",
-      "all keys",
-      "6",
-      "3",
-      "0",
-      "1",
-      "2",
-      "0",
-      String(sent.shop! + sent.hostile!),
+  it("adds up every key of the account on /usage, and shows them by key and by endpoint, as its CSV does", async () => {
+    const page = await alice.get("/usage");
+    expect(tableRows(page).get("2026-11-22 17:00")).toEqual([6, 3, 0, 1, 2, 0]);
+    const byKey = [...captionRows(page.text, "Requests by key")];
+    expect(byKey.map(([k, cells]) => [k.split(" ")[0], cells])).toEqual([
+      ["shop", [5, 2, 0, 1, 2, 0]],
+      [HOSTILE, [1, 1, 0, 0, 0, 0]],
+      ["old", [0, 0, 0, 0, 0, 0]],
     ]);
+    expect(byKey[0]![0]).toMatch(/^shop \w{4}…\w{4} last used 2026-11-22 17:00 UTC$/);
+    expect(captionRows(page.text, "Requests by endpoint")).toEqual(
+      new Map([
+        ["Sale lists sale_list", [5, 3, 0, 0, 2, 0]],
+        ["Products product", [1, 0, 0, 1, 0, 0]],
+        ["All endpoints", [6, 3, 0, 1, 2, 0]],
+      ]),
+    );
+    const csv = parseCsv((await alice.get("/usage.csv?span=30d")).text);
+    const day = "2026-11-22T00:00:00Z";
+    expect(csv.slice(1).sort((a, b) => a.join().localeCompare(b.join()))).toEqual(
+      [
+        [day, `'${HOSTILE}`, "sale_list", "1", "1", "0", "0", "0", "0", String(sentTo["hostile sale_list"])],
+        [day, "shop", "product", "1", "0", "0", "1", "0", "0", String(sentTo["shop product"])],
+        [day, "shop", "sale_list", "4", "2", "0", "0", "2", "0", String(sentTo["shop sale_list"])],
+      ].sort((a, b) => a.join().localeCompare(b.join())),
+    );
   });
 
   it("shows each key's last use on the dashboard, and marks an old key never used idle", async () => {
@@ -220,14 +250,14 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
   it("puts no formula in the CSV, whatever the key's label, for a reader splitting on `,` or on `;`", async () => {
     const text = (await alice.get(`/keys/${keys.hostile!.id}/usage.csv`)).text;
     const csv = parseCsv(text);
-    expect(csv.at(-1)!.slice(1, 4)).toEqual([`'${HOSTILE}`, "1", "1"]);
+    expect(csv.at(-1)!.slice(1, 5)).toEqual([`'${HOSTILE}`, "sale_list", "1", "1"]);
     for (const row of csv) for (const cell of row) expect(cell).not.toMatch(/^\s*[=+\-@\t\r]/);
     // `x;=1+1;`: no cell starts with = for `,`, but a reader splitting on `;` (the usual one where `,` is the decimal
     // mark) found one (quotes do not stop it: a cell it starts after a `;` inside a quoted one is new to it).
     await portal.db.run("UPDATE api_keys SET label = ? WHERE id = ?", ["x;=1+1;", keys.hostile!.id]);
     try {
       const semicolons = (await alice.get(`/keys/${keys.hostile!.id}/usage.csv`)).text;
-      expect(parseCsv(semicolons).at(-1)!.slice(1, 4)).toEqual(["x;'=1+1;", "1", "1"]);
+      expect(parseCsv(semicolons).at(-1)!.slice(1, 5)).toEqual(["x;'=1+1;", "sale_list", "1", "1"]);
       for (const delimiter of [",", ";"])
         for (const row of parseCsv(semicolons, delimiter))
           for (const cell of row) expect(cell).not.toMatch(/^\s*[=+\-@\t\r]/);
@@ -255,7 +285,10 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
     const rows = tableRows(await operator.get(`/admin/accounts/${a.id}/usage`));
     expect(rows.get("Total")).toEqual([6, 3, 0, 1, 2, 0]);
     const csv = parseCsv((await operator.get(`/admin/accounts/${a.id}/keys/${keys.shop!.id}/usage.csv`)).text);
-    expect(csv[48]).toEqual(["2026-11-22T17:00:00Z", "shop", "5", "2", "0", "1", "2", "0", String(sent.shop)]);
+    expect(csv.slice(1).map((r) => r.slice(1, 4))).toEqual([
+      ["shop", "product", "1"],
+      ["shop", "sale_list", "4"],
+    ]);
     expect((await operator.get(`/admin/accounts/${a.id}/keys/${keys.bob!.id}/usage`)).status).toBe(404);
     const accountPage = (await operator.get(`/admin/accounts/${a.id}`)).text;
     expect(accountPage).toContain(`href="/admin/accounts/${a.id}/keys/${keys.shop!.id}/usage"`);
@@ -272,5 +305,56 @@ describe.each(backends)("usage pages, stored in $name", ({ name, url }) => {
       expect(order(busiest)).toEqual([email("bob"), email("alice"), email("operator")]);
       expect(requests(busiest)).toEqual([8, 6, 0]);
     }
+  });
+
+  it("shows the old key's last use apart from the new key's while a rotation's grace period runs", async () => {
+    const page = async () => (await bob.get(`/keys/${keys.bob!.id}/usage`)).text;
+    /** The rotation's figures on the key's page: each term to its text. */
+    const rotation = async () => {
+      const list = /<dl class="totals rotation">([\s\S]*?)<\/dl>/.exec(await page())?.[1] ?? "";
+      const text = (s: string) =>
+        s
+          .replace(/<[^>]*>/g, "")
+          .replace(/\s+/g, " ")
+          .trim();
+      return Object.fromEntries(
+        [...list.matchAll(/<dt>([^<]*)<\/dt>\s*<dd>([\s\S]*?)<\/dd>/g)].map((m) => [m[1], text(m[2]!)]),
+      );
+    };
+    const oldKey = keys.bob!.key;
+    // Rotated at 17:01, the old key accepted for an hour; the API's clock at 17:02 from then on.
+    portal.clock.now = T0 * 1000 + 60_000;
+    const rotated = await bob.post(`/keys/${keys.bob!.id}/rotate`, { grace: "1h" });
+    expect(rotated.status).toBe(200);
+    const newKey = shownKey(rotated)!;
+    expect(newKey).not.toBe(oldKey);
+    await api.handler.reload();
+    api.clock.now = T0 + 120;
+    // Not used since: the old key's last use is the one before the rotation (the new key has made none).
+    expect(await rotation()).toEqual({
+      Replaced: "2026-11-22 17:01 UTC",
+      "Old key accepted until": "2026-11-22 18:01 UTC",
+      "Old key last used": "2026-11-22 17:00 UTC",
+      "New key last used": "not yet",
+    });
+    expect(await call("bob", "/v1/sales/active.json", oldKey)).toBe(200);
+    await usage.flush();
+    expect(await rotation()).toMatchObject({
+      "Old key last used": "2026-11-22 17:02 UTC",
+      "New key last used": "not yet",
+    });
+    api.clock.now = T0 + 180;
+    expect(await call("bob", "/v1/sales/active.json", newKey)).toBe(200);
+    await usage.flush();
+    expect(await rotation()).toMatchObject({
+      "Old key last used": "2026-11-22 17:02 UTC",
+      "New key last used": "2026-11-22 17:03 UTC",
+    });
+    // Both keys' requests are the key's; the account's page says when the old one was last used too.
+    expect(tableRows({ text: await page() }).get("Total")).toEqual([10, 10, 0, 0, 0, 0]);
+    const account = captionRows((await bob.get("/usage")).text, "Requests by key");
+    expect([...account.keys()][0]).toMatch(
+      /^bob \w{4}…\w{4} last used 2026-11-22 17:03 UTC old key \(accepted until 2026-11-22 18:01 UTC\) last used 2026-11-22 17:02 UTC$/,
+    );
   });
 });

@@ -20,7 +20,20 @@ describe("nginx's access log (deploy/nginx's flash_sale_api format)", () => {
   ])("counts %s", (tail, counts) => {
     const m = new Meter("t", 100);
     expect(countNginxLine(REQUEST + tail, m, T)).toBe(true);
-    expect(m.take()!.rows[0]!.counts).toEqual(counts);
+    expect(m.take()!.rows[0]).toMatchObject({ route: "sale_list", counts });
+  });
+
+  it.each([
+    ["/v1/products/100001/detail.json", "product"],
+    ["/v1/sales/women/winter-boots/detail.json", "sale_detail"],
+    ["/v1/products", "search"],
+    ["/v1/a path with spaces.json", "other"],
+    ["/v1/usage.json", "usage"],
+  ])("counts %s under the endpoint %s, as the servers do", (path, route) => {
+    const m = new Meter("t", 100);
+    const line = `127.0.0.1 - - [22/Nov/2026:17:00:00 +0000] "GET ${path}?q=a&apikey=[redacted] HTTP/2.0" 200 5 "-" "curl/8" rt=0.001 cache=HIT upstream=- key=demo`;
+    expect(countNginxLine(line, m, T)).toBe(true);
+    expect(m.take()!.rows[0]).toMatchObject({ key: "demo", route, counts: [1, 0, 0, 0, 0, 5] });
   });
 
   it.each([
@@ -39,15 +52,18 @@ describe("nginx's access log (deploy/nginx's flash_sale_api format)", () => {
   });
 });
 
-describe("varnishncsa's lines (%{Varnish:handling}x %s %b %{VCL_Log:key}x)", () => {
+describe("varnishncsa's lines (%{Varnish:handling}x %s %b %{VCL_Log:key}x %U)", () => {
   it.each([
-    ["hit 200 123 demo", [1, 0, 0, 0, 0, 123]],
-    ["hit 304 0 demo", [0, 1, 0, 0, 0, 0]],
-    ["synth 429 99 demo", [0, 0, 0, 1, 0, 99]],
-  ])("counts %s", (line, counts) => {
+    ["hit 200 123 demo /v1/sales/active.json", "sale_list", [1, 0, 0, 0, 0, 123]],
+    ["hit 304 0 demo /v1/products/100001/detail.json", "product", [0, 1, 0, 0, 0, 0]],
+    ["synth 429 99 demo /v1/products", "search", [0, 0, 0, 1, 0, 99]],
+    ["hit 200 5 demo /v1/sales/%77omen/active.json", "sale_list", [1, 0, 0, 0, 0, 5]],
+    ["hit 200 5 demo /v1/%zz", "other", [1, 0, 0, 0, 0, 5]],
+    ["hit 200 5 demo", "other", [1, 0, 0, 0, 0, 5]],
+  ])("counts %s under the endpoint %s", (line, route, counts) => {
     const m = new Meter("t", 100);
     expect(countCacheLine(line, m, T)).toBe(true);
-    expect(m.take()!.rows[0]!.counts).toEqual(counts);
+    expect(m.take()!.rows[0]).toMatchObject({ route, counts });
   });
 
   it.each(["miss 200 123 demo", "pass 200 5 demo", "hit 401 99 -", "hit 401 99 ", "hit x 1 demo"])(

@@ -12,6 +12,7 @@ import {
   accountsByTraffic,
   DAY_MS,
   HOUR_MS,
+  lastUsed,
   MINUTE_MS,
   recordBatch,
   requestsOfAccounts,
@@ -42,7 +43,10 @@ describe.each(backends)("usage reads in $name", ({ url }) => {
   const record = (key: string, at: number, ok: number, limited = 0) =>
     recordBatch(
       db,
-      { id: `t-${++batch}`, rows: [{ key, minute: minute(at), counts: [ok, 0, 0, limited, 0, 10], last: at }] },
+      {
+        id: `t-${++batch}`,
+        rows: [{ key, minute: minute(at), route: "sale_list", counts: [ok, 0, 0, limited, 0, 10], last: at }],
+      },
       NOW,
     );
 
@@ -163,13 +167,13 @@ describe.each(backends)("usage reads in $name", ({ url }) => {
   });
 });
 
-/** A database of its own: a new SQLite file, or a new database on the test file's PostgreSQL (the suite above has its). */
-async function freshDatabase(name: string, url: () => Promise<string>): Promise<PortalDatabase> {
+/** A database of its own: a new SQLite file, or a new database `db` on the test file's PostgreSQL. */
+async function freshDatabase(name: string, url: () => Promise<string>, db = "before_hours"): Promise<PortalDatabase> {
   if (name === "SQLite") return openDatabase(await url());
   const server = await openDatabase(await url());
-  await server.run("CREATE DATABASE before_hours");
+  await server.run(`CREATE DATABASE ${db}`);
   await server.close();
-  return openDatabase((await url()).replace(/\/postgres$/, "/before_hours"));
+  return openDatabase((await url()).replace(/\/postgres$/, `/${db}`));
 }
 
 describe.each(backends)("usage counted before migration 4, in $name", ({ name: backend, url }) => {
@@ -210,6 +214,65 @@ describe.each(backends)("usage counted before migration 4, in $name", ({ name: b
       const { step, from, to } = trafficWindow("24h", NOW);
       expect(await requestsOfAccounts(db, [made!.id], step, from, to)).toEqual(new Map([[made!.id, 14]]));
       expect((await db.all("SELECT COUNT(*) AS n FROM usage_hour WHERE key_name = ?", [name]))[0]!.n).toBe(3);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe.each(backends)("usage counted before migration 8 (by endpoint), in $name", ({ name: backend, url }) => {
+  it("keeps every figure, under the endpoint `unknown`, and counts new requests by endpoint beside them", async () => {
+    const db = await freshDatabase(backend, url, "before_routes");
+    try {
+      await migrate(
+        db,
+        NOW,
+        MIGRATIONS.filter((m) => m.version <= 7),
+      );
+      const at = minute(NOW - 5 * MINUTE_MS);
+      for (const [table, column, period] of [
+        ["usage_minute", "minute", at],
+        ["usage_hour", "hour", at - (at % HOUR_MS)],
+        ["usage_day", "day", at - (at % DAY_MS)],
+      ] as const)
+        await db.run(
+          `INSERT INTO ${table} (key_name, ${column}, ok, not_modified, client_error, limited, server_error, bytes)
+           VALUES ('k', ?, 3, 1, 0, 0, 0, 99)`,
+          [period],
+        );
+      await db.run("INSERT INTO usage_last (key_name, at) VALUES ('k', ?)", [NOW - 5 * MINUTE_MS]);
+      expect(await migrate(db, NOW)).toEqual([8]);
+      // The same batch a server hands over now: a product request and a search, in the minute before migration's.
+      await recordBatch(
+        db,
+        {
+          id: "after-8",
+          rows: [
+            { key: "k", minute: at, route: "product", counts: [2, 0, 1, 0, 0, 10], last: NOW - 4 * MINUTE_MS },
+            { key: "k", minute: at, route: "search", counts: [1, 0, 0, 0, 0, 5], last: NOW - 4 * MINUTE_MS },
+          ],
+        },
+        NOW,
+      );
+      const report = await readUsage(db, ["k"], "48h", NOW);
+      expect(report.totals).toMatchObject({ ok: 6, not_modified: 1, client_error: 1, bytes: 114 });
+      expect(Object.fromEntries(report.byRoute)).toMatchObject({
+        unknown: { ok: 3, not_modified: 1, bytes: 99 },
+        product: { ok: 2, client_error: 1, bytes: 10 },
+        search: { ok: 1, bytes: 5 },
+      });
+      const days = await readUsage(db, ["k"], "30d", NOW);
+      expect(days.totals).toMatchObject({ ok: 6, bytes: 114 });
+      expect(days.byRoute.get("unknown")).toMatchObject({ ok: 3 });
+      const { step, from, to } = trafficWindow("24h", NOW);
+      const hours = await db.all("SELECT route, ok FROM usage_hour ORDER BY route");
+      expect(hours.map((r) => [r.route, Number(r.ok)])).toEqual([
+        ["product", 2],
+        ["search", 1],
+        ["unknown", 3],
+      ]);
+      expect((await accountsByTraffic(db, step, from, to, 10, 0)).length).toBe(0);
+      expect(await lastUsed(db, ["k"])).toEqual(new Map([["k", NOW - 4 * MINUTE_MS]]));
     } finally {
       await db.close();
     }

@@ -5,6 +5,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_INDEX } from "../../src/api/routing.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import type { PortalDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrations.ts";
@@ -103,6 +104,19 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
   });
 
   it("answers GET /v1/usage.json with the key's limits, burst left and counts, taking no token", async () => {
+    /** The same requests by endpoint: all to the sale list (the 429s too). */
+    const ENDPOINTS_USED = [
+      {
+        endpoint: "sale_list",
+        requests: 5,
+        ok: 3,
+        not_modified: 0,
+        client_error: 0,
+        limited: 2,
+        server_error: 0,
+        bytes: expect.any(Number) as number,
+      },
+    ];
     // The limited key's bucket is empty (the clock still stands): usage.json is answered anyway, and is not counted
     // against the limit, but is counted as a request.
     const r = await api.get(`/v1/usage.json?apikey=${limitedKey}`);
@@ -124,6 +138,7 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
           limited: 2,
           server_error: 0,
           bytes: expect.any(Number) as number,
+          endpoints: ENDPOINTS_USED,
         },
         last_hour: {
           since: "2026-11-22T16:00:00Z",
@@ -134,6 +149,7 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
           limited: 2,
           server_error: 0,
           bytes: expect.any(Number) as number,
+          endpoints: ENDPOINTS_USED,
         },
       },
     });
@@ -151,7 +167,15 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
   it("counts a batch sent twice (its acknowledgement lost) once", async () => {
     const batch = {
       id: `twice-${Math.random()}`,
-      rows: [{ key: "twice", minute: now() - (now() % 60_000), counts: [5, 0, 0, 0, 0, 50], last: now() }],
+      rows: [
+        {
+          key: "twice",
+          route: "sale_list" as const,
+          minute: now() - (now() % 60_000),
+          counts: [5, 0, 0, 0, 0, 50],
+          last: now(),
+        },
+      ],
     };
     expect(await recordBatch(db, batch, now())).toBe(true);
     expect(await recordBatch(db, batch, now())).toBe(false);
@@ -169,8 +193,20 @@ describe.each(backends)("usage per key, stored in $name", ({ url }) => {
     const old = {
       id: `old-${Math.random()}`,
       rows: [
-        { key: "old", minute: now() - 49 * HOUR_MS, counts: [1, 0, 0, 0, 0, 1], last: now() - 49 * HOUR_MS },
-        { key: "old", minute: now() - 401 * DAY_MS, counts: [1, 0, 0, 0, 0, 1], last: now() - 401 * DAY_MS },
+        {
+          key: "old",
+          route: "sale_list" as const,
+          minute: now() - 49 * HOUR_MS,
+          counts: [1, 0, 0, 0, 0, 1],
+          last: now() - 49 * HOUR_MS,
+        },
+        {
+          key: "old",
+          route: "sale_list" as const,
+          minute: now() - 401 * DAY_MS,
+          counts: [1, 0, 0, 0, 0, 1],
+          last: now() - 401 * DAY_MS,
+        },
       ],
     };
     await recordBatch(db, old, now());
@@ -260,7 +296,7 @@ describe("a key's figures for GET /v1/usage.json", () => {
       now: () => clock.ms,
     });
     const counted = async (n: number) => {
-      for (let i = 0; i < n; i++) usage.meter.count("figures", 200, 10, clock.ms);
+      for (let i = 0; i < n; i++) usage.meter.count("figures", ROUTE_INDEX.sale_list, 200, 10, clock.ms);
       await usage.flush();
     };
     const ok = async () => (await usage.figures("figures"))?.today.ok;

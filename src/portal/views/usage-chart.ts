@@ -28,7 +28,7 @@ function scaleTop(n: number): number {
 }
 
 /** A period's start as its label: the day, and the hour for hourly figures (UTC). */
-export const periodLabel = (at: number, step: number) => {
+const periodLabel = (at: number, step: number) => {
   const iso = new Date(at).toISOString();
   return step < 86_400_000 ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : iso.slice(0, 10);
 };
@@ -81,7 +81,7 @@ export function usageChart(report: UsageReport, subject: string, id = "chart"): 
       </title>
       <desc id="${id}-desc">
         Stacked bars by status: ${CLASSES.map((c) => c.words).join(", ")}. The scale goes up to
-        ${top.toLocaleString("en")} requests. The same figures are in the table below the chart.
+        ${top.toLocaleString("en")} requests. The same figures are in the tables below the chart.
       </desc>
       <line
         x1="0"

@@ -51,7 +51,7 @@ export interface RequestInfo {
   path: string;
   /** Its route class, once parsed ("other" before). */
   route: RouteIndex;
-  /** The key's name, once authenticated. */
+  /** The key's name, once authenticated (a replaced key's with PREVIOUS_SUFFIX: its usage name, Credential.usage). */
   key: string | undefined;
   /** The query, once parsed: an error answers a valid `callback` as JSONP. */
   query: Map<string, string[]> | null;
@@ -159,7 +159,7 @@ export function createAdmission(options: AdmissionOptions) {
         }
         const credential = known?.credential ?? authenticate(keys, req, query, headerKey, nowMs);
         if (credential instanceof ApiError) return credential;
-        info.key = credential.name;
+        info.key = credential.usage;
         // An endpoint free of the key's rate limit (GET /v1/usage.json) says what the limit has left, taking nothing.
         if ((known ? known.rateLimited : match?.endpoint.rateLimited) === false)
           pushRateLimitHeaders(headers, credential.limit, keyBuckets.peek(credential.name, credential.limit, nowMs));

@@ -3,11 +3,14 @@
 import { ApiError } from "../../errors.ts";
 import type { KeyRecord } from "../../keys/keys-file.ts";
 import { hashKey, KEY_RE, loadKeysFile } from "../../keys/keys-file.ts";
+import { PREVIOUS_SUFFIX } from "../../usage/meter.ts";
 
 /** A valid key: its record's name, and the instant (epoch ms) it stops being valid (Infinity but for a replaced key). */
 interface Authenticated {
   name: string;
   until: number;
+  /** The name its requests are counted and logged under: `name`, with PREVIOUS_SUFFIX for a replaced key. */
+  usage: string;
 }
 
 export interface KeyRing {
@@ -50,9 +53,11 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
       for (const p of r.previous ?? []) suspended.set(p.hash, Date.parse(p.until));
       continue;
     }
-    byHash.set(r.hash, { name: r.name, until: Infinity });
-    // A key replaced by `rotate` stays valid until its grace period ends, checked on every request (the file need not change).
-    for (const p of r.previous ?? []) byHash.set(p.hash, { name: r.name, until: Date.parse(p.until) });
+    byHash.set(r.hash, { name: r.name, until: Infinity, usage: r.name });
+    // A key replaced by `rotate` stays valid until its grace period ends, checked on every request (the file need not
+    // change); its use is counted apart, so that a partner sees when it stopped being used.
+    const usage = r.name + PREVIOUS_SUFFIX;
+    for (const p of r.previous ?? []) byHash.set(p.hash, { name: r.name, until: Date.parse(p.until), usage });
     byName.set(r.name, r);
   }
   const expired = new ApiError(

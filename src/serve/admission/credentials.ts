@@ -36,6 +36,8 @@ export interface Credential {
   limit: Limit;
   /** Epoch ms from which the key is refused (a key replaced by `rotate`, in its grace period); Infinity otherwise. */
   until: number;
+  /** The name its requests are counted (src/usage/) and logged under: `name`, or a replaced key's (PREVIOUS_SUFFIX). */
+  usage: string;
 }
 
 /** Returns authenticate, takeToken and the key buckets (to read without taking), under `options`' limits. */
@@ -100,7 +102,7 @@ export function createCredentials(options: CredentialOptions) {
     const key = presentedKey(query.get("apikey"), headerKey);
     const found = key instanceof ApiError ? key : keys.check(key, nowMs);
     if (!(found instanceof ApiError)) {
-      return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until };
+      return { name: found.name, limit: limitOf(keys.record(found.name)), until: found.until, usage: found.usage };
     }
     if (found.code !== "api_key_invalid") return found;
     const address = clientAddress(req);

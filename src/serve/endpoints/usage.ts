@@ -1,11 +1,11 @@
-// GET /v1/usage.json: the key's limit, what is left of its burst now, and its counts today and in the last hour, read
-// from the usage store (src/usage/). Never cached: it is one key's, and changes with every request.
+// GET /v1/usage.json: the key's limit, what is left of its burst now, and its counts today and in the last hour (by
+// endpoint as well), read from the usage store (src/usage/). Never cached: it is one key's, and changes with every request.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Admitted } from "../admission/admission.ts";
 import type { Take } from "../admission/rate-limit.ts";
 import { JS_TYPE, JSON_TYPE } from "../bodies/response-body.ts";
 import { sendText } from "../bodies/respond.ts";
-import type { UsageFigures } from "../../usage/hand-over.ts";
+import type { SpanFigures, UsageFigures } from "../../usage/hand-over.ts";
 import type { Counts } from "../../usage/store.ts";
 import { requestsIn } from "../../usage/store.ts";
 import type { ResponderModule } from "../responder.ts";
@@ -16,8 +16,7 @@ type FiguresOf = (key: string) => Promise<UsageFigures | null>;
 /** An instant as RFC 3339 to the second, as the API writes times. */
 const second = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
-const span = (c: Counts & { since: number }) => ({
-  since: second(c.since),
+const counts = (c: Counts) => ({
   requests: requestsIn(c),
   ok: c.ok,
   not_modified: c.not_modified,
@@ -25,6 +24,15 @@ const span = (c: Counts & { since: number }) => ({
   limited: c.limited,
   server_error: c.server_error,
   bytes: c.bytes,
+});
+
+/** A span's figures: all together, then by endpoint (route class), busiest first. */
+const span = (f: SpanFigures) => ({
+  since: second(f.since),
+  ...counts(f),
+  endpoints: f.routes
+    .map(([endpoint, c]) => ({ endpoint, ...counts(c) }))
+    .sort((a, b) => b.requests - a.requests || (a.endpoint < b.endpoint ? -1 : 1)),
 });
 
 /** The Usage body (src/api/schemas.ts) of an admitted request's key. */
