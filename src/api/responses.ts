@@ -47,7 +47,10 @@ const ERRORS: Record<ErrorStatus, { description: string; codes: [ProblemCode, st
     description:
       "No key, or a key that is wrong, revoked or past its grace period (or too many wrong keys from this address: `Retry-After` then says when to try again), or a key of an account the API's operator has suspended (`api_key_suspended`: it works again once the account is reinstated).",
     codes: [
-      ["api_key_missing", "this request needs an API key: add apikey=<your key> to the query"],
+      [
+        "api_key_missing",
+        "this request needs an API key: the apikey query parameter, an X-Api-Key header or Authorization: Bearer <key>",
+      ],
       ["api_key_invalid", "the API key is not valid"],
       [
         "api_key_suspended",
