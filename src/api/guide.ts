@@ -20,7 +20,27 @@ once); ask them for one. A key can be rotated (the old one keeps working for a g
 
 /** The guide, with every sample pointing at `baseUrl` (no trailing slash) and keys from `portalUrl` (if any). */
 export function renderGuide(baseUrl: string, maxAge: string, portalUrl?: string): string {
-  const key = SAMPLE_KEY;
+  const sample: Sample = { baseUrl, key: SAMPLE_KEY, maxAge, portalUrl };
+  return [
+    keySection(sample),
+    firstRequest(sample),
+    searchAndLinks(sample),
+    errorsAndLimits(sample),
+    browsersAndEvents(sample),
+    versioning(sample),
+  ].join("");
+}
+
+/** What the samples of each section are made with. */
+interface Sample {
+  baseUrl: string;
+  key: string;
+  maxAge: string;
+  portalUrl: string | undefined;
+}
+
+/** What the API is, and the key: where it comes from and the three ways to send it. */
+function keySection({ baseUrl, key, portalUrl }: Sample): string {
   return `A read-only API of a flash-sale retailer's sales and products: what is on sale now, what comes next, every
 product on sale with its SKUs and prices, and a product search. Everything is under \`${baseUrl}/v1/\`, GET (and
 HEAD) only, JSON in UTF-8.
@@ -45,7 +65,12 @@ The query parameter is for what cannot set a header, such as \`EventSource\` and
 A request without a key is a 401 \`api_key_missing\`; a wrong, revoked or expired key is a 401 \`api_key_invalid\`;
 a key of an account the operator has suspended is a 401 \`api_key_suspended\` (it works again once the account is
 reinstated).
+`;
+}
 
+/** The first request, in curl, JavaScript and Python. */
+function firstRequest({ baseUrl, key }: Sample): string {
+  return `
 ## The first request
 
 The active sales of every store, newest first:
@@ -88,7 +113,12 @@ print(page["total_found"], "found")
 for product in page["products"]:
     print(product["id"], product["name"], product["skus"][0]["sale_price"])
 \`\`\`
+`;
+}
 
+/** Search with its filters and paging, and affiliate links. */
+function searchAndLinks({ baseUrl, key }: Sample): string {
+  return `
 ## Search, its filters and paging
 
 \`/v1/products?q=...\` finds products on sale now by the words of their name and description; every word must
@@ -110,7 +140,12 @@ the parameter.
 Add \`affid=<your affiliate ID>\` (1-64 of \`A-Z a-z 0-9 _ . -\`) to any request and every page link in the
 response (\`sale_url\`, product \`url\`) carries \`&affid=<your ID>\`, so the retailer credits the visits you send.
 Links into the API (\`sale\`, \`product\`, \`products\`) are never changed.
+`;
+}
 
+/** Errors, caching and rate limits. */
+function errorsAndLimits({ baseUrl, key, maxAge, portalUrl }: Sample): string {
+  return `
 ## Errors
 
 Every error is an RFC 9457 problem (\`application/problem+json\`) with a stable \`code\`:
@@ -156,7 +191,12 @@ and within \`max-age\` and you will rarely come near it.
 \`${baseUrl}/v1/usage.json\` answers your key's limits, what is left of its burst, and its requests
 today and in the last hour by status (2xx, 304, 4xx, 429, 5xx), free of the rate limit; the ${portalUrl ? `[developer portal](${portalUrl}/usage)` : "developer portal"} shows
 the same per hour and per day, with a CSV download. Counts reach them within seconds of your requests.
+`;
+}
 
+/** Browser apps (CORS, JSONP), the event stream and the calendar feeds. */
+function browsersAndEvents({ baseUrl, key }: Sample): string {
+  return `
 ## Browser apps: CORS and JSONP
 
 Every response has \`Access-Control-Allow-Origin: *\`, so a page on any origin can call the API with \`fetch\`, the
@@ -191,7 +231,12 @@ For people rather than programs, every store's active and upcoming sales are als
 \`\`\`sh
 curl -sf "${baseUrl}/v1/sales/upcoming.ics?apikey=${key}" | grep -c BEGIN:VEVENT
 \`\`\`
+`;
+}
 
+/** What /v1/ promises, and where the OpenAPI document is. */
+function versioning({ baseUrl }: Sample): string {
+  return `
 ## Versioning
 
 \`/v1/\` keeps its promises: fields and parameters may be added, never removed or changed in meaning or type. Ignore
