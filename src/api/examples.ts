@@ -34,6 +34,28 @@ export const USAGE_EXAMPLE = {
       limited: 38,
       server_error: 0,
       bytes: 412_554_120,
+      endpoints: [
+        {
+          endpoint: "sale_list",
+          requests: 12_950,
+          ok: 9_900,
+          not_modified: 3_040,
+          client_error: 0,
+          limited: 10,
+          server_error: 0,
+          bytes: 380_102_500,
+        },
+        {
+          endpoint: "product",
+          requests: 5_462,
+          ok: 5_103,
+          not_modified: 171,
+          client_error: 160,
+          limited: 28,
+          server_error: 0,
+          bytes: 32_451_620,
+        },
+      ],
     },
     last_hour: {
       since: "2026-11-22T16:00:00Z",
@@ -44,6 +66,18 @@ export const USAGE_EXAMPLE = {
       limited: 0,
       server_error: 0,
       bytes: 27_310_442,
+      endpoints: [
+        {
+          endpoint: "sale_list",
+          requests: 1_204,
+          ok: 990,
+          not_modified: 201,
+          client_error: 13,
+          limited: 0,
+          server_error: 0,
+          bytes: 27_310_442,
+        },
+      ],
     },
   },
 };

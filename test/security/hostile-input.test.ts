@@ -381,11 +381,35 @@ const CASES: HostileCase[] = [
     code: "api_key_missing",
   },
   {
-    name: "key in an Authorization header is not read",
+    name: "key in an Authorization header of another scheme is no key",
     target: "/v1/sales/active.json",
-    headers: [["Authorization", "Bearer {key}"]],
+    headers: [["Authorization", "Basic {key}"]],
     status: 401,
     code: "api_key_missing",
+  },
+  {
+    name: "a key in the query and another in X-Api-Key",
+    target: "/v1/sales/active.json?apikey={key}",
+    headers: [["X-Api-Key", "A".repeat(32)]],
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "a key in X-Api-Key and another as a bearer token",
+    target: "/v1/sales/active.json",
+    headers: [
+      ["X-Api-Key", "{key}"],
+      ["Authorization", `Bearer ${"A".repeat(32)}`],
+    ],
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "X-Api-Key of 12,000 letters (within the 16 KB of headers)",
+    target: "/v1/sales/active.json",
+    headers: [["X-Api-Key", "A".repeat(12_000)]],
+    status: 401,
+    code: "api_key_invalid",
   },
   {
     name: "no key: a file in the data dir is still a 404 outside /v1/",
