@@ -194,60 +194,36 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: [
       // SQLite cannot change a primary key: each table is made again with the route in its key, and what was counted
       // before is kept under the route 'unknown' (no route class has that name). The indexes go with the old tables.
-      `CREATE TABLE usage_minute_by_route (
-        key_name TEXT NOT NULL,
-        minute BIGINT NOT NULL,
-        route TEXT NOT NULL,
-        ok BIGINT NOT NULL,
-        not_modified BIGINT NOT NULL,
-        client_error BIGINT NOT NULL,
-        limited BIGINT NOT NULL,
-        server_error BIGINT NOT NULL,
-        bytes BIGINT NOT NULL,
-        PRIMARY KEY (key_name, minute, route)
-      )`,
-      `INSERT INTO usage_minute_by_route (key_name, minute, route, ok, not_modified, client_error, limited, server_error, bytes)
-       SELECT key_name, minute, 'unknown', ok, not_modified, client_error, limited, server_error, bytes FROM usage_minute`,
-      `DROP TABLE usage_minute`,
-      `ALTER TABLE usage_minute_by_route RENAME TO usage_minute`,
-      `CREATE INDEX usage_minute_at ON usage_minute (minute)`,
-      `CREATE TABLE usage_hour_by_route (
-        key_name TEXT NOT NULL,
-        hour BIGINT NOT NULL,
-        route TEXT NOT NULL,
-        ok BIGINT NOT NULL,
-        not_modified BIGINT NOT NULL,
-        client_error BIGINT NOT NULL,
-        limited BIGINT NOT NULL,
-        server_error BIGINT NOT NULL,
-        bytes BIGINT NOT NULL,
-        PRIMARY KEY (key_name, hour, route)
-      )`,
-      `INSERT INTO usage_hour_by_route (key_name, hour, route, ok, not_modified, client_error, limited, server_error, bytes)
-       SELECT key_name, hour, 'unknown', ok, not_modified, client_error, limited, server_error, bytes FROM usage_hour`,
-      `DROP TABLE usage_hour`,
-      `ALTER TABLE usage_hour_by_route RENAME TO usage_hour`,
-      `CREATE INDEX usage_hour_at ON usage_hour (hour)`,
-      `CREATE TABLE usage_day_by_route (
-        key_name TEXT NOT NULL,
-        day BIGINT NOT NULL,
-        route TEXT NOT NULL,
-        ok BIGINT NOT NULL,
-        not_modified BIGINT NOT NULL,
-        client_error BIGINT NOT NULL,
-        limited BIGINT NOT NULL,
-        server_error BIGINT NOT NULL,
-        bytes BIGINT NOT NULL,
-        PRIMARY KEY (key_name, day, route)
-      )`,
-      `INSERT INTO usage_day_by_route (key_name, day, route, ok, not_modified, client_error, limited, server_error, bytes)
-       SELECT key_name, day, 'unknown', ok, not_modified, client_error, limited, server_error, bytes FROM usage_day`,
-      `DROP TABLE usage_day`,
-      `ALTER TABLE usage_day_by_route RENAME TO usage_day`,
-      `CREATE INDEX usage_day_at ON usage_day (day)`,
+      ...withRoute("usage_minute", "minute"),
+      ...withRoute("usage_hour", "hour"),
+      ...withRoute("usage_day", "day"),
     ],
   },
 ];
+
+/** Migration 8's statements for one usage table (`table`, counted by `period`): made again with the route in its key. */
+function withRoute(table: string, period: string): string[] {
+  const counts = "ok, not_modified, client_error, limited, server_error, bytes";
+  return [
+    `CREATE TABLE ${table}_by_route (
+        key_name TEXT NOT NULL,
+        ${period} BIGINT NOT NULL,
+        route TEXT NOT NULL,
+        ok BIGINT NOT NULL,
+        not_modified BIGINT NOT NULL,
+        client_error BIGINT NOT NULL,
+        limited BIGINT NOT NULL,
+        server_error BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        PRIMARY KEY (key_name, ${period}, route)
+      )`,
+    `INSERT INTO ${table}_by_route (key_name, ${period}, route, ${counts})
+       SELECT key_name, ${period}, 'unknown', ${counts} FROM ${table}`,
+    `DROP TABLE ${table}`,
+    `ALTER TABLE ${table}_by_route RENAME TO ${table}`,
+    `CREATE INDEX ${table}_at ON ${table} (${period})`,
+  ];
+}
 
 /** The database was migrated by newer code than this: refuse to run against a schema we do not know. */
 export class SchemaVersionError extends Error {
