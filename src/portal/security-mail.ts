@@ -41,7 +41,7 @@ export interface SecurityNotice {
 }
 
 /** How long before a rotated key's old key stops working its account is told, ms. */
-export const GRACE_NOTICE_MS = 24 * 3600_000;
+const GRACE_NOTICE_MS = 24 * 3600_000;
 
 /** How often the portal looks for grace periods ending within GRACE_NOTICE_MS, ms. */
 export const GRACE_CHECK_MS = 10 * 60_000;
@@ -130,7 +130,7 @@ function advice(what: SecurityEvent, publicUrl: string): string {
 }
 
 /** The mail of a notice: what happened, when (UTC), from which client address (a partner's action), what to do. */
-export function renderSecurityMail(notice: SecurityNotice, publicUrl: string): { subject: string; text: string } {
+function renderSecurityMail(notice: SecurityNotice, publicUrl: string): { subject: string; text: string } {
   const { subject, text } = describe(notice.what, publicUrl);
   const byOperator = notice.what.event.startsWith("operator.");
   const from = byOperator || !notice.address ? "" : `From: ${notice.address} (the address the change was made from)\n`;
