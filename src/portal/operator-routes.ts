@@ -5,7 +5,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { accountOf, clientAddress, formOf, pageContext, render, requireOperator } from "./context.ts";
+import { accountOf, clientAddress, fieldOf, formOf, pageContext, render, requireOperator } from "./context.ts";
 import { LimitsSchema, parseForm } from "./forms.ts";
 import type { Queries } from "../db/database.ts";
 import { KeyInputError } from "../keys/keys-file.ts";
@@ -188,9 +188,17 @@ function registerAccountPage(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/admin/accounts/:id/approve", async (c) => {
     const a = await target(portal, c);
     if (!a || a.status !== "pending") return c.notFound();
+    // The operator's note, if any: one line of at most REASON_MAX characters (control characters become spaces).
+    const note = (await fieldOf(c, "reason"))
+      .replace(/\p{Cc}/gu, " ")
+      .trim()
+      .slice(0, REASON_MAX);
+    const detail = note ? `note: "${note}"` : "";
     // From pending only: of two approvals sent at once, one changes the account and mails the partner.
-    await recordSecurityEvent(portal, notice(portal, c, a, { event: "operator.approved", reason: "" }, ""), (tx) =>
-      moveStatus(tx, a.id, "pending", "active"),
+    await recordSecurityEvent(
+      portal,
+      notice(portal, c, a, { event: "operator.approved", reason: note }, detail),
+      (tx) => moveStatus(tx, a.id, "pending", "active"),
     );
     return done(c, `/admin/accounts/${a.id}`, "approved");
   });

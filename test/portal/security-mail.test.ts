@@ -161,8 +161,11 @@ describe.each(bothDatabases(() => postgres))("security mail, on $name", ({ name,
 
       await operator.get(`/admin/accounts/${id}`);
       let csrf = operator.csrf;
-      await Promise.all([1, 2].map(() => operator.post(`/admin/accounts/${id}/approve`, {}, { csrf })));
-      expect(mailsTo(email, /is approved/)).toHaveLength(1);
+      const note = { reason: "Welcome aboard: invoices go to billing" };
+      await Promise.all([1, 2].map(() => operator.post(`/admin/accounts/${id}/approve`, note, { csrf })));
+      const approved = mailsTo(email, /is approved/);
+      expect(approved).toHaveLength(1);
+      expect(approved[0]!.body).toContain("The operator's note: Welcome aboard: invoices go to billing");
 
       await operator.get(`/admin/accounts/${id}`);
       csrf = operator.csrf;
