@@ -39,7 +39,11 @@ export interface PortalDatabase {
 }
 
 /** The first row of a query, or undefined. */
-export async function first(db: PortalDatabase, sql: string, params?: SqlValue[]): Promise<Row | undefined> {
+export async function first(
+  db: Pick<PortalDatabase, "all">,
+  sql: string,
+  params?: SqlValue[],
+): Promise<Row | undefined> {
   return (await db.all(sql, params))[0];
 }
 

@@ -19,6 +19,8 @@ import { revokeAllPartnerKeys } from "./partner-keys.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { clearSessionCookie, writeSessionCookie } from "./session-cookies.ts";
 import { deleteAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
+import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
+import type { SecurityEvent, SecurityNotice } from "./security-mail.ts";
 import { listAudit, recordAudit } from "./store/audit.ts";
 import type { AuditEvent } from "./store/audit.ts";
 import { createSession, endAllSessions, endOtherSessions } from "./store/sessions.ts";
@@ -28,9 +30,20 @@ import type { AccountForms } from "./views/account-pages.ts";
 import { confirmLink, deadLink } from "./views/auth-pages.ts";
 
 const WRONG_PASSWORD = "The current password is wrong";
+const CHANGED_MEANWHILE = "The password was changed by another request just now: sign in again with the new one";
+
+/** A security event on the signed-in account, by this request (security-mail.ts). */
+const notice = (portal: Portal, c: PortalContext, what: SecurityEvent, detail = ""): SecurityNotice => ({
+  accountId: accountOf(c).id,
+  recipients: securityRecipients(accountOf(c)),
+  at: portal.clock(),
+  address: clientAddress(c),
+  detail,
+  what,
+});
 
 /** The account page, with the account's trail. */
-const show = async (portal: Portal, c: PortalContext, status: 200 | 400 | 401 | 429, state: AccountForms = {}) =>
+const show = async (portal: Portal, c: PortalContext, status: 200 | 400 | 401 | 409 | 429, state: AccountForms = {}) =>
   render(
     c,
     portal,
@@ -73,11 +86,21 @@ function registerPasswordChange(app: Hono<PortalEnv>, portal: Portal): void {
     const { page, data } = await check(portal, c, parseForm(PasswordChangeSchema, await formOf(c)), "password");
     if (!data) return page;
     const account = accountOf(c);
-    await updateAccount(portal.db, account.id, { password: await hashPassword(data.password) });
+    const password = await hashPassword(data.password);
+    // Only over the password just checked: of two changes sent at once, the second finds it changed, and is refused.
+    const changed = await recordSecurityEvent(portal, notice(portal, c, { event: "password.changed" }), async (tx) =>
+      Boolean(
+        await tx.run("UPDATE accounts SET password = ? WHERE id = ? AND password = ?", [
+          password,
+          account.id,
+          account.password,
+        ]),
+      ),
+    );
+    if (!changed) return show(portal, c, 409, { form: "password", errors: { current: CHANGED_MEANWHILE } });
     await deleteTokens(portal.db, account.id); // links mailed under the old password
     await endAllSessions(portal.db, account.id); // every session, this one too: a new one for this browser
     writeSessionCookie(c, c.get("secureCookies"), await createSession(portal.db, account.id, portal.clock()));
-    await audit(portal, c, "password.changed");
     return c.redirect("/account?changed=1", 303);
   });
 }
@@ -126,24 +149,27 @@ function registerEmailConfirmation(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/email/confirm", async (c) => {
     const now = portal.clock();
     const used = await consumeToken(portal.db, await fieldOf(c, "token"), "email", now);
-    if (!used || !(await updateAccount(portal.db, used.account.id, { email: used.email, verified: now })))
-      return render(c, portal, 404, "Link expired", deadLink);
+    const changed =
+      used &&
+      (await recordSecurityEvent(
+        portal,
+        {
+          accountId: used.account.id,
+          // The old address and the new one: whoever holds the old one learns of it, and may object.
+          recipients: [...securityRecipients(used.account), used.email],
+          at: now,
+          address: clientAddress(c),
+          detail: `${used.account.email} -> ${used.email}`,
+          what: { event: "email.changed", from: used.account.email, to: used.email },
+        },
+        (tx) => updateAccount(tx, used.account.id, { email: used.email, verified: now }),
+      ));
+    if (!used || !changed) return render(c, portal, 404, "Link expired", deadLink);
     const { account } = used; // as it was: the old address
     await deleteTokens(portal.db, account.id); // links mailed to, or about, the old address
     // Signed in elsewhere under the old address: signed out. This browser, if it is the account's, stays signed in.
     const here = c.get("account")?.id === account.id ? c.get("sessionId") : null;
     await endOtherSessions(portal.db, account.id, here);
-    await portal.mailer.send({
-      to: account.email,
-      subject: "Your developer portal account has a new email address",
-      text: `The email address of your developer portal account was changed from ${account.email} to ${used.email}, and every session signed in elsewhere was ended.\n\nIf you did not make this change, someone else has your password: tell the portal's operator at once.\n`,
-    });
-    await recordAudit(portal.db, account.id, {
-      at: now,
-      event: "email.changed",
-      detail: `${account.email} -> ${used.email}`,
-      address: clientAddress(c),
-    });
     return render(
       c,
       portal,

@@ -15,7 +15,8 @@ import {
   rotatePartnerKey,
   takeKeyChange,
 } from "./partner-keys.ts";
-import { recordAudit } from "./store/audit.ts";
+import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
+import type { SecurityEvent } from "./security-mail.ts";
 import { keysUse } from "./usage-reads.ts";
 import { dashboard, keyAlreadyShown, keyShown, revokeForm, rotateForm } from "./views/key-pages.ts";
 
@@ -46,13 +47,16 @@ const showDashboard = async (
   return render(c, portal, status, "API keys", dashboard(pageContext(c, portal), keys, use, portal.keyLimit, form));
 };
 
-/** Records a change to a key on the signed-in account's trail. */
-const audit = (
-  portal: Portal,
-  c: PortalContext,
-  event: "key.created" | "key.rotated" | "key.revoked",
-  detail: string,
-) => recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
+/** Records a change to a key on the signed-in account's trail, and mails the account (security-mail.ts). */
+const notify = (portal: Portal, c: PortalContext, what: SecurityEvent, detail: string) =>
+  recordSecurityEvent(portal, {
+    accountId: accountOf(c).id,
+    recipients: securityRecipients(accountOf(c)),
+    at: portal.clock(),
+    address: clientAddress(c),
+    detail,
+    what,
+  });
 
 /** Takes a creation or rotation from the account's hourly limit: the refusal page, or null when taken. */
 const limited = async (portal: Portal, c: PortalContext, title: string) => {
@@ -114,7 +118,8 @@ function registerDashboard(app: Hono<PortalEnv>, portal: Portal): void {
         });
       throw err;
     }
-    await audit(portal, c, "key.created", `"${form.data.name}" (${made.key.slice(0, 4)}…${made.key.slice(-4)})`);
+    const key = { label: form.data.name, first4: made.key.slice(0, 4), last4: made.key.slice(-4) };
+    await notify(portal, c, { event: "key.created", key }, `"${key.label}" (${key.first4}…${key.last4})`);
     return reveal(portal, c, made.id, made.key, "Your key is ready.");
   });
 }
@@ -163,11 +168,13 @@ function registerRotation(app: Hono<PortalEnv>, portal: Portal): void {
       portal.clock(),
     );
     if (!made) return render(c, portal, 404, "Not found", notFound);
-    await audit(
+    const next = { first4: made.slice(0, 4), last4: made.slice(-4) };
+    const graceMs = GRACE_PERIODS[form.data.grace];
+    await notify(
       portal,
       c,
-      "key.rotated",
-      `"${key.label}" (${key.first4}…${key.last4} -> ${made.slice(0, 4)}…${made.slice(-4)}, old key for ${form.data.grace})`,
+      { event: "key.rotated", key, next, graceUntil: graceMs ? portal.clock() + graceMs : null },
+      `"${key.label}" (${key.first4}…${key.last4} -> ${next.first4}…${next.last4}, old key for ${form.data.grace})`,
     );
     const intro =
       form.data.grace === "now"
@@ -191,7 +198,7 @@ function registerRevocation(app: Hono<PortalEnv>, portal: Portal): void {
     const key = await liveKey(portal, c);
     if (!key || !(await revokePartnerKey(portal.db, portal.keysFile, accountOf(c).id, key.id, portal.clock())))
       return render(c, portal, 404, "Not found", notFound);
-    await audit(portal, c, "key.revoked", `"${key.label}" (${key.first4}…${key.last4})`);
+    await notify(portal, c, { event: "key.revoked", key }, `"${key.label}" (${key.first4}…${key.last4})`);
     return c.redirect("/keys?revoked=1", 303);
   });
 }

@@ -28,6 +28,8 @@ export type LinkMail =
 /** What the routes send through: `send` resolves once the mail is queued; the outbox's sender sends it. */
 export interface Mailer {
   send(mail: Mail | LinkMail): Promise<void>;
+  /** Has the sender look at the outbox: rows were queued in a transaction of the caller's (queueMail), committed now. */
+  queued(): void;
 }
 
 /** Sends one mail now; `close` ends its connections. */

@@ -5,8 +5,9 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { accountOf, clientAddress, formOf, pageContext, render, requireOperator } from "./context.ts";
+import { accountOf, clientAddress, fieldOf, formOf, pageContext, render, requireOperator } from "./context.ts";
 import { LimitsSchema, parseForm } from "./forms.ts";
+import type { Queries } from "../db/database.ts";
 import { KeyInputError } from "../keys/keys-file.ts";
 import type { OperatorLimits } from "./operator-keys.ts";
 import {
@@ -17,6 +18,8 @@ import {
   setOneKeyLimits,
 } from "./operator-keys.ts";
 import { listPartnerKeys } from "./partner-keys.ts";
+import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
+import type { SecurityEvent, SecurityNotice } from "./security-mail.ts";
 import { findAccount, findAccounts, listAccounts, updateAccount } from "./store/accounts.ts";
 import type { Account } from "./store/accounts.ts";
 import { listAllAudit, listAudit, recordAudit } from "./store/audit.ts";
@@ -52,13 +55,6 @@ const SuspendSchema = z.object({
   confirm: z.literal("yes", "Tick the box to confirm what suspending the account does"),
 });
 
-/** The mail that tells a partner its account is suspended, and why. */
-const suspensionMail = (a: Account, reason: string, at: number) =>
-  `The API's operator suspended your developer portal account (${a.partner}, ${a.email}) on ` +
-  `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC.\n\n` +
-  `Reason: ${reason}\n\n` +
-  "While it is suspended, the API refuses its keys (401, code api_key_suspended) and you cannot sign in to the " +
-  "portal. Its keys work again as soon as the operator reinstates the account: reply to this mail to ask.\n";
 const PARTNER_KEY = /^p\.([a-z0-9]+)\.[a-z0-9]+$/;
 
 const pageOf = (c: PortalContext) => {
@@ -76,6 +72,20 @@ const audit = (portal: Portal, c: PortalContext, accountId: string, event: Audit
     detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
     address: clientAddress(c),
   });
+
+/** An operator's action on account `a`, recorded with the operator and their address, and mailed to `a`. */
+const notice = (portal: Portal, c: PortalContext, a: Account, what: SecurityEvent, detail: string): SecurityNotice => ({
+  accountId: a.id,
+  recipients: securityRecipients(a),
+  at: portal.clock(),
+  address: clientAddress(c),
+  detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
+  what,
+});
+
+/** Moves the account from status `from` to `to`: false if it was not in `from` (another request moved it first). */
+const moveStatus = async (tx: Queries, id: string, from: string, to: string) =>
+  (await tx.run("UPDATE accounts SET status = ? WHERE id = ? AND status = ?", [to, id, from])) > 0;
 
 /** An account's page: its keys, their use and its trail. */
 const showAccount = async (
@@ -178,13 +188,18 @@ function registerAccountPage(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/admin/accounts/:id/approve", async (c) => {
     const a = await target(portal, c);
     if (!a || a.status !== "pending") return c.notFound();
-    await updateAccount(portal.db, a.id, { status: "active" });
-    await audit(portal, c, a.id, "operator.approved", "");
-    await portal.mailer.send({
-      to: a.email,
-      subject: "Your developer portal account is approved",
-      text: `Your account is approved: sign in at ${portal.publicUrl()}/sign-in to make API keys.\n`,
-    });
+    // The operator's note, if any: one line of at most REASON_MAX characters (control characters become spaces).
+    const note = (await fieldOf(c, "reason"))
+      .replace(/\p{Cc}/gu, " ")
+      .trim()
+      .slice(0, REASON_MAX);
+    const detail = note ? `note: "${note}"` : "";
+    // From pending only: of two approvals sent at once, one changes the account and mails the partner.
+    await recordSecurityEvent(
+      portal,
+      notice(portal, c, a, { event: "operator.approved", reason: note }, detail),
+      (tx) => moveStatus(tx, a.id, "pending", "active"),
+    );
     return done(c, `/admin/accounts/${a.id}`, "approved");
   });
 }
@@ -205,20 +220,12 @@ function registerSuspension(app: Hono<PortalEnv>, portal: Portal): void {
     const { reason } = form.data;
     // The keys file first: once it is written the API refuses the keys, whatever happens to the database after.
     const keys = await setAccountSuspended(portal.keysFile, a.id, true, portal.clock());
-    await updateAccount(portal.db, a.id, { status: "suspended" });
-    await endAllSessions(portal.db, a.id);
-    await audit(
-      portal,
-      c,
-      a.id,
-      "operator.suspended",
-      `${keys} key${keys === 1 ? "" : "s"} refused; reason: "${reason}"`,
+    const detail = `${keys} key${keys === 1 ? "" : "s"} refused; reason: "${reason}"`;
+    // From active only: of two suspensions sent at once, one changes the account and mails the partner.
+    await recordSecurityEvent(portal, notice(portal, c, a, { event: "operator.suspended", reason }, detail), (tx) =>
+      moveStatus(tx, a.id, "active", "suspended"),
     );
-    await portal.mailer.send({
-      to: a.email,
-      subject: "Your developer portal account is suspended",
-      text: suspensionMail(a, reason, portal.clock()),
-    });
+    await endAllSessions(portal.db, a.id);
     return done(c, `/admin/accounts/${a.id}`, "suspended");
   });
 

@@ -142,6 +142,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await queueMail(db, mail, clock());
       setImmediate(() => void wake()); // after the answer of the request that queued it is written
     },
+    queued() {
+      setImmediate(() => void wake());
+    },
     flush: wake,
     async close() {
       stopped = true;

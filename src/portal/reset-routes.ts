@@ -8,7 +8,8 @@ import { ResetRequestSchema, ResetSchema, parseForm } from "./forms.ts";
 import { takeMailLimits, tooManyMails } from "./mail-limits.ts";
 import { hashPassword } from "./passwords.ts";
 import { normalizeEmail, updateAccount } from "./store/accounts.ts";
-import { recordAudit } from "./store/audit.ts";
+import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
+import type { SecurityNotice } from "./security-mail.ts";
 import { endAllSessions } from "./store/sessions.ts";
 import { clearFailures } from "./store/throttle.ts";
 import { consumeToken, deleteTokens, tokenAccount } from "./store/tokens.ts";
@@ -66,19 +67,21 @@ export function registerResetRoutes(app: Hono<PortalEnv>, portal: Portal): void 
     const used = await consumeToken(portal.db, form.data.token, "reset", now);
     if (!used || used.account.email !== used.email) return render(c, portal, 404, "Link expired", deadLink);
     const { account } = used;
-    await updateAccount(portal.db, account.id, {
-      password: await hashPassword(form.data.password),
-      verified: account.verified ?? now,
-    });
+    const password = await hashPassword(form.data.password);
+    const reset: SecurityNotice = {
+      accountId: account.id,
+      recipients: securityRecipients(account),
+      at: now,
+      address: clientAddress(c),
+      detail: "",
+      what: { event: "password.reset" },
+    };
+    await recordSecurityEvent(portal, reset, (tx) =>
+      updateAccount(tx, account.id, { password, verified: account.verified ?? now }),
+    );
     await deleteTokens(portal.db, account.id); // every other link, issued under the old password
     await endAllSessions(portal.db, account.id);
     await clearFailures(portal.db, `account:${account.email}`);
-    await recordAudit(portal.db, account.id, {
-      at: now,
-      event: "password.reset",
-      detail: "",
-      address: clientAddress(c),
-    });
     return c.redirect("/sign-in?reset=1", 303);
   });
 }

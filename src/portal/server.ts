@@ -9,6 +9,8 @@ import type { PortalDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrations.ts";
 import type { MailTransport } from "./mailer.ts";
 import { createOutbox } from "./outbox.ts";
+import { GRACE_CHECK_MS, mailGraceEndings } from "./security-mail.ts";
+import { errorLine } from "../errors.ts";
 import type { Outbox, OutboxSettings } from "./outbox.ts";
 
 /** What startPortal needs: the app's options, less the database (opened from `databaseUrl`) and the URL (known once listening). */
@@ -35,6 +37,11 @@ export interface RunningPortal {
   migrated: number[];
   /** The mail the portal queued, and its sender (stopped by close). */
   outbox: Outbox;
+  /**
+   * Mails the accounts whose rotated keys' old keys stop working within 24 hours (security-mail.ts): done at the
+   * start and every GRACE_CHECK_MS; returns the mails' count.
+   */
+  mailGraceEndings(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -57,13 +64,24 @@ export async function startPortal(options: StartPortalOptions): Promise<RunningP
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   url = `http://${host}:${port}`;
   void outbox.flush(); // mail left queued by an earlier run
+  const graceMails = { db, mailer: outbox, publicUrl, keysFile: options.keysFile };
+  const checkGrace = () => mailGraceEndings(graceMails, clock());
+  const logFailure = (err: unknown) =>
+    log(JSON.stringify(errorLine("error", "grace_mail_failed", err, { at: clock() })));
+  let checking = checkGrace().catch(logFailure);
+  const graceTimer = setInterval(() => {
+    checking = checking.then(() => checkGrace().catch(logFailure));
+  }, GRACE_CHECK_MS).unref();
   return {
     url: options.publicUrl ?? url,
     port,
     db,
     migrated,
     outbox,
+    mailGraceEndings: checkGrace,
     close: async () => {
+      clearInterval(graceTimer);
+      await checking;
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await outbox.close();

@@ -1,6 +1,6 @@
 // Partner accounts: email (stored lowercased), partner name, password hash, verification, role, status and limits.
 import { first } from "../../db/database.ts";
-import type { PortalDatabase, Row } from "../../db/database.ts";
+import type { PortalDatabase, Queries, Row } from "../../db/database.ts";
 import { randomId } from "../secrets.ts";
 
 /** An account as the portal uses it. */
@@ -55,7 +55,7 @@ export async function createAccount(
 }
 
 /** The account with this email, if any. */
-export async function findAccountByEmail(db: PortalDatabase, email: string): Promise<Account | null> {
+export async function findAccountByEmail(db: Queries, email: string): Promise<Account | null> {
   const row = await first(db, "SELECT * FROM accounts WHERE email = ?", [normalizeEmail(email)]);
   return row ? toAccount(row) : null;
 }
@@ -76,7 +76,7 @@ export async function findAccounts(db: PortalDatabase, ids: readonly string[]): 
 
 /** Changes some of an account's fields. Setting `email` returns false when another account has it. */
 export async function updateAccount(
-  db: PortalDatabase,
+  db: Queries,
   id: string,
   fields: Partial<Pick<Account, "email" | "password" | "verified" | "role" | "status" | "rate" | "burst">>,
 ): Promise<boolean> {

@@ -1,6 +1,6 @@
 // The audit trail: what happened to an account (sign-ins, keys, passwords, operator actions), when, and from which
 // client address; the partner sees their own, the operator everyone's.
-import type { PortalDatabase } from "../../db/database.ts";
+import type { PortalDatabase, Queries } from "../../db/database.ts";
 import { randomId } from "../secrets.ts";
 
 /** The events recorded. */
@@ -17,6 +17,7 @@ export type AuditEvent =
   | "key.created"
   | "key.rotated"
   | "key.revoked"
+  | "key.grace_ending"
   | "operator.approved"
   | "operator.suspended"
   | "operator.reinstated"
@@ -31,16 +32,17 @@ export interface AuditEntry {
   address: string;
 }
 
-/** Records an event on an account. `detail` is shown to the partner: never a secret in it. */
-export async function recordAudit(db: PortalDatabase, accountId: string, entry: AuditEntry): Promise<void> {
-  await db.run("INSERT INTO audit (id, account_id, at, event, detail, address) VALUES (?, ?, ?, ?, ?, ?)", [
-    randomId(16),
-    accountId,
-    entry.at,
-    entry.event,
-    entry.detail,
-    entry.address,
-  ]);
+/**
+ * Records an event on an account. `detail` is shown to the partner: never a secret in it. With `id`, an event recorded
+ * once: false when a row has that ID already (nothing written).
+ */
+export async function recordAudit(db: Queries, accountId: string, entry: AuditEntry, id?: string): Promise<boolean> {
+  const changed = await db.run(
+    `INSERT INTO audit (id, account_id, at, event, detail, address) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO NOTHING`,
+    [id ?? randomId(16), accountId, entry.at, entry.event, entry.detail, entry.address],
+  );
+  return changed > 0;
 }
 
 /** An account's latest events, newest first (at most `limit`, default 100). */

@@ -1,6 +1,6 @@
 // The outbox: mail queued by the routes, claimed one row at a time by a sender (of one portal process or several on
 // one PostgreSQL), deleted once sent or given up.
-import type { PortalDatabase } from "../../db/database.ts";
+import type { PortalDatabase, Queries } from "../../db/database.ts";
 import type { LinkMail, Mail } from "../mailer.ts";
 import { randomId } from "../secrets.ts";
 
@@ -18,8 +18,8 @@ export interface OutboxRow {
 
 const KINDS: readonly OutboxRow["kind"][] = ["mail", "verify", "reset", "email"];
 
-/** Queues `mail`, due at once; returns its ID. */
-export async function queueMail(db: PortalDatabase, mail: Mail | LinkMail, now: number): Promise<string> {
+/** Queues `mail`, due at once (in the caller's transaction, when `db` is one); returns its ID. */
+export async function queueMail(db: Queries, mail: Mail | LinkMail, now: number): Promise<string> {
   const id = randomId(16);
   const [kind, to, accountId, subject, text] =
     "link" in mail

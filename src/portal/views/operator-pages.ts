@@ -55,6 +55,14 @@ function suspendForm(ctx: PageContext, a: Account, state: OperatorForms): Html {
     </form>`;
 }
 
+/** The approval: a note to the partner (optional, mailed with the approval and kept in the account's activity). */
+const approveForm = (ctx: PageContext, a: Account): Html =>
+  html`<form method="post" action="/admin/accounts/${a.id}/approve">
+    ${csrfField(ctx)}
+    ${field({ name: "reason", id: "approve-reason", label: "Note to the partner (optional)", value: "", autocomplete: "off", hint: "Mailed to the partner with the approval and kept in the account's activity." })}
+    <button type="submit">Approve the account</button>
+  </form>`;
+
 const STATUS_TEXT = { active: "active", pending: "waiting for approval", suspended: "suspended" } as const;
 
 const nav = html`<p class="actions">
@@ -184,7 +192,7 @@ export function operatorAccountPage(
       </dl>
     </div>
     <div class="actions">
-      ${a.status === "pending" ? button("approve", "Approve the account") : ""}
+      ${a.status === "pending" ? approveForm(ctx, a) : ""}
       ${a.status === "suspended" ? button("reinstate", "Reinstate the account") : ""}
     </div>
     ${a.status === "active" ? suspendForm(ctx, a, state) : ""}
