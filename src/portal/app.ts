@@ -59,6 +59,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     sessionLimits: DEFAULT_SESSION_LIMITS,
     log: () => {},
     trustProxy: [],
+    secretKey: null,
     ...options,
   };
   const app = new Hono<PortalEnv>();
