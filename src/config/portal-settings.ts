@@ -25,6 +25,15 @@ const PortalConfigSchema = z.object({
   approval: z.enum(["auto", "manual"], "PORTAL_APPROVAL must be auto or manual").default("auto"),
   /** TRUST_PROXY, as the API reads it: the proxies whose X-Forwarded-For names the client. Default none. */
   trustProxy: TrustProxySchema,
+  /**
+   * PORTAL_SECRET_KEY: 32 random bytes, base64 (`openssl rand -base64 32`), which seal the TOTP secrets of two-factor
+   * sign-in in the database. Unset: two-factor sign-in cannot be set up. Keep it apart from the database's backups.
+   */
+  secretKey: z
+    .string()
+    .transform((v) => Buffer.from(v, "base64"))
+    .refine((key) => key.length === 32, "PORTAL_SECRET_KEY must be 32 bytes, base64 (openssl rand -base64 32)")
+    .optional(),
 });
 export type PortalConfig = z.infer<typeof PortalConfigSchema>;
 
@@ -38,6 +47,7 @@ const PORTAL_ENV_NAMES = {
   keyLimit: "PORTAL_KEY_LIMIT",
   approval: "PORTAL_APPROVAL",
   trustProxy: "TRUST_PROXY",
+  secretKey: "PORTAL_SECRET_KEY",
 } as const satisfies Record<keyof z.input<typeof PortalConfigSchema>, string>;
 
 /** Reads the portal's settings from `env` (PORTAL_PORT, PORTAL_HOST or HOST, PORTAL_URL, SMTP_URL, ...). */

@@ -199,6 +199,39 @@ export const MIGRATIONS: readonly Migration[] = [
       ...withRoute("usage_day", "day"),
     ],
   },
+  // Version 9 is the teams' (organisations and members). The runner applies whichever versions a database lacks, in
+  // the order of this list, so a database at 10 without 9 takes 9 when it arrives: the two touch different tables.
+  {
+    version: 10,
+    name: "two-factor sign-in: each account's TOTP secret (sealed), its recovery codes (hashed), sign-ins awaiting a code",
+    statements: [
+      // `sealed`: the base32 secret under AES-256-GCM with the portal's secret key (PORTAL_SECRET_KEY), bound to the
+      // account; `confirmed` NULL while being set up; `last_step` the latest 30-second step whose code was accepted
+      // (a code of that step or an earlier one is refused: no replay).
+      `CREATE TABLE totp_factors (
+        account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+        sealed TEXT NOT NULL,
+        created BIGINT NOT NULL,
+        confirmed BIGINT,
+        last_step BIGINT NOT NULL DEFAULT 0
+      )`,
+      // SHA-256 of a random 80-bit code (never the code); `used` set once, by the statement that accepts it.
+      `CREATE TABLE recovery_codes (
+        code_hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        created BIGINT NOT NULL,
+        used BIGINT
+      )`,
+      `CREATE INDEX recovery_codes_account ON recovery_codes (account_id)`,
+      // A right password of an account with two-factor: the hash of the pending cookie's token; no session yet.
+      `CREATE TABLE signin_challenges (
+        id_hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        created BIGINT NOT NULL
+      )`,
+      `CREATE INDEX signin_challenges_account ON signin_challenges (account_id)`,
+    ],
+  },
 ];
 
 /** Migration 8's statements for one usage table (`table`, counted by `period`): made again with the route in its key. */

@@ -31,15 +31,16 @@ export const notYet = (account: Account) =>
       </p>`
     : html`<p role="alert">This account is suspended. Write to the operator of this portal.</p>`;
 
-/** Starts a session for `account` on this browser and records the sign-in. */
+/** Starts a session for `account` on this browser and records the sign-in (`detail`: how, when it says). */
 export async function startSession(
   c: PortalContext,
   portal: Portal,
   account: Account,
   event: "signin" | "account.verified",
+  detail = "",
 ): Promise<void> {
   const now = portal.clock();
   const id = await createSession(portal.db, account.id, now);
   writeSessionCookie(c, c.get("secureCookies"), id);
-  await recordAudit(portal.db, account.id, { at: now, event, detail: "", address: clientAddress(c) });
+  await recordAudit(portal.db, account.id, { at: now, event, detail, address: clientAddress(c) });
 }

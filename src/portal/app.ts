@@ -19,8 +19,10 @@ import { registerKeyRoutes } from "./key-routes.ts";
 import { DEFAULT_MAIL_LIMITS } from "./mail-limits.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { registerResetRoutes } from "./reset-routes.ts";
+import { registerCodeStepRoutes, useCodeStepGate } from "./signin-code-routes.ts";
 import { registerSignInRoutes } from "./signin-routes.ts";
 import { registerSignUpRoutes } from "./signup-routes.ts";
+import { registerTwoFactorRoutes } from "./two-factor-routes.ts";
 import { registerUsageRoutes } from "./usage-routes.ts";
 import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
@@ -59,6 +61,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     sessionLimits: DEFAULT_SESSION_LIMITS,
     log: () => {},
     trustProxy: [],
+    secretKey: null,
     ...options,
   };
   const app = new Hono<PortalEnv>();
@@ -68,14 +71,17 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   app.get("/static/portal.js", (c) => c.body(PORTAL_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
   app.get("/favicon.ico", (c) => c.body(FAVICON, 200, { "Content-Type": "image/x-icon" }));
   useSessions(app, portal);
+  useCodeStepGate(app, portal);
   useCsrfChecks(app, portal);
 
   app.get("/", (c) => c.redirect(c.get("account") ? "/keys" : "/sign-in", 303));
   registerSignUpRoutes(app, portal);
   registerSignInRoutes(app, portal);
+  registerCodeStepRoutes(app, portal);
   registerResetRoutes(app, portal);
   registerKeyRoutes(app, portal);
   registerAccountRoutes(app, portal);
+  registerTwoFactorRoutes(app, portal);
   registerOperatorRoutes(app, portal);
   registerUsageRoutes(app, portal);
   registerConsoleRoutes(app, portal);

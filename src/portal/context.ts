@@ -38,6 +38,11 @@ export interface PortalOptions {
    * mail limits and the audit trail; from any other peer the header is ignored. Default none: the peer is the client.
    */
   trustProxy?: readonly string[];
+  /**
+   * The portal's secret key (PORTAL_SECRET_KEY, 32 bytes), which seals each account's TOTP secret in the database.
+   * Default null: two-factor sign-in cannot be set up, and TOTP codes cannot be checked (recovery codes still can).
+   */
+  secretKey?: Buffer | null;
 }
 
 /** The options with every default filled in. */

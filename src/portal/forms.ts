@@ -96,6 +96,13 @@ export const DeleteAccountSchema = z.object({
   confirm: z.literal("delete", 'Type "delete" to confirm'),
 });
 
+/** A two-factor code as typed: six digits, or a recovery code (totp.ts tells them apart). */
+export const CodeSchema = z.object({
+  code: z.string("Code is required").trim().min(1, "Code is required").max(40, "Code is too long"),
+});
+/** Starting to set up two-factor sign-in: the current password. */
+export const TwoFactorSetupSchema = z.object({ current: password });
+
 /** Field name -> first message, for the fields of a form that failed. */
 export type FieldErrors = Partial<Record<string, string>>;
 

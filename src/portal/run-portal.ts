@@ -24,6 +24,7 @@ export async function runPortal(
     keyLimit: config.keyLimit,
     approval: config.approval,
     trustProxy: config.trustProxy,
+    secretKey: config.secretKey ?? null,
     mailer: createMailer(config.smtpUrl, config.mailFrom, log),
     log,
   });

@@ -1,5 +1,5 @@
-// The portal's cookies (the session, the pre-session CSRF secret, the sign-in device) and the CSRF token derived from
-// the first two.
+// The portal's cookies (the session, the pre-session CSRF secret, the sign-in device, a sign-in waiting for its
+// second factor) and the CSRF token derived from the first two.
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { PortalContext } from "./context.ts";
 import { hashSecret, randomToken } from "./secrets.ts";
@@ -19,8 +19,8 @@ export function cookiesAreSecure(publicUrl: string, requestUrl: string): boolean
 
 const names = (secure: boolean) =>
   secure
-    ? { session: "__Host-session", csrf: "__Host-csrf", device: "__Host-device" }
-    : { session: "portal-session", csrf: "portal-csrf", device: "portal-device" };
+    ? { session: "__Host-session", csrf: "__Host-csrf", device: "__Host-device", pending: "__Host-signin-code" }
+    : { session: "portal-session", csrf: "portal-csrf", device: "portal-device", pending: "portal-signin-code" };
 
 const options = (secure: boolean) => ({ httpOnly: true, sameSite: "Lax" as const, path: "/", secure });
 
@@ -48,6 +48,22 @@ export function readDeviceCookie(c: PortalContext, secure: boolean): string | un
 /** Sets the device cookie, kept by the browser for `maxAgeMs` (past the session: it says the browser signed in before). */
 export function writeDeviceCookie(c: PortalContext, secure: boolean, token: string, maxAgeMs: number): void {
   setCookie(c, names(secure).device, token, { ...options(secure), maxAge: Math.floor(maxAgeMs / 1000) });
+}
+
+/** The token of a sign-in waiting for its code (store/two-factor.ts checks it), if any looks like one. */
+export function readPendingCookie(c: PortalContext, secure: boolean): string | undefined {
+  const token = getCookie(c, names(secure).pending);
+  return token && /^[A-Za-z0-9_-]{43}$/.test(token) ? token : undefined;
+}
+
+/** Sets the pending sign-in's cookie (the password was right; the code is still to come). */
+export function writePendingCookie(c: PortalContext, secure: boolean, token: string): void {
+  setCookie(c, names(secure).pending, token, options(secure));
+}
+
+/** Removes the pending sign-in's cookie. */
+export function clearPendingCookie(c: PortalContext, secure: boolean): void {
+  deleteCookie(c, names(secure).pending, options(secure));
 }
 
 /**

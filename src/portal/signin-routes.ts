@@ -10,10 +10,12 @@ import { SignInSchema, parseForm } from "./forms.ts";
 import { tooManyMails } from "./mail-limits.ts";
 import { HashingBusyError } from "./hash-pool.ts";
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
-import { clearSessionCookie } from "./session-cookies.ts";
+import { clearPendingCookie, clearSessionCookie } from "./session-cookies.ts";
+import { awaitCode } from "./signin-code-routes.ts";
 import { findAccountByEmail, normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
 import { endSession } from "./store/sessions.ts";
+import { hasTwoFactor } from "./store/two-factor.ts";
 import { returnAttempt, takeAttempts } from "./store/throttle.ts";
 import type { ThrottleRule } from "./store/throttle.ts";
 import { checkMail, signInForm } from "./views/auth-pages.ts";
@@ -92,6 +94,8 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
         account.status === "pending" ? "Waiting for approval" : "Account suspended",
         notYet(account),
       );
+    // Two-factor: no session yet, only a pending sign-in that the code step finishes (signin-code-routes.ts).
+    if (await hasTwoFactor(portal.db, account.id)) return awaitCode(c, portal, account.id);
     if (!device) await rememberDevice(c, portal, account.id, now);
     await startSession(c, portal, account, "signin");
     return c.redirect("/keys", 303);
@@ -110,6 +114,7 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
       });
     }
     clearSessionCookie(c, c.get("secureCookies"));
+    clearPendingCookie(c, c.get("secureCookies")); // a sign-in waiting for its code, too
     return c.redirect("/sign-in?signed-out=1", 303);
   });
 }

@@ -392,4 +392,12 @@ describe("parsePortalConfig: the same rules as the API's", () => {
       "configuration: port: Invalid input: expected number, received NaN\nconfiguration: approval: PORTAL_APPROVAL must be auto or manual",
     );
   });
+  it("reads PORTAL_SECRET_KEY as 32 bytes of base64, and refuses any other length", () => {
+    const key = Buffer.alloc(32, 7);
+    expect(parsePortalConfig({ PORTAL_SECRET_KEY: key.toString("base64") }).secretKey).toEqual(key);
+    expect(parsePortalConfig({}).secretKey).toBeUndefined();
+    expect(() => parsePortalConfig({ PORTAL_SECRET_KEY: Buffer.alloc(16).toString("base64") })).toThrow(
+      "PORTAL_SECRET_KEY must be 32 bytes, base64",
+    );
+  });
 });

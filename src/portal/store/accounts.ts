@@ -102,7 +102,7 @@ export async function listAccounts(db: PortalDatabase, limit: number, offset = 0
 /** Removes an account and everything the portal holds about it (its keys must have been revoked first). */
 export async function deleteAccount(db: PortalDatabase, id: string): Promise<void> {
   await db.batch(
-    ["sessions", "tokens", "api_keys", "audit", "signin_devices"]
+    ["sessions", "tokens", "api_keys", "audit", "signin_devices", "totp_factors", "recovery_codes", "signin_challenges"]
       .map((table) => ({
         sql: `DELETE FROM ${table} WHERE account_id = ?`,
         params: [id],

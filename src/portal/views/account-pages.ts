@@ -1,4 +1,4 @@
-// The account page: change password, change email, delete the account, and the account's audit trail.
+// The account page: change password, change email, a link to two-factor sign-in, delete the account, and the account's audit trail.
 import { html } from "hono/html";
 import { DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import type { FieldErrors } from "../forms.ts";
@@ -51,6 +51,11 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
       ${field({ name: "current", label: "Current password", type: "password", error: em.current, autocomplete: "current-password" })}
       <button type="submit">Send the link</button>
     </form>
+    <h2>Two-factor sign-in</h2>
+    <p>
+      A code from an authenticator app after your password, with recovery codes for when the app is lost:
+      <a href="/account/two-factor">set up or change two-factor sign-in</a>.
+    </p>
     <h2>Delete your account</h2>
     <form method="post" action="/account/delete" novalidate>
       ${csrfField(ctx)}${username}
