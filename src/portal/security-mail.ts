@@ -22,6 +22,7 @@ export type SecurityEvent =
   | { event: "key.rotated"; key: KeyNote; next: { first4: string; last4: string }; graceUntil: number | null }
   | { event: "key.grace_ending"; key: KeyNote; until: number }
   | { event: "password.changed" | "password.reset" }
+  | { event: "twofactor.enabled" | "twofactor.disabled" | "twofactor.codes_renewed" }
   | { event: "email.changed"; from: string; to: string }
   | { event: "operator.approved" | "operator.suspended"; reason: string };
 
@@ -93,6 +94,21 @@ function describe(what: SecurityEvent, publicUrl: string): { subject: string; te
       return {
         subject: "Your developer portal password was reset",
         text: "The password of your developer portal account was reset by a link mailed to it, and every session signed in was ended.",
+      };
+    case "twofactor.enabled":
+      return {
+        subject: "Two-factor sign-in was turned on for your developer portal account",
+        text: "Two-factor sign-in was turned on for your developer portal account: signing in now needs a code from the authenticator app or a recovery code, and every other session signed in was ended.",
+      };
+    case "twofactor.disabled":
+      return {
+        subject: "Two-factor sign-in was turned off for your developer portal account",
+        text: "Two-factor sign-in was turned off for your developer portal account: signing in needs the password alone again.",
+      };
+    case "twofactor.codes_renewed":
+      return {
+        subject: "New recovery codes were made for your developer portal account",
+        text: "Ten new recovery codes were made for your developer portal account; the old ones no longer work.",
       };
     case "email.changed":
       return {

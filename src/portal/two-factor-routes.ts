@@ -5,8 +5,7 @@ import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { accountOf, clientAddress, formOf, pageContext, render, requireAccount } from "./context.ts";
 import { CodeSchema, TwoFactorSetupSchema, parseForm } from "./forms.ts";
 import { verifyPassword } from "./passwords.ts";
-import { recordAudit } from "./store/audit.ts";
-import type { AuditEvent } from "./store/audit.ts";
+import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
 import { endOtherSessions } from "./store/sessions.ts";
 import {
   confirmTotp,
@@ -51,9 +50,23 @@ async function show(
   return render(c, portal, status, TITLE, page);
 }
 
-/** Records a change on the signed-in account's trail. */
-const audit = (portal: Portal, c: PortalContext, event: AuditEvent, detail = "") =>
-  recordAudit(portal.db, accountOf(c).id, { at: portal.clock(), event, detail, address: clientAddress(c) });
+/** Records a change on the signed-in account's trail, and mails the account about it (security-mail.ts). */
+const audit = (
+  portal: Portal,
+  c: PortalContext,
+  event: "twofactor.enabled" | "twofactor.disabled" | "twofactor.codes_renewed",
+  detail = "",
+) => {
+  const account = accountOf(c);
+  return recordSecurityEvent(portal, {
+    accountId: account.id,
+    recipients: securityRecipients(account),
+    at: portal.clock(),
+    address: clientAddress(c),
+    detail,
+    what: { event },
+  });
+};
 
 /** The message under the code field of a code that did not pass (wrong, or not checked: locked). */
 function refused(c: PortalContext, check: Extract<CodeCheck, { ok: false }>) {

@@ -87,6 +87,9 @@ describe.each(bothDatabases(() => postgres))("two-factor sign-in, on $name", ({ 
       ...done.text.matchAll(/<li><code>([A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4})<\/code><\/li>/g),
     ].map((m) => m[1]!);
     expect(codes).toHaveLength(10);
+    // The account is told (issue 36, item 3), and the mail holds no code.
+    const told = await smtp.waitForMail(email, /Two-factor sign-in was turned on/);
+    for (const code of codes) expect(told.body).not.toContain(code);
     portal.clock.now += STEP_MS; // the confirming code's step is used: the next code is the next step's
     return { email, secret, codes, address, client };
   }
