@@ -19,6 +19,7 @@ import { revokeAllPartnerKeys } from "./partner-keys.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { clearSessionCookie, writeSessionCookie } from "./session-cookies.ts";
 import { deleteAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
+import { holdsATeam } from "./store/organisations.ts";
 import { listAudit, recordAudit } from "./store/audit.ts";
 import type { AuditEvent } from "./store/audit.ts";
 import { createSession, endAllSessions, endOtherSessions } from "./store/sessions.ts";
@@ -30,7 +31,7 @@ import { confirmLink, deadLink } from "./views/auth-pages.ts";
 const WRONG_PASSWORD = "The current password is wrong";
 
 /** The account page, with the account's trail. */
-const show = async (portal: Portal, c: PortalContext, status: 200 | 400 | 401 | 429, state: AccountForms = {}) =>
+const show = async (portal: Portal, c: PortalContext, status: 200 | 400 | 401 | 409 | 429, state: AccountForms = {}) =>
   render(
     c,
     portal,
@@ -76,7 +77,8 @@ function registerPasswordChange(app: Hono<PortalEnv>, portal: Portal): void {
     await updateAccount(portal.db, account.id, { password: await hashPassword(data.password) });
     await deleteTokens(portal.db, account.id); // links mailed under the old password
     await endAllSessions(portal.db, account.id); // every session, this one too: a new one for this browser
-    writeSessionCookie(c, c.get("secureCookies"), await createSession(portal.db, account.id, portal.clock()));
+    const again = await createSession(portal.db, account.id, portal.clock(), c.get("org")?.id ?? null);
+    writeSessionCookie(c, c.get("secureCookies"), again);
     await audit(portal, c, "password.changed");
     return c.redirect("/account?changed=1", 303);
   });
@@ -161,6 +163,14 @@ function registerDeletion(app: Hono<PortalEnv>, portal: Portal): void {
     const { page, data } = await check(portal, c, parseForm(DeleteAccountSchema, await formOf(c)), "delete");
     if (!data) return page;
     const account = accountOf(c);
+    if (await holdsATeam(portal.db, account.id))
+      return show(portal, c, 409, {
+        form: "delete",
+        errors: {
+          current:
+            "Your team would be left without you: make another member an owner, or remove the other members, on the team page first",
+        },
+      });
     await revokeAllPartnerKeys(portal.keysFile, account.id, portal.clock());
     await deleteAccount(portal.db, account.id);
     clearSessionCookie(c, c.get("secureCookies"));

@@ -21,6 +21,7 @@ import { findAccount, findAccounts, listAccounts, updateAccount } from "./store/
 import type { Account } from "./store/accounts.ts";
 import { listAllAudit, listAudit, recordAudit } from "./store/audit.ts";
 import type { AuditEvent } from "./store/audit.ts";
+import { listMembers, listMemberships } from "./store/organisations.ts";
 import { endAllSessions } from "./store/sessions.ts";
 import { keysUse, trafficWindow } from "./usage-reads.ts";
 import type { TrafficSpan } from "./usage-reads.ts";
@@ -75,6 +76,7 @@ const audit = (portal: Portal, c: PortalContext, accountId: string, event: Audit
     event,
     detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
     address: clientAddress(c),
+    actor: accountOf(c).email,
   });
 
 /** An account's page: its keys, their use and its trail. */
@@ -88,7 +90,14 @@ const showAccount = async (
   const keys = await listPartnerKeys(portal.db, portal.keysFile, a.id, portal.clock());
   const use = await keysUse(portal.db, keys, portal.clock());
   const trail = await listAudit(portal.db, a.id);
-  return render(c, portal, status, a.email, operatorAccountPage(pageContext(c, portal), a, keys, use, trail, state));
+  const team = { members: await listMembers(portal.db, a.id), memberOf: await listMemberships(portal.db, a.id) };
+  return render(
+    c,
+    portal,
+    status,
+    a.email,
+    operatorAccountPage(pageContext(c, portal), a, keys, use, trail, team, state),
+  );
 };
 
 /** The page of the keys `npm run keys` made. */

@@ -1,5 +1,5 @@
-// The audit trail: what happened to an account (sign-ins, keys, passwords, operator actions), when, and from which
-// client address; the partner sees their own, the operator everyone's.
+// The audit trail: what happened to an account or organisation (sign-ins, keys, members, passwords, operator
+// actions), who did it, when, and from which client address; the partner sees their own, the operator everyone's.
 import type { PortalDatabase } from "../../db/database.ts";
 import { randomId } from "../secrets.ts";
 
@@ -17,6 +17,12 @@ export type AuditEvent =
   | "key.created"
   | "key.rotated"
   | "key.revoked"
+  | "member.invited"
+  | "member.invitation_withdrawn"
+  | "member.joined"
+  | "member.role_changed"
+  | "member.removed"
+  | "member.left"
   | "operator.approved"
   | "operator.suspended"
   | "operator.reinstated"
@@ -29,24 +35,26 @@ export interface AuditEntry {
   event: AuditEvent;
   detail: string;
   address: string;
+  /**
+   * The email of whoever did it: a member of the organisation, an operator. Left out when recording, it is the
+   * account's own (an event of a person on their own account: a sign-in, a new password).
+   */
+  actor?: string;
 }
 
 /** Records an event on an account. `detail` is shown to the partner: never a secret in it. */
 export async function recordAudit(db: PortalDatabase, accountId: string, entry: AuditEntry): Promise<void> {
-  await db.run("INSERT INTO audit (id, account_id, at, event, detail, address) VALUES (?, ?, ?, ?, ?, ?)", [
-    randomId(16),
-    accountId,
-    entry.at,
-    entry.event,
-    entry.detail,
-    entry.address,
-  ]);
+  await db.run(
+    `INSERT INTO audit (id, account_id, at, event, detail, address, actor)
+     VALUES (?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT email FROM accounts WHERE id = ?), ''))`,
+    [randomId(16), accountId, entry.at, entry.event, entry.detail, entry.address, entry.actor ?? null, accountId],
+  );
 }
 
 /** An account's latest events, newest first (at most `limit`, default 100). */
 export async function listAudit(db: PortalDatabase, accountId: string, limit = 100): Promise<AuditEntry[]> {
   const rows = await db.all(
-    "SELECT at, event, detail, address FROM audit WHERE account_id = ? ORDER BY at DESC LIMIT ?",
+    "SELECT at, event, detail, address, actor FROM audit WHERE account_id = ? ORDER BY at DESC LIMIT ?",
     [accountId, limit],
   );
   return rows.map((r) => ({
@@ -54,6 +62,7 @@ export async function listAudit(db: PortalDatabase, accountId: string, limit = 1
     event: String(r.event) as AuditEvent,
     detail: String(r.detail),
     address: String(r.address),
+    actor: String(r.actor),
   }));
 }
 
@@ -66,7 +75,7 @@ export interface AccountAuditEntry extends AuditEntry {
 /** Every account's events, newest first: `limit` of them after the first `offset` (a page). */
 export async function listAllAudit(db: PortalDatabase, limit: number, offset = 0): Promise<AccountAuditEntry[]> {
   const rows = await db.all(
-    `SELECT audit.at, audit.event, audit.detail, audit.address, audit.account_id, accounts.email
+    `SELECT audit.at, audit.event, audit.detail, audit.address, audit.actor, audit.account_id, accounts.email
      FROM audit JOIN accounts ON accounts.id = audit.account_id
      ORDER BY audit.at DESC, audit.id LIMIT ? OFFSET ?`,
     [limit, offset],
@@ -76,6 +85,7 @@ export async function listAllAudit(db: PortalDatabase, limit: number, offset = 0
     event: String(r.event) as AuditEvent,
     detail: String(r.detail),
     address: String(r.address),
+    actor: String(r.actor),
     accountId: String(r.account_id),
     email: String(r.email),
   }));
