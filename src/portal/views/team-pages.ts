@@ -52,14 +52,16 @@ function switcher(ctx: PageContext, org: Membership, all: Membership[]): Html {
 /** One member's row: for an owner, the forms that change their role and remove them (or, their own, leave). */
 function memberRow(ctx: PageContext, m: Member, you: boolean): Html {
   return html`<tr>
-    <td class="who">${m.email}${you ? " (you)" : ""}</td>
+    <td class="who">
+      ${m.email}${you ? " (you)" : ""}
+      <p class="hint">joined ${when(m.created)}</p>
+    </td>
     <td>
       <form method="post" action="/team/members/${m.accountId}/role" class="inline">
         ${csrfField(ctx)}${roleSelect(`role-${m.accountId}`, m.role, `Role of ${m.email}`)}
         <button type="submit" class="secondary" aria-label="Change the role of ${m.email}">Change</button>
       </form>
     </td>
-    <td>${when(m.created)}</td>
     <td>
       ${
         you
@@ -103,7 +105,6 @@ export function ownerTeamPage(
         <tr>
           <th scope="col">Member</th>
           <th scope="col">Role</th>
-          <th scope="col">Joined</th>
           <th scope="col"><span class="hint">Remove</span></th>
         </tr>
       </thead>
