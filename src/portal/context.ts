@@ -123,8 +123,8 @@ export function orgOf(c: PortalContext): Membership {
 }
 
 const noTeam = html`<p>
-  You are not a member of any organisation now. Ask an owner of your team to invite you again, or delete this account
-  on <a href="/account">its page</a>.
+  You are not a member of any organisation now. Ask an owner of your team to invite you again, or delete this account on
+  <a href="/account">its page</a>.
 </p>`;
 const notYourRole = html`<p>Your role in this organisation does not allow this. <a href="/">Start again</a>.</p>`;
 

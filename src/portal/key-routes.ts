@@ -79,11 +79,11 @@ const reveal = async (portal: Portal, c: PortalContext, keyId: string, key: stri
 /** Adds the key dashboard's routes to `app`. */
 export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
   const keyRoles = requireRole(portal, "owner", "developer");
-  app.use("/keys", async (c, next) =>
+  app.use("/keys", async (c: PortalContext, next: () => Promise<void>) =>
     c.req.method === "GET" && c.get("org")?.role === "viewer" ? c.redirect("/usage", 303) : keyRoles(c, next),
   );
   // A key's usage pages are every member's (usage-routes.ts); the rest is the keys'.
-  app.use("/keys/*", async (c, next) =>
+  app.use("/keys/*", async (c: PortalContext, next: () => Promise<void>) =>
     /^\/keys\/[^/]+\/usage(\.csv)?$/.test(c.req.path) ? next() : keyRoles(c, next),
   );
   registerDashboard(app, portal);

@@ -228,7 +228,8 @@ function registerAcceptance(app: Hono<PortalEnv>, portal: Portal): void {
     const form = parseForm(InvitedSignUpSchema, body);
     if (!form.ok)
       return render(c, portal, 400, "Join a team", invitedSignUpPage(ctx(c), inv, body.token ?? "", form.errors));
-    if (await findAccountByEmail(portal.db, inv.email)) return render(c, portal, 200, "Sign in to join", signInFirst(inv));
+    if (await findAccountByEmail(portal.db, inv.email))
+      return render(c, portal, 200, "Sign in to join", signInFirst(inv));
     const password = await hashPassword(form.data.password);
     const used = await consumeInvitation(portal.db, form.data.token, inv.email, portal.clock());
     if (!used) return render(c, portal, 404, "Link expired", deadLink);
@@ -237,7 +238,12 @@ function registerAcceptance(app: Hono<PortalEnv>, portal: Portal): void {
     const fields = { email: inv.email, partner: inv.orgName, password, verified: now, status: "active" as const };
     const account = await createAccount(portal.db, fields, now, false);
     if (!account) return render(c, portal, 200, "Sign in to join", signInFirst(inv));
-    await recordAudit(portal.db, account.id, { at: now, event: "account.created", detail: "", address: clientAddress(c) });
+    await recordAudit(portal.db, account.id, {
+      at: now,
+      event: "account.created",
+      detail: "",
+      address: clientAddress(c),
+    });
     await addMember(portal.db, used.orgId, account.id, used.role, now);
     await startSession(c, portal, account, "signin", used.orgId);
     await recordAudit(portal.db, used.orgId, {

@@ -108,7 +108,8 @@ describe.each(backends)("the portal database on $name", ({ name, url }) => {
     expect(await resumeSession(db, id, now + 999 + 1000, limits)).toBeNull();
     const long = await createSession(db, account!.id, now, account!.id);
     const few = { idleMs: 100_000, absoluteMs: 150_000 };
-    for (let t = now; t < now + 150_000; t += 60_000) expect((await resumeSession(db, long, t, few))?.accountId).toBe(account!.id);
+    for (let t = now; t < now + 150_000; t += 60_000)
+      expect((await resumeSession(db, long, t, few))?.accountId).toBe(account!.id);
     expect(await resumeSession(db, long, now + 150_000, few)).toBeNull();
     const a = await createSession(db, account!.id, now, account!.id);
     const b = await createSession(db, account!.id, now, account!.id);

@@ -39,14 +39,14 @@ const inviteLink = async (email: string) => {
 
 /** The member ID of `email` on an owner's team page, from its role form (oneself included). */
 const roleId = (text: string, email: string) =>
-  new RegExp(`action="/team/members/([a-z0-9]+)/role"(?:(?!action=)[\\s\\S])*?aria-label="Role of ${literal(email)}"`).exec(
-    text,
-  )?.[1];
+  new RegExp(
+    `action="/team/members/([a-z0-9]+)/role"(?:(?!action=)[\\s\\S])*?aria-label="Role of ${literal(email)}"`,
+  ).exec(text)?.[1];
 /** The member ID of `email` on an owner's team page, from its Remove button (not oneself's: they leave instead). */
 const memberId = (text: string, email: string) =>
-  new RegExp(`action="/team/members/([a-z0-9]+)/remove"(?:(?!action=)[\\s\\S])*?aria-label="Remove ${literal(email)}"`).exec(
-    text,
-  )?.[1];
+  new RegExp(
+    `action="/team/members/([a-z0-9]+)/remove"(?:(?!action=)[\\s\\S])*?aria-label="Remove ${literal(email)}"`,
+  ).exec(text)?.[1];
 /** `text` matched literally in a RegExp. */
 function literal(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -246,7 +246,11 @@ describe.each(bothDatabases(() => postgres))("teams, on $name", ({ name, url }) 
     }
     const db = await openDatabase(dbUrl);
     try {
-      await migrate(db, 1, MIGRATIONS.filter((m) => m.version <= 8));
+      await migrate(
+        db,
+        1,
+        MIGRATIONS.filter((m) => m.version <= 8),
+      );
       await db.run(
         `INSERT INTO accounts (id, email, partner, password, verified, status, created)
          VALUES ('old1', 'old@example.test', 'Old Partner', 'h', 1, 'active', 5)`,

@@ -234,8 +234,7 @@ export function operatorAccountPage(
     ${a.status === "active" ? suspendForm(ctx, a, state) : ""}
     <h2>Limits of every key of the account</h2>
     <p class="hint">Set on each of its keys now, and on the keys it makes later.</p>
-    ${limitsForm(ctx, `/admin/accounts/${a.id}/limits`, "account", "every key", state)}
-    ${teamSection(a, team)}
+    ${limitsForm(ctx, `/admin/accounts/${a.id}/limits`, "account", "every key", state)} ${teamSection(a, team)}
     <h2>Its keys</h2>
     <p><a href="/admin/accounts/${a.id}/usage">Usage of every key of the account</a></p>
     ${

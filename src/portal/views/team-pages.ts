@@ -38,13 +38,14 @@ function switcher(ctx: PageContext, org: Membership, all: Membership[]): Html {
   return html`<h2>Your other organisations</h2>
     <ul class="plain">
       ${others.map(
-        (m) => html`<li>
-          <form method="post" action="/team/switch" class="inline">
-            ${csrfField(ctx)}<input type="hidden" name="org" value="${m.id}" />
-            ${m.name} (${m.role})
-            <button type="submit" class="secondary" aria-label="Switch to ${m.name}">Switch</button>
-          </form>
-        </li>`,
+        (m) =>
+          html`<li>
+            <form method="post" action="/team/switch" class="inline">
+              ${csrfField(ctx)}<input type="hidden" name="org" value="${m.id}" />
+              ${m.name} (${m.role})
+              <button type="submit" class="secondary" aria-label="Switch to ${m.name}">Switch</button>
+            </form>
+          </li>`,
       )}
     </ul>`;
 }
@@ -127,14 +128,15 @@ export function ownerTeamPage(
       view.invitations.length
         ? html`<ul class="plain">
             ${view.invitations.map(
-              (i) => html`<li>
-                <form method="post" action="/team/invitations/${i.id}/withdraw" class="inline">
-                  ${csrfField(ctx)} ${i.email} as ${i.role}, until ${when(i.expires)}
-                  <button type="submit" class="secondary" aria-label="Withdraw the invitation of ${i.email}">
-                    Withdraw
-                  </button>
-                </form>
-              </li>`,
+              (i) =>
+                html`<li>
+                  <form method="post" action="/team/invitations/${i.id}/withdraw" class="inline">
+                    ${csrfField(ctx)} ${i.email} as ${i.role}, until ${when(i.expires)}
+                    <button type="submit" class="secondary" aria-label="Withdraw the invitation of ${i.email}">
+                      Withdraw
+                    </button>
+                  </form>
+                </li>`,
             )}
           </ul>`
         : html`<p>None.</p>`
@@ -161,7 +163,8 @@ export function memberTeamPage(ctx: PageContext, org: Membership, all: Membershi
 /** An invitation's page for whoever is signed in as its address: the button that accepts it. */
 export const acceptPage = (ctx: PageContext, inv: Invitation, token: string) =>
   html`<p>
-      ${inv.invitedBy} invited you to join <strong>${inv.orgName}</strong> as <strong>${inv.role}</strong> (${ROLE_WORDS[inv.role]}).
+      ${inv.invitedBy} invited you to join <strong>${inv.orgName}</strong> as
+      <strong>${inv.role}</strong> (${ROLE_WORDS[inv.role]}).
     </p>
     <form method="post" action="/invitations/accept">
       ${csrfField(ctx)}<input type="hidden" name="token" value="${token}" />
@@ -186,10 +189,10 @@ export function invitedSignUpPage(ctx: PageContext, inv: Invitation, token: stri
 /** An invitation's page for an address that has an account, to someone not signed in as it. */
 export const signInFirst = (inv: Invitation) =>
   html`<p>
-      ${inv.invitedBy} invited <strong>${inv.email}</strong> to join <strong>${inv.orgName}</strong> as
-      <strong>${inv.role}</strong>. That address has an account: <a href="/sign-in">sign in</a> as it, then open the
-      link in the mail again.
-    </p>`;
+    ${inv.invitedBy} invited <strong>${inv.email}</strong> to join <strong>${inv.orgName}</strong> as
+    <strong>${inv.role}</strong>. That address has an account: <a href="/sign-in">sign in</a> as it, then open the link
+    in the mail again.
+  </p>`;
 
 /** An invitation opened by someone signed in as another address. */
 export const otherAddress = html`<p role="alert">
