@@ -11,7 +11,7 @@ import { csrfField, errorSummary, field, notice, when } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
 
 /** What each role may do, in words. */
-export const ROLE_WORDS: Record<MemberRole, string> = {
+const ROLE_WORDS: Record<MemberRole, string> = {
   owner: "members, settings, keys and usage",
   developer: "keys and usage",
   viewer: "usage only",
