@@ -202,6 +202,53 @@ export const MIGRATIONS: readonly Migration[] = [
   // Version 9 is the teams' (organisations and members). The runner applies whichever versions a database lacks, in
   // the order of this list, so a database at 10 without 9 takes 9 when it arrives: the two touch different tables.
   {
+    version: 9,
+    name: "teams: organisations, their members and roles, invitations; keys by their maker; the trail's actor",
+    statements: [
+      // An organisation's ID is its founder's account ID, so that every existing account becomes a one-member
+      // organisation (its person as owner) whose keys keep their names in the keys file (`p.<organisation>.<key>`), and
+      // api_keys.account_id, the operator's pages and the usage tables keep reading what they did.
+      `CREATE TABLE organisations (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        created BIGINT NOT NULL
+      )`,
+      `INSERT INTO organisations (id, name, created) SELECT id, partner, created FROM accounts`,
+      `CREATE TABLE members (
+        org_id TEXT NOT NULL REFERENCES organisations (id),
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        role TEXT NOT NULL,
+        created BIGINT NOT NULL,
+        PRIMARY KEY (org_id, account_id)
+      )`,
+      `CREATE INDEX members_account ON members (account_id)`,
+      `INSERT INTO members (org_id, account_id, role, created) SELECT id, id, 'owner', created FROM accounts`,
+      // `hash`: the link's token, hashed; NULL until the outbox sends the mail (no live link waits in the outbox).
+      `CREATE TABLE invitations (
+        id TEXT PRIMARY KEY,
+        hash TEXT UNIQUE,
+        org_id TEXT NOT NULL REFERENCES organisations (id),
+        email TEXT NOT NULL,
+        role TEXT NOT NULL,
+        invited_by TEXT NOT NULL,
+        created BIGINT NOT NULL,
+        expires BIGINT NOT NULL
+      )`,
+      `CREATE INDEX invitations_org ON invitations (org_id)`,
+      // Who made each key (an account ID); the keys made before were made by the account's person.
+      `ALTER TABLE api_keys ADD COLUMN created_by TEXT`,
+      `UPDATE api_keys SET created_by = account_id`,
+      // The organisation a session acts for; a session whose person is no longer its member is refused.
+      `ALTER TABLE sessions ADD COLUMN org_id TEXT`,
+      `UPDATE sessions SET org_id = account_id`,
+      // The email of the member who did what an event records (the account's own, for the partner's events before).
+      `ALTER TABLE audit ADD COLUMN actor TEXT NOT NULL DEFAULT ''`,
+      // (An operator's events before keep '': their detail names the operator.)
+      `UPDATE audit SET actor = COALESCE((SELECT email FROM accounts WHERE accounts.id = audit.account_id), '')
+       WHERE event NOT LIKE 'operator.%'`,
+    ],
+  },
+  {
     version: 10,
     name: "two-factor sign-in: each account's TOTP secret (sealed), its recovery codes (hashed), sign-ins awaiting a code",
     statements: [

@@ -7,6 +7,7 @@ import { takeMailLimits } from "./mail-limits.ts";
 import { writeSessionCookie } from "./session-cookies.ts";
 import type { Account } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
+import { listMemberships } from "./store/organisations.ts";
 import { createSession } from "./store/sessions.ts";
 
 /** The text fields of a submitted form (what a page shows back in its fields). */
@@ -31,16 +32,22 @@ export const notYet = (account: Account) =>
       </p>`
     : html`<p role="alert">This account is suspended. Write to the operator of this portal.</p>`;
 
-/** Starts a session for `account` on this browser and records the sign-in (`detail`: how, when it says). */
+/**
+ * Starts a session for `account` on this browser and records the sign-in (`detail`: how, when it says). It acts for
+ * `orgId`, or else for the account's own organisation if it is still a member of it, or else the first it joined
+ * (none: null).
+ */
 export async function startSession(
   c: PortalContext,
   portal: Portal,
   account: Account,
   event: "signin" | "account.verified",
   detail = "",
+  orgId?: string,
 ): Promise<void> {
   const now = portal.clock();
-  const id = await createSession(portal.db, account.id, now);
+  const org = orgId ?? (await listMemberships(portal.db, account.id))[0]?.id ?? null;
+  const id = await createSession(portal.db, account.id, now, org);
   writeSessionCookie(c, c.get("secureCookies"), id);
   await recordAudit(portal.db, account.id, { at: now, event, detail, address: clientAddress(c) });
 }

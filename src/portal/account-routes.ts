@@ -21,6 +21,7 @@ import { clearSessionCookie, writeSessionCookie } from "./session-cookies.ts";
 import { deleteAccount, normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
 import type { SecurityEvent, SecurityNotice } from "./security-mail.ts";
+import { holdsATeam } from "./store/organisations.ts";
 import { listAudit, recordAudit } from "./store/audit.ts";
 import type { AuditEvent } from "./store/audit.ts";
 import { createSession, endAllSessions, endOtherSessions } from "./store/sessions.ts";
@@ -100,7 +101,8 @@ function registerPasswordChange(app: Hono<PortalEnv>, portal: Portal): void {
     if (!changed) return show(portal, c, 409, { form: "password", errors: { current: CHANGED_MEANWHILE } });
     await deleteTokens(portal.db, account.id); // links mailed under the old password
     await endAllSessions(portal.db, account.id); // every session, this one too: a new one for this browser
-    writeSessionCookie(c, c.get("secureCookies"), await createSession(portal.db, account.id, portal.clock()));
+    const again = await createSession(portal.db, account.id, portal.clock(), c.get("org")?.id ?? null);
+    writeSessionCookie(c, c.get("secureCookies"), again);
     return c.redirect("/account?changed=1", 303);
   });
 }
@@ -187,6 +189,14 @@ function registerDeletion(app: Hono<PortalEnv>, portal: Portal): void {
     const { page, data } = await check(portal, c, parseForm(DeleteAccountSchema, await formOf(c)), "delete");
     if (!data) return page;
     const account = accountOf(c);
+    if (await holdsATeam(portal.db, account.id))
+      return show(portal, c, 409, {
+        form: "delete",
+        errors: {
+          current:
+            "Your team would be left without you: make another member an owner, or remove the other members, on the team page first",
+        },
+      });
     await revokeAllPartnerKeys(portal.keysFile, account.id, portal.clock());
     await deleteAccount(portal.db, account.id);
     clearSessionCookie(c, c.get("secureCookies"));

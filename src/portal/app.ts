@@ -23,13 +23,15 @@ import { registerCodeStepRoutes, useCodeStepGate } from "./signin-code-routes.ts
 import { registerSignInRoutes } from "./signin-routes.ts";
 import { registerSignUpRoutes } from "./signup-routes.ts";
 import { registerTwoFactorRoutes } from "./two-factor-routes.ts";
+import { registerTeamRoutes } from "./team-routes.ts";
 import { registerUsageRoutes } from "./usage-routes.ts";
 import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
 import { FAVICON } from "./favicon.ts";
 import { PORTAL_CSS, PORTAL_JS } from "./static-files.ts";
 import { findAccount } from "./store/accounts.ts";
-import { DEFAULT_SESSION_LIMITS, resumeSession } from "./store/sessions.ts";
+import { findMembership } from "./store/organisations.ts";
+import { DEFAULT_SESSION_LIMITS, endSession, resumeSession } from "./store/sessions.ts";
 import { DEFAULT_THROTTLE } from "./store/throttle.ts";
 import { page } from "./views/layout.ts";
 
@@ -74,7 +76,10 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   useCodeStepGate(app, portal);
   useCsrfChecks(app, portal);
 
-  app.get("/", (c) => c.redirect(c.get("account") ? "/keys" : "/sign-in", 303));
+  app.get("/", (c) => {
+    const role = c.get("org")?.role;
+    return c.redirect(!c.get("account") ? "/sign-in" : role === "viewer" ? "/usage" : role ? "/keys" : "/team", 303);
+  });
   registerSignUpRoutes(app, portal);
   registerSignInRoutes(app, portal);
   registerCodeStepRoutes(app, portal);
@@ -82,6 +87,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   registerKeyRoutes(app, portal);
   registerAccountRoutes(app, portal);
   registerTwoFactorRoutes(app, portal);
+  registerTeamRoutes(app, portal);
   registerOperatorRoutes(app, portal);
   registerUsageRoutes(app, portal);
   registerConsoleRoutes(app, portal);
@@ -114,19 +120,33 @@ function useSecurityHeaders(app: Hono<PortalEnv>, portal: Portal): void {
   });
 }
 
-/** Who is signed in, and the CSRF token their forms carry. */
+/**
+ * Who is signed in, for which organisation, and the CSRF token their forms carry. A session whose account is no longer
+ * a member of its organisation (removed) is ended there and then: its next request is signed out.
+ */
 function useSessions(app: Hono<PortalEnv>, portal: Portal): void {
   app.use(async (c, next) => {
     const secure = cookiesAreSecure(portal.publicUrl(), c.req.url);
     c.set("secureCookies", secure);
     const sessionId = readSessionCookie(c, secure);
     let account = null;
+    let org = null;
     if (sessionId && /^[A-Za-z0-9_-]{43}$/.test(sessionId)) {
-      const accountId = await resumeSession(portal.db, sessionId, portal.clock(), portal.sessionLimits);
-      account = accountId ? await findAccount(portal.db, accountId) : null;
+      const session = await resumeSession(portal.db, sessionId, portal.clock(), portal.sessionLimits);
+      account = session ? await findAccount(portal.db, session.accountId) : null;
       if (account?.status !== "active") account = null; // suspended or awaiting approval: signed out
+      if (account && session?.orgId) {
+        org = await findMembership(portal.db, session.orgId, account.id);
+        // The organisation's founding account (whose ID it has) suspended by an operator: its members are signed out.
+        const founder = org && org.id !== account.id ? await findAccount(portal.db, org.id) : null;
+        if (!org || (founder && founder.status !== "active")) {
+          if (!org) await endSession(portal.db, sessionId);
+          [account, org] = [null, null];
+        }
+      }
     }
     c.set("account", account);
+    c.set("org", org);
     c.set("sessionId", account ? sessionId! : null);
     c.set("csrf", csrfToken(account ? sessionId! : preSessionSecret(c, secure)));
     await next();

@@ -59,9 +59,9 @@ export function registerConsoleRoutes(app: Hono<PortalEnv>, portal: Portal): voi
     const op = c.req.query("op");
     const chosen = op === undefined ? all[0] : all.find((o) => o.id === op);
     const values = c.req.queries();
-    const account = c.get("account");
-    const keys: KeyName[] | null = account
-      ? (await listPartnerKeys(portal.db, portal.keysFile, account.id, portal.clock()))
+    const org = c.get("org");
+    const keys: KeyName[] | null = org
+      ? (await listPartnerKeys(portal.db, portal.keysFile, org.id, portal.clock()))
           .filter((k) => k.status === "active")
           .map(({ label, first4, last4 }) => ({ label, first4, last4 }))
       : null;

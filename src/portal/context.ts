@@ -4,10 +4,12 @@ import { clientKey } from "../serve/admission/client-address.ts";
 import type { PortalDatabase } from "../db/database.ts";
 import type { Mailer } from "./mailer.ts";
 import type { Account } from "./store/accounts.ts";
+import type { MemberRole, Membership } from "./store/organisations.ts";
 import type { SessionLimits } from "./store/sessions.ts";
 import type { ThrottleRule } from "./store/throttle.ts";
 import type { Html, PageContext } from "./views/layout.ts";
 import { page } from "./views/layout.ts";
+import { html } from "hono/html";
 
 /** Everything the portal is made from. */
 export interface PortalOptions {
@@ -52,6 +54,8 @@ export type Portal = Required<PortalOptions>;
 export interface PortalEnv {
   Variables: {
     account: Account | null;
+    /** The organisation the session acts for, and the account's role in it; null when it is a member of none. */
+    org: Membership | null;
     sessionId: string | null;
     csrf: string;
     /** Whether cookies carry Secure and the __Host- prefix on this request. */
@@ -79,7 +83,14 @@ export function limitAddress(c: PortalContext): string {
 export function pageContext(c: PortalContext, portal: Portal): PageContext {
   const account = c.get("account");
   return {
-    account: account ? { email: account.email, partner: account.partner, operator: account.role === "admin" } : null,
+    account: account
+      ? {
+          email: account.email,
+          partner: account.partner,
+          operator: account.role === "admin",
+          role: c.get("org")?.role ?? null,
+        }
+      : null,
     csrf: c.get("csrf"),
     apiUrl: portal.apiUrl,
   };
@@ -108,6 +119,33 @@ export function accountOf(c: PortalContext): Account {
   if (!account) throw new Error("no account: the route is missing requireAccount");
   return account;
 }
+
+/** The organisation the signed-in account acts for; routes behind requireRole only. */
+export function orgOf(c: PortalContext): Membership {
+  const org = c.get("org");
+  if (!org) throw new Error("no organisation: the route is missing requireRole");
+  return org;
+}
+
+const noTeam = html`<p>
+  You are not a member of any organisation now. Ask an owner of your team to invite you again, or delete this account on
+  <a href="/account">its page</a>.
+</p>`;
+const notYourRole = html`<p>Your role in this organisation does not allow this. <a href="/">Start again</a>.</p>`;
+
+/**
+ * Middleware for the pages of an organisation: a signed-in member whose role is one of `roles` (anyone else signed in
+ * is answered 403, and nothing is done; no one signed in is sent to sign in).
+ */
+export const requireRole =
+  (portal: Portal, ...roles: MemberRole[]) =>
+  async (c: PortalContext, next: () => Promise<void>) => {
+    if (!c.get("account")) return c.redirect("/sign-in", 303);
+    const org = c.get("org");
+    if (!org) return render(c, portal, 403, "No organisation", noTeam);
+    if (!roles.includes(org.role)) return render(c, portal, 403, "Not allowed", notYourRole);
+    await next();
+  };
 
 /** Middleware for the operator pages: a 404 to anyone but an operator (they do not learn the pages exist). */
 export const requireOperator = async (c: PortalContext, next: () => Promise<void>) => {

@@ -102,6 +102,12 @@ export const CodeSchema = z.object({
 });
 /** Starting to set up two-factor sign-in: the current password. */
 export const TwoFactorSetupSchema = z.object({ current: password });
+const role = z.enum(["owner", "developer", "viewer"], "Pick a role");
+/** An owner's invitation of a member, and a member's new role. */
+export const InviteSchema = z.object({ email, role });
+export const RoleSchema = z.object({ role });
+/** An invited person's new account: the invitation's token (which proves the address) and a password. */
+export const InvitedSignUpSchema = z.object({ token: z.string().max(100), password: newPassword });
 
 /** Field name -> first message, for the fields of a form that failed. */
 export type FieldErrors = Partial<Record<string, string>>;

@@ -1,10 +1,11 @@
-// The API key dashboard's routes: list, create, rotate, revoke; a key ID not of the signed-in account is a 404. A new
+// The API key dashboard's routes: list, create, rotate, revoke, for an organisation's owners and developers (a viewer
+// is answered 403, and sent to the usage pages from the list); a key ID not of the session's organisation is a 404. A new
 // key is shown by POST, redirect, GET: the form's answer is a 303 to a page that shows the key once (key-reveals.ts),
 // so a reload shows that page again, which says the key was shown, and makes nothing.
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { accountOf, clientAddress, formOf, pageContext, render, renderTooMany, requireAccount } from "./context.ts";
+import { accountOf, clientAddress, formOf, orgOf, pageContext, render, renderTooMany, requireRole } from "./context.ts";
 import { GRACE_PERIODS, KeyNameSchema, RotateSchema, parseForm } from "./forms.ts";
 import { openReveal, recordReveal } from "./key-reveals.ts";
 import {
@@ -15,8 +16,9 @@ import {
   rotatePartnerKey,
   takeKeyChange,
 } from "./partner-keys.ts";
-import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
+import { organisationRecipients, recordSecurityEvent } from "./security-mail.ts";
 import type { SecurityEvent } from "./security-mail.ts";
+import { findAccount } from "./store/accounts.ts";
 import { keysUse } from "./usage-reads.ts";
 import { dashboard, keyAlreadyShown, keyShown, revokeForm, rotateForm } from "./views/key-pages.ts";
 
@@ -27,11 +29,11 @@ const tooMany = (minutes: number) =>
     minute${minutes === 1 ? "" : "s"}. <a href="/keys">Your keys</a>.
   </p>`;
 
-/** The signed-in account's keys. */
+/** The organisation's keys. */
 const keysOf = (portal: Portal, c: PortalContext) =>
-  listPartnerKeys(portal.db, portal.keysFile, accountOf(c).id, portal.clock());
+  listPartnerKeys(portal.db, portal.keysFile, orgOf(c).id, portal.clock());
 
-/** The signed-in account's live key named in the path, or undefined. */
+/** The organisation's live key named in the path, or undefined. */
 const liveKey = async (portal: Portal, c: PortalContext) =>
   (await keysOf(portal, c)).find((k) => k.id === c.req.param("id") && k.status === "active");
 
@@ -47,20 +49,24 @@ const showDashboard = async (
   return render(c, portal, status, "API keys", dashboard(pageContext(c, portal), keys, use, portal.keyLimit, form));
 };
 
-/** Records a change to a key on the signed-in account's trail, and mails the account (security-mail.ts). */
-const notify = (portal: Portal, c: PortalContext, what: SecurityEvent, detail: string) =>
+/**
+ * Records a change to a key on the organisation's trail, by the signed-in member, and mails the organisation's
+ * owners and that member (security-mail.ts).
+ */
+const notify = async (portal: Portal, c: PortalContext, what: SecurityEvent, detail: string) =>
   recordSecurityEvent(portal, {
-    accountId: accountOf(c).id,
-    recipients: securityRecipients(accountOf(c)),
+    accountId: orgOf(c).id,
+    recipients: await organisationRecipients(portal.db, orgOf(c).id, accountOf(c)),
     at: portal.clock(),
     address: clientAddress(c),
+    actor: accountOf(c).email,
     detail,
     what,
   });
 
-/** Takes a creation or rotation from the account's hourly limit: the refusal page, or null when taken. */
+/** Takes a creation or rotation from the organisation's hourly limit: the refusal page, or null when taken. */
 const limited = async (portal: Portal, c: PortalContext, title: string) => {
-  const wait = await takeKeyChange(portal.db, accountOf(c).id, portal.keyLimit, portal.clock());
+  const wait = await takeKeyChange(portal.db, orgOf(c).id, portal.keyLimit, portal.clock());
   return wait > 0 ? renderTooMany(c, portal, wait, title, tooMany(Math.ceil(wait / 60))) : null;
 };
 
@@ -73,8 +79,14 @@ const reveal = async (portal: Portal, c: PortalContext, keyId: string, key: stri
 
 /** Adds the key dashboard's routes to `app`. */
 export function registerKeyRoutes(app: Hono<PortalEnv>, portal: Portal): void {
-  app.use("/keys", requireAccount);
-  app.use("/keys/*", requireAccount);
+  const keyRoles = requireRole(portal, "owner", "developer");
+  app.use("/keys", async (c: PortalContext, next: () => Promise<void>) =>
+    c.req.method === "GET" && c.get("org")?.role === "viewer" ? c.redirect("/usage", 303) : keyRoles(c, next),
+  );
+  // A key's usage pages are every member's (usage-routes.ts); the rest is the keys'.
+  app.use("/keys/*", async (c: PortalContext, next: () => Promise<void>) =>
+    /^\/keys\/[^/]+\/usage(\.csv)?$/.test(c.req.path) ? next() : keyRoles(c, next),
+  );
   registerDashboard(app, portal);
   registerReveal(app, portal);
   registerRotation(app, portal);
@@ -103,13 +115,17 @@ function registerDashboard(app: Hono<PortalEnv>, portal: Portal): void {
     if (refused) return refused;
     let made;
     try {
+      // The organisation's founding account holds the rate and burst an operator set for its keys.
+      const founder = await findAccount(portal.db, orgOf(c).id);
+      const org = { id: orgOf(c).id, rate: founder?.rate ?? null, burst: founder?.burst ?? null };
       made = await createPartnerKey(
         portal.db,
         portal.keysFile,
-        accountOf(c),
+        org,
         form.data.name,
         portal.keyLimit,
         portal.clock(),
+        accountOf(c).id,
       );
     } catch (err) {
       if (err instanceof KeyLimitError)
@@ -162,7 +178,7 @@ function registerRotation(app: Hono<PortalEnv>, portal: Portal): void {
     const made = await rotatePartnerKey(
       portal.db,
       portal.keysFile,
-      accountOf(c).id,
+      orgOf(c).id,
       key.id,
       GRACE_PERIODS[form.data.grace],
       portal.clock(),
@@ -196,7 +212,7 @@ function registerRevocation(app: Hono<PortalEnv>, portal: Portal): void {
   });
   app.post("/keys/:id/revoke", async (c) => {
     const key = await liveKey(portal, c);
-    if (!key || !(await revokePartnerKey(portal.db, portal.keysFile, accountOf(c).id, key.id, portal.clock())))
+    if (!key || !(await revokePartnerKey(portal.db, portal.keysFile, orgOf(c).id, key.id, portal.clock())))
       return render(c, portal, 404, "Not found", notFound);
     await notify(portal, c, { event: "key.revoked", key }, `"${key.label}" (${key.first4}…${key.last4})`);
     return c.redirect("/keys?revoked=1", 303);

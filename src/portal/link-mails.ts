@@ -1,9 +1,10 @@
-// The mails with a link (verification, password reset, a new email), made when the outbox sends them: the account is
+// The mails with a link (verification, password reset, a new email, an invitation), made when the outbox sends them: the account is
 // looked up and the token issued then, so that the request that asked for one did the same work whatever the address.
 import type { PortalDatabase } from "../db/database.ts";
 import type { Mail } from "./mailer.ts";
 import { findAccount, findAccountByEmail } from "./store/accounts.ts";
 import type { OutboxRow } from "./store/outbox-rows.ts";
+import { issueInvitationToken } from "./store/invitations.ts";
 import { issueToken } from "./store/tokens.ts";
 
 /** The mail to an address that has an account, when someone signs up (or asks for a verification link) with it. */
@@ -57,6 +58,17 @@ export async function prepareMail(
         to: row.to,
         subject: "Confirm your new email address for the developer portal",
         text: `Open this link to make this your account's address (it works once, for 24 hours):\n\n${publicUrl}/email/confirm?token=${token}\n`,
+      };
+    }
+    case "invite": {
+      const issued = row.accountId === null ? null : await issueInvitationToken(db, row.accountId, now);
+      if (!issued) return null; // withdrawn or expired
+      const { token, invitation } = issued;
+      const days = Math.round((invitation.expires - now) / 86_400_000);
+      return {
+        to: invitation.email,
+        subject: `You are invited to ${invitation.orgName} on the developer portal`,
+        text: `${invitation.invitedBy} invited you to join ${invitation.orgName} as ${invitation.role}. Open this link to accept (it works once, for this address only, for ${days} days):\n\n${publicUrl}/invitations/accept?token=${token}\n\nIf you did not expect this, ignore this mail.\n`,
       };
     }
     case "mail":

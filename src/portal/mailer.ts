@@ -17,13 +17,15 @@ export interface Mail {
  * - `verify`: a link that confirms the account's address (none if it is confirmed by then); asked for by address (`to`,
  *   "send the link again"), to the account that has it: its link while unconfirmed, else a note that it has an account;
  * - `reset`: a link that sets a new password, to `to` if an account has that address (else nothing is sent);
- * - `email`: a link that makes `to` the account's address (none if another account has it by then).
+ * - `email`: a link that makes `to` the account's address (none if another account has it by then);
+ * - `invite`: the link of invitation `invitationId` (src/portal/store/invitations.ts), to `to` (none once expired).
  */
 export type LinkMail =
   | { link: "verify"; accountId: string }
   | { link: "verify"; to: string }
   | { link: "reset"; to: string }
-  | { link: "email"; accountId: string; to: string };
+  | { link: "email"; accountId: string; to: string }
+  | { link: "invite"; invitationId: string; to: string };
 
 /** What the routes send through: `send` resolves once the mail is queued; the outbox's sender sends it. */
 export interface Mailer {

@@ -18,12 +18,13 @@ import {
   setOneKeyLimits,
 } from "./operator-keys.ts";
 import { listPartnerKeys } from "./partner-keys.ts";
-import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
+import { organisationRecipients, recordSecurityEvent } from "./security-mail.ts";
 import type { SecurityEvent, SecurityNotice } from "./security-mail.ts";
 import { findAccount, findAccounts, listAccounts, updateAccount } from "./store/accounts.ts";
 import type { Account } from "./store/accounts.ts";
 import { listAllAudit, listAudit, recordAudit } from "./store/audit.ts";
 import type { AuditEvent } from "./store/audit.ts";
+import { listMembers, listMemberships } from "./store/organisations.ts";
 import { endAllSessions } from "./store/sessions.ts";
 import { keysUse, trafficWindow } from "./usage-reads.ts";
 import type { TrafficSpan } from "./usage-reads.ts";
@@ -71,14 +72,25 @@ const audit = (portal: Portal, c: PortalContext, accountId: string, event: Audit
     event,
     detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
     address: clientAddress(c),
+    actor: accountOf(c).email,
   });
 
-/** An operator's action on account `a`, recorded with the operator and their address, and mailed to `a`. */
-const notice = (portal: Portal, c: PortalContext, a: Account, what: SecurityEvent, detail: string): SecurityNotice => ({
+/**
+ * An operator's action on account `a` (and its organisation), recorded with the operator and their address, and
+ * mailed to `a` and the organisation's owners.
+ */
+const notice = async (
+  portal: Portal,
+  c: PortalContext,
+  a: Account,
+  what: SecurityEvent,
+  detail: string,
+): Promise<SecurityNotice> => ({
   accountId: a.id,
-  recipients: securityRecipients(a),
+  recipients: await organisationRecipients(portal.db, a.id, a),
   at: portal.clock(),
   address: clientAddress(c),
+  actor: accountOf(c).email,
   detail: `${detail}${detail ? " " : ""}by ${accountOf(c).email}`,
   what,
 });
@@ -98,7 +110,14 @@ const showAccount = async (
   const keys = await listPartnerKeys(portal.db, portal.keysFile, a.id, portal.clock());
   const use = await keysUse(portal.db, keys, portal.clock());
   const trail = await listAudit(portal.db, a.id);
-  return render(c, portal, status, a.email, operatorAccountPage(pageContext(c, portal), a, keys, use, trail, state));
+  const team = { members: await listMembers(portal.db, a.id), memberOf: await listMemberships(portal.db, a.id) };
+  return render(
+    c,
+    portal,
+    status,
+    a.email,
+    operatorAccountPage(pageContext(c, portal), a, keys, use, trail, team, state),
+  );
 };
 
 /** The page of the keys `npm run keys` made. */
@@ -197,7 +216,7 @@ function registerAccountPage(app: Hono<PortalEnv>, portal: Portal): void {
     // From pending only: of two approvals sent at once, one changes the account and mails the partner.
     await recordSecurityEvent(
       portal,
-      notice(portal, c, a, { event: "operator.approved", reason: note }, detail),
+      await notice(portal, c, a, { event: "operator.approved", reason: note }, detail),
       (tx) => moveStatus(tx, a.id, "pending", "active"),
     );
     return done(c, `/admin/accounts/${a.id}`, "approved");
@@ -222,8 +241,10 @@ function registerSuspension(app: Hono<PortalEnv>, portal: Portal): void {
     const keys = await setAccountSuspended(portal.keysFile, a.id, true, portal.clock());
     const detail = `${keys} key${keys === 1 ? "" : "s"} refused; reason: "${reason}"`;
     // From active only: of two suspensions sent at once, one changes the account and mails the partner.
-    await recordSecurityEvent(portal, notice(portal, c, a, { event: "operator.suspended", reason }, detail), (tx) =>
-      moveStatus(tx, a.id, "active", "suspended"),
+    await recordSecurityEvent(
+      portal,
+      await notice(portal, c, a, { event: "operator.suspended", reason }, detail),
+      (tx) => moveStatus(tx, a.id, "active", "suspended"),
     );
     await endAllSessions(portal.db, a.id);
     return done(c, `/admin/accounts/${a.id}`, "suspended");

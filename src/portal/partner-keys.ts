@@ -59,6 +59,8 @@ export interface PartnerKey {
   /** The key's own limits, when it has some (else the API's defaults apply). */
   rate?: number;
   burst?: number;
+  /** The email of the member who made it (when the portal still knows them). */
+  createdBy?: string;
 }
 
 /** The account already has as many live keys as it may. */
@@ -76,7 +78,11 @@ export async function listPartnerKeys(
   accountId: string,
   now: number,
 ): Promise<PartnerKey[]> {
-  const rows = await db.all("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created DESC, id", [accountId]);
+  const rows = await db.all(
+    `SELECT api_keys.*, accounts.email AS creator FROM api_keys LEFT JOIN accounts ON accounts.id = api_keys.created_by
+     WHERE api_keys.account_id = ? ORDER BY api_keys.created DESC, api_keys.id`,
+    [accountId],
+  );
   const records = new Map((await loadKeysFile(keysFile)).keys.map((k) => [k.name, k]));
   return rows.map((r) => partnerKey(r, records.get(String(r.file_name)), now));
 }
@@ -97,6 +103,7 @@ export function partnerKey(row: Row, record: KeyRecord | undefined, now: number)
     ...(grace ? { graceUntil: grace } : {}),
     ...(record?.rate !== undefined ? { rate: record.rate } : {}),
     ...(record?.burst !== undefined ? { burst: record.burst } : {}),
+    ...(typeof row.creator === "string" ? { createdBy: row.creator } : {}),
   };
 }
 
@@ -107,7 +114,8 @@ async function ownKey(db: PortalDatabase, accountId: string, keyId: string): Pro
 }
 
 /**
- * Makes a key for the account: counted against `limit` and added in one change of the keys file (under its lock, so
+ * Makes a key for the organisation `account` (its founding account's ID, rate and burst), by member `createdBy` (an
+ * account ID): counted against `limit` and added in one change of the keys file (under its lock, so
  * two creations at once cannot pass the limit), with the account's own rate and burst if an operator set them; then
  * labelled in the database. Returns the key: the only time it is seen.
  */
@@ -118,6 +126,7 @@ export async function createPartnerKey(
   label: string,
   limit: number,
   now: number,
+  createdBy: string = account.id,
 ): Promise<{ id: string; key: string }> {
   const accountId = account.id;
   const id = randomId(10);
@@ -133,8 +142,9 @@ export async function createPartnerKey(
   });
   try {
     await db.run(
-      "INSERT INTO api_keys (id, account_id, file_name, label, first4, last4, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      [id, accountId, name, label, key.slice(0, 4), key.slice(-4), now],
+      `INSERT INTO api_keys (id, account_id, file_name, label, first4, last4, created, created_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, accountId, name, label, key.slice(0, 4), key.slice(-4), now, createdBy],
     );
   } catch (err) {
     await revokeKey(keysFile, name, new Date(now)); // a key with no owner in the portal must not work

@@ -2,12 +2,13 @@
 // old key stops working. Each event is written with its line on the account's trail and its mails to the outbox in
 // the transaction of the change itself (or right after a change made outside the database: the keys file), so that
 // a change that fails sends nothing and a change made once sends one mail to each recipient.
-import type { Queries } from "../db/database.ts";
+import type { PortalDatabase, Queries } from "../db/database.ts";
 import { first } from "../db/database.ts";
 import { graceUntil, loadKeysFile } from "../keys/keys-file.ts";
 import type { Portal } from "./context.ts";
 import { queueMail } from "./store/outbox-rows.ts";
 import { recordAudit } from "./store/audit.ts";
+import { listMembers } from "./store/organisations.ts";
 
 /** A key as a mail names it: its label and its first and last 4 characters, never more. */
 interface KeyNote {
@@ -36,6 +37,8 @@ export interface SecurityNotice {
   address: string;
   /** The trail's line. */
   detail: string;
+  /** Who did it (a member's email), for the trail; default the account's own. */
+  actor?: string;
   what: SecurityEvent;
   /** An ID that makes the event happen once: recorded again, it writes and sends nothing (the trail's row ID). */
   once?: string;
@@ -47,11 +50,21 @@ const GRACE_NOTICE_MS = 24 * 3600_000;
 /** How often the portal looks for grace periods ending within GRACE_NOTICE_MS, ms. */
 export const GRACE_CHECK_MS = 10 * 60_000;
 
-/**
- * Who is told of a change to an account: today an account is one person, its address. (With members, the owners
- * and the member who acted.)
- */
+/** Who is told of a change to a person's own sign-in (password, email, two-factor): that person. */
 export const securityRecipients = (account: { email: string }): string[] => [account.email];
+
+/**
+ * Who is told of a change to an organisation (its keys, an operator's decision): its owners, and the member who acted
+ * (`actor`), if not one of them.
+ */
+export async function organisationRecipients(
+  db: PortalDatabase,
+  orgId: string,
+  actor?: { email: string },
+): Promise<string[]> {
+  const owners = (await listMembers(db, orgId)).filter((m) => m.role === "owner").map((m) => m.email);
+  return [...new Set(actor ? [...owners, actor.email] : owners)];
+}
 
 const utc = (at: number) => `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 const keyText = (k: { first4: string; last4: string }) => `${k.first4}…${k.last4}`;
@@ -166,7 +179,13 @@ export async function recordSecurityEvent(
   const mail = renderSecurityMail(notice, portal.publicUrl());
   const done = await portal.db.transaction(async (tx) => {
     if (!(await change(tx))) return false;
-    const entry = { at: notice.at, event: notice.what.event, detail: notice.detail, address: notice.address };
+    const entry = {
+      at: notice.at,
+      event: notice.what.event,
+      detail: notice.detail,
+      address: notice.address,
+      ...(notice.actor !== undefined ? { actor: notice.actor } : {}),
+    };
     if (!(await recordAudit(tx, notice.accountId, entry, notice.once))) return false; // recorded before
     for (const to of new Set(notice.recipients)) await queueMail(tx, { to, ...mail }, notice.at);
     return true;
@@ -200,7 +219,7 @@ export async function mailGraceEndings(
     const key = { label: String(row.label), first4: String(row.first4), last4: String(row.last4) };
     const notice: SecurityNotice = {
       accountId: String(row.account_id),
-      recipients: securityRecipients({ email: String(row.email) }),
+      recipients: await organisationRecipients(portal.db, String(row.account_id)),
       at: now,
       address: "",
       detail: `"${key.label}": the old key is refused from ${utc(Date.parse(until))}`,

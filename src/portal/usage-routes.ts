@@ -3,7 +3,7 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { accountOf, render, requireAccount, requireOperator } from "./context.ts";
+import { orgOf, render, requireOperator, requireRole } from "./context.ts";
 import type { PartnerKey } from "./partner-keys.ts";
 import { listPartnerKeys } from "./partner-keys.ts";
 import { findAccount } from "./store/accounts.ts";
@@ -100,15 +100,20 @@ export function registerUsageRoutes(app: Hono<PortalEnv>, portal: Portal): void 
     app.get(`${route}.csv`, guard, (c) => handle(c, true));
   };
 
-  const mine = { href: "/keys", text: "Back to your keys" };
-  const noSuchKey = html`<p>You have no such key. <a href="/keys">Your keys</a>.</p>`;
-  serve("/usage", requireAccount, noSuchKey, async (c) => ({
-    found: await allKeys(accountOf(c).id, "every key of your account", mine, "usage-all-keys"),
+  // A viewer has no keys page: their way back is to the usage of every key.
+  const mine = (c: PortalContext) =>
+    orgOf(c).role === "viewer"
+      ? { href: "/usage", text: "Usage of every key" }
+      : { href: "/keys", text: "Back to your keys" };
+  const noSuchKey = html`<p>You have no such key. <a href="/usage">Usage of your keys</a>.</p>`;
+  const member = requireRole(portal, "owner", "developer", "viewer");
+  serve("/usage", member, noSuchKey, async (c) => ({
+    found: await allKeys(orgOf(c).id, "every key of your account", mine(c), "usage-all-keys"),
     path: "/usage",
   }));
-  serve("/keys/:id/usage", requireAccount, noSuchKey, async (c) => {
+  serve("/keys/:id/usage", member, noSuchKey, async (c) => {
     const id = c.req.param("id") ?? "";
-    return { found: await oneKey(accountOf(c).id, id, mine), path: `/keys/${id}/usage` };
+    return { found: await oneKey(orgOf(c).id, id, mine(c)), path: `/keys/${id}/usage` };
   });
 
   // The operator's: requireOperator answers anyone else with a 404 (they do not learn the pages exist).

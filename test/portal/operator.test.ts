@@ -115,7 +115,10 @@ describe("operator pages", () => {
     expect((await smtp.waitForMail("wait@example.test", /approved/)).body).toContain(`${portal.url}/sign-in`);
     expect((await signIn(partner, "wait@example.test")).url).toBe("/keys");
     const page = await operator.get(`/admin/accounts/${id}`);
-    expect(trailText(page.text)).toMatch(/operator\.approved by op@example\.test<\/td>\s*<td>127\.0\.0\.1</);
+    // The trail names the operator who did it (issue 36: every event names who did it).
+    expect(trailText(page.text)).toMatch(
+      /operator\.approved by op@example\.test<\/td>\s*<td class="who">op@example\.test<\/td>\s*<td>127\.0\.0\.1</,
+    );
     // Approving twice, or an account that does not exist: nothing to do.
     expect((await operator.post(`/admin/accounts/${id}/approve`, {})).status).toBe(404);
     expect((await operator.post(`/admin/accounts/nosuchaccount/approve`, {})).status).toBe(404);

@@ -103,15 +103,16 @@ describe.each(backends)("the portal database on $name", ({ name, url }) => {
   it("expires sessions when idle and at their absolute limit, and ends them all", async () => {
     const account = await createAccount(db, { email: "s@example.test", partner: "S", password: "h" }, now);
     const limits = { idleMs: 1000, absoluteMs: 200_000 };
-    const id = await createSession(db, account!.id, now);
-    expect(await resumeSession(db, id, now + 999, limits)).toBe(account!.id);
+    const id = await createSession(db, account!.id, now, account!.id);
+    expect(await resumeSession(db, id, now + 999, limits)).toEqual({ accountId: account!.id, orgId: account!.id });
     expect(await resumeSession(db, id, now + 999 + 1000, limits)).toBeNull();
-    const long = await createSession(db, account!.id, now);
+    const long = await createSession(db, account!.id, now, account!.id);
     const few = { idleMs: 100_000, absoluteMs: 150_000 };
-    for (let t = now; t < now + 150_000; t += 60_000) expect(await resumeSession(db, long, t, few)).toBe(account!.id);
+    for (let t = now; t < now + 150_000; t += 60_000)
+      expect((await resumeSession(db, long, t, few))?.accountId).toBe(account!.id);
     expect(await resumeSession(db, long, now + 150_000, few)).toBeNull();
-    const a = await createSession(db, account!.id, now);
-    const b = await createSession(db, account!.id, now);
+    const a = await createSession(db, account!.id, now, account!.id);
+    const b = await createSession(db, account!.id, now, account!.id);
     await endAllSessions(db, account!.id);
     expect([await resumeSession(db, a, now, limits), await resumeSession(db, b, now, limits)]).toEqual([null, null]);
     expect(await db.all("SELECT id_hash FROM sessions WHERE id_hash = ?", [a])).toEqual([]); // stored hashed
@@ -162,7 +163,7 @@ describe.each(backends)("the portal database on $name", ({ name, url }) => {
     await recordAudit(db, id, { at: now, event: "signin", detail: "", address: "192.0.2.1" });
     await recordAudit(db, id, { at: now + 1, event: "key.created", detail: `"x" (abcd…wxyz)`, address: "::1" });
     expect((await listAudit(db, id)).map((e) => e.event)).toEqual(["key.created", "signin"]);
-    await createSession(db, id, now);
+    await createSession(db, id, now, id);
     await deleteAccount(db, id);
     expect(await listAudit(db, id)).toEqual([]);
     expect(await db.all("SELECT * FROM sessions WHERE account_id = ?", [id])).toEqual([]);

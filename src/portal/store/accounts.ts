@@ -2,6 +2,7 @@
 import { first } from "../../db/database.ts";
 import type { PortalDatabase, Queries, Row } from "../../db/database.ts";
 import { randomId } from "../secrets.ts";
+import { ownOrganisation } from "./organisations.ts";
 
 /** An account as the portal uses it. */
 export interface Account {
@@ -39,19 +40,33 @@ const toAccount = (r: Row): Account => ({
 /** Emails compare without case (the domain part is case-insensitive, and no real mailbox differs by case). */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
-/** Makes an account (`pending` approval, or `active`: the default); null when the email is taken. */
+/**
+ * Makes an account (`pending` approval, or `active`: the default), the owner of an organisation of its own named after
+ * its partner unless `team` is false (an invited person, who joins another); null when the email is taken.
+ */
 export async function createAccount(
   db: PortalDatabase,
-  fields: { email: string; partner: string; password: string; status?: "active" | "pending" },
+  fields: { email: string; partner: string; password: string; status?: "active" | "pending"; verified?: number },
   now: number,
+  team = true,
 ): Promise<Account | null> {
   const id = randomId();
   const rows = await db.all(
-    `INSERT INTO accounts (id, email, partner, password, status, created) VALUES (?, ?, ?, ?, ?, ?)
+    `INSERT INTO accounts (id, email, partner, password, verified, status, created) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (email) DO NOTHING RETURNING *`,
-    [id, normalizeEmail(fields.email), fields.partner, fields.password, fields.status ?? "active", now],
+    [
+      id,
+      normalizeEmail(fields.email),
+      fields.partner,
+      fields.password,
+      fields.verified ?? null,
+      fields.status ?? "active",
+      now,
+    ],
   );
-  return rows[0] ? toAccount(rows[0]) : null;
+  if (!rows[0]) return null;
+  if (team) await db.batch(ownOrganisation(id, fields.partner, now));
+  return toAccount(rows[0]);
 }
 
 /** The account with this email, if any. */
@@ -99,14 +114,31 @@ export async function listAccounts(db: PortalDatabase, limit: number, offset = 0
   return rows.map(toAccount);
 }
 
-/** Removes an account and everything the portal holds about it (its keys must have been revoked first). */
+/**
+ * Removes an account and everything the portal holds about it, its own organisation with it (its keys must have been
+ * revoked first, and no one else may be a member of it: see holdsATeam), and its memberships of others.
+ */
 export async function deleteAccount(db: PortalDatabase, id: string): Promise<void> {
   await db.batch(
-    ["sessions", "tokens", "api_keys", "audit", "signin_devices", "totp_factors", "recovery_codes", "signin_challenges"]
+    [
+      "sessions",
+      "tokens",
+      "api_keys",
+      "audit",
+      "signin_devices",
+      "totp_factors",
+      "recovery_codes",
+      "signin_challenges",
+      "members",
+    ]
       .map((table) => ({
         sql: `DELETE FROM ${table} WHERE account_id = ?`,
         params: [id],
       }))
-      .concat({ sql: "DELETE FROM accounts WHERE id = ?", params: [id] }),
+      .concat(
+        ["members", "invitations"].map((table) => ({ sql: `DELETE FROM ${table} WHERE org_id = ?`, params: [id] })),
+        { sql: "DELETE FROM organisations WHERE id = ?", params: [id] },
+        { sql: "DELETE FROM accounts WHERE id = ?", params: [id] },
+      ),
   );
 }

@@ -1,5 +1,5 @@
-// The audit trail: what happened to an account (sign-ins, keys, passwords, operator actions), when, and from which
-// client address; the partner sees their own, the operator everyone's.
+// The audit trail: what happened to an account or organisation (sign-ins, keys, members, passwords, operator
+// actions), who did it, when, and from which client address; the partner sees their own, the operator everyone's.
 import type { PortalDatabase, Queries } from "../../db/database.ts";
 import { randomId } from "../secrets.ts";
 
@@ -22,6 +22,12 @@ export type AuditEvent =
   | "key.rotated"
   | "key.revoked"
   | "key.grace_ending"
+  | "member.invited"
+  | "member.invitation_withdrawn"
+  | "member.joined"
+  | "member.role_changed"
+  | "member.removed"
+  | "member.left"
   | "operator.approved"
   | "operator.suspended"
   | "operator.reinstated"
@@ -34,6 +40,11 @@ export interface AuditEntry {
   event: AuditEvent;
   detail: string;
   address: string;
+  /**
+   * The email of whoever did it: a member of the organisation, an operator. Left out when recording, it is the
+   * account's own (an event of a person on their own account: a sign-in, a new password).
+   */
+  actor?: string;
 }
 
 /**
@@ -42,9 +53,10 @@ export interface AuditEntry {
  */
 export async function recordAudit(db: Queries, accountId: string, entry: AuditEntry, id?: string): Promise<boolean> {
   const changed = await db.run(
-    `INSERT INTO audit (id, account_id, at, event, detail, address) VALUES (?, ?, ?, ?, ?, ?)
+    `INSERT INTO audit (id, account_id, at, event, detail, address, actor)
+     VALUES (?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT email FROM accounts WHERE id = ?), ''))
      ON CONFLICT (id) DO NOTHING`,
-    [id ?? randomId(16), accountId, entry.at, entry.event, entry.detail, entry.address],
+    [id ?? randomId(16), accountId, entry.at, entry.event, entry.detail, entry.address, entry.actor ?? null, accountId],
   );
   return changed > 0;
 }
@@ -52,7 +64,7 @@ export async function recordAudit(db: Queries, accountId: string, entry: AuditEn
 /** An account's latest events, newest first (at most `limit`, default 100). */
 export async function listAudit(db: PortalDatabase, accountId: string, limit = 100): Promise<AuditEntry[]> {
   const rows = await db.all(
-    "SELECT at, event, detail, address FROM audit WHERE account_id = ? ORDER BY at DESC LIMIT ?",
+    "SELECT at, event, detail, address, actor FROM audit WHERE account_id = ? ORDER BY at DESC LIMIT ?",
     [accountId, limit],
   );
   return rows.map((r) => ({
@@ -60,6 +72,7 @@ export async function listAudit(db: PortalDatabase, accountId: string, limit = 1
     event: String(r.event) as AuditEvent,
     detail: String(r.detail),
     address: String(r.address),
+    actor: String(r.actor),
   }));
 }
 
@@ -72,7 +85,7 @@ export interface AccountAuditEntry extends AuditEntry {
 /** Every account's events, newest first: `limit` of them after the first `offset` (a page). */
 export async function listAllAudit(db: PortalDatabase, limit: number, offset = 0): Promise<AccountAuditEntry[]> {
   const rows = await db.all(
-    `SELECT audit.at, audit.event, audit.detail, audit.address, audit.account_id, accounts.email
+    `SELECT audit.at, audit.event, audit.detail, audit.address, audit.actor, audit.account_id, accounts.email
      FROM audit JOIN accounts ON accounts.id = audit.account_id
      ORDER BY audit.at DESC, audit.id LIMIT ? OFFSET ?`,
     [limit, offset],
@@ -82,6 +95,7 @@ export async function listAllAudit(db: PortalDatabase, limit: number, offset = 0
     event: String(r.event) as AuditEvent,
     detail: String(r.detail),
     address: String(r.address),
+    actor: String(r.actor),
     accountId: String(r.account_id),
     email: String(r.email),
   }));

@@ -10,20 +10,27 @@ export interface OutboxRow {
   /** `mail` (subject and text given), or the kind of link mail. */
   kind: "mail" | LinkMail["link"];
   to: string;
+  /** The account a link mail is about (an `invite`: the invitation's ID). */
   accountId: string | null;
   subject: string;
   text: string;
   attempts: number;
 }
 
-const KINDS: readonly OutboxRow["kind"][] = ["mail", "verify", "reset", "email"];
+const KINDS: readonly OutboxRow["kind"][] = ["mail", "verify", "reset", "email", "invite"];
 
 /** Queues `mail`, due at once (in the caller's transaction, when `db` is one); returns its ID. */
 export async function queueMail(db: Queries, mail: Mail | LinkMail, now: number): Promise<string> {
   const id = randomId(16);
   const [kind, to, accountId, subject, text] =
     "link" in mail
-      ? [mail.link, "to" in mail ? mail.to : "", "accountId" in mail ? mail.accountId : null, "", ""]
+      ? [
+          mail.link,
+          "to" in mail ? mail.to : "",
+          "accountId" in mail ? mail.accountId : "invitationId" in mail ? mail.invitationId : null,
+          "",
+          "",
+        ]
       : ["mail", mail.to, null, mail.subject, mail.text];
   await db.run(
     `INSERT INTO outbox (id, kind, recipient, account_id, subject, body, queued, next_at, attempts, claimed_until)

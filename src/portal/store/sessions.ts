@@ -8,27 +8,41 @@ export type SessionLimits = { idleMs: number; absoluteMs: number };
 /** `seen` is written at most this often, ms, so that a page view is not always a write. */
 const SEEN_RESOLUTION_MS = 60_000;
 
-/** Starts a session for `accountId`; returns the ID for the cookie (never stored). */
-export async function createSession(db: PortalDatabase, accountId: string, now: number): Promise<string> {
+/** Starts a session for `accountId` acting for organisation `orgId` (null: none); returns the ID for the cookie. */
+export async function createSession(
+  db: PortalDatabase,
+  accountId: string,
+  now: number,
+  orgId: string | null,
+): Promise<string> {
   const id = randomToken();
-  await db.run("INSERT INTO sessions (id_hash, account_id, created, seen) VALUES (?, ?, ?, ?)", [
+  await db.run("INSERT INTO sessions (id_hash, account_id, created, seen, org_id) VALUES (?, ?, ?, ?, ?)", [
     hashSecret(id),
     accountId,
     now,
     now,
+    orgId,
   ]);
   return id;
 }
 
-/** The account ID of a live session, refreshing its idle time; null (and the session ended) once it has expired. */
+/** Makes session `id` act for organisation `orgId` (one its account is a member of: the caller checks). */
+export async function switchSession(db: PortalDatabase, id: string, orgId: string): Promise<void> {
+  await db.run("UPDATE sessions SET org_id = ? WHERE id_hash = ?", [orgId, hashSecret(id)]);
+}
+
+/**
+ * The account ID and organisation of a live session, refreshing its idle time; null (and the session ended) once it
+ * has expired.
+ */
 export async function resumeSession(
   db: PortalDatabase,
   id: string,
   now: number,
   limits: SessionLimits,
-): Promise<string | null> {
+): Promise<{ accountId: string; orgId: string | null } | null> {
   const hash = hashSecret(id);
-  const row = (await db.all("SELECT account_id, created, seen FROM sessions WHERE id_hash = ?", [hash]))[0];
+  const row = (await db.all("SELECT account_id, org_id, created, seen FROM sessions WHERE id_hash = ?", [hash]))[0];
   if (!row) return null;
   if (now - Number(row.seen) >= limits.idleMs || now - Number(row.created) >= limits.absoluteMs) {
     await db.run("DELETE FROM sessions WHERE id_hash = ?", [hash]);
@@ -36,7 +50,7 @@ export async function resumeSession(
   }
   if (now - Number(row.seen) >= SEEN_RESOLUTION_MS)
     await db.run("UPDATE sessions SET seen = ? WHERE id_hash = ?", [now, hash]);
-  return String(row.account_id);
+  return { accountId: String(row.account_id), orgId: row.org_id === null ? null : String(row.org_id) };
 }
 
 /** Ends one session. */

@@ -28,6 +28,7 @@ export function auditTable(entries: (AuditEntry | AccountAuditEntry)[], caption:
         <th scope="col">When</th>
         ${accounts ? html`<th scope="col">Account</th>` : ""}
         <th scope="col">What</th>
+        <th scope="col">By</th>
         <th scope="col">From</th>
       </tr>
     </thead>
@@ -38,6 +39,7 @@ export function auditTable(entries: (AuditEntry | AccountAuditEntry)[], caption:
             <td>${when(e.at)}</td>
             ${accounts && "email" in e ? html`<td class="who"><a href="/admin/accounts/${e.accountId}">${e.email}</a></td>` : ""}
             <td>${breakAfter(e.event, /(?<=\.)/)}${e.detail ? html` <span class="detail">${e.detail}</span>` : ""}</td>
+            <td class="who">${e.actor ? breakAfter(e.actor, /(?<=@)/) : "—"}</td>
             <td>${breakAfter(e.address, /(?<=:)/)}</td>
           </tr>`,
       )}

@@ -41,6 +41,8 @@ function keyItem(key: PartnerKey, use: KeyUse | undefined): Html {
       <dd class="status-${key.status}">${status}</dd>
       <dt>Created</dt>
       <dd>${when(key.created)}</dd>
+      <dt>Made by</dt>
+      <dd>${key.createdBy ?? "a former member"}</dd>
       ${
         key.rotated
           ? html`<dt>Rotated</dt>

@@ -6,7 +6,8 @@ export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /** What every page knows: who is signed in (if anyone), the form token, the API's URL. */
 export interface PageContext {
-  account: { email: string; partner: string; operator: boolean } | null;
+  /** `role`: in the organisation the session acts for (null: none). */
+  account: { email: string; partner: string; operator: boolean; role: "owner" | "developer" | "viewer" | null } | null;
   csrf: string;
   apiUrl: string;
 }
@@ -21,9 +22,10 @@ export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_
 export function page(ctx: PageContext, title: string, body: Html): Html {
   const nav = ctx.account
     ? html`<nav aria-label="Portal">
-        <a href="/keys">API keys</a>
-        <a href="/usage">Usage</a>
+        ${ctx.account.role === "owner" || ctx.account.role === "developer" ? html`<a href="/keys">API keys</a>` : ""}
+        ${ctx.account.role ? html`<a href="/usage">Usage</a>` : ""}
         <a href="/console">Console</a>
+        ${ctx.account.role ? html`<a href="/team">Team</a>` : ""}
         <a href="/account">Account</a>
         ${ctx.account.operator ? html`<a href="/admin/accounts">Operator</a>` : ""}
         <a href="${ctx.apiUrl}/docs">API docs</a>

@@ -8,6 +8,7 @@ import type { Account } from "../store/accounts.ts";
 import type { AccountAuditEntry, AuditEntry } from "../store/audit.ts";
 import { TRAFFIC_SPANS } from "../usage-reads.ts";
 import type { KeyUse, TrafficSpan } from "../usage-reads.ts";
+import type { Member, Membership } from "../store/organisations.ts";
 import { auditTable } from "./audit-table.ts";
 import { lastUseText, limitsText } from "./key-pages.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
@@ -163,6 +164,48 @@ function keyItem(ctx: PageContext, name: string, label: string, details: Html, l
   </li>`;
 }
 
+/**
+ * The account's organisation (its own, with its ID): its members and their roles; and the organisations the account is
+ * a member of.
+ */
+function teamSection(a: Account, team: { members: Member[]; memberOf: Membership[] }): Html {
+  return html`<h2>Its organisation's members</h2>
+    ${
+      team.members.length
+        ? html`<table>
+            <caption class="hint">
+              The members of the organisation ${a.partner}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Member</th>
+                <th scope="col">Role</th>
+                <th scope="col">Joined</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${team.members.map(
+                (m) =>
+                  html`<tr>
+                    <td class="who"><a href="/admin/accounts/${m.accountId}">${m.email}</a></td>
+                    <td>${m.role}</td>
+                    <td>${when(m.created)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : html`<p>It has no organisation of its own.</p>`
+    }
+    <h2>Organisations it is a member of</h2>
+    ${
+      team.memberOf.length
+        ? html`<ul>
+            ${team.memberOf.map((m) => html`<li><a href="/admin/accounts/${m.id}">${m.name}</a> as ${m.role}</li>`)}
+          </ul>`
+        : html`<p>None.</p>`
+    }`;
+}
+
 /** One account: its state, the buttons that change it, its limits, its keys and its trail. */
 export function operatorAccountPage(
   ctx: PageContext,
@@ -170,6 +213,7 @@ export function operatorAccountPage(
   keys: PartnerKey[],
   use: Map<string, KeyUse>,
   audit: AuditEntry[],
+  team: { members: Member[]; memberOf: Membership[] },
   state: OperatorForms = {},
 ): Html {
   const button = (what: string, text: string) =>
@@ -198,7 +242,7 @@ export function operatorAccountPage(
     ${a.status === "active" ? suspendForm(ctx, a, state) : ""}
     <h2>Limits of every key of the account</h2>
     <p class="hint">Set on each of its keys now, and on the keys it makes later.</p>
-    ${limitsForm(ctx, `/admin/accounts/${a.id}/limits`, "account", "every key", state)}
+    ${limitsForm(ctx, `/admin/accounts/${a.id}/limits`, "account", "every key", state)} ${teamSection(a, team)}
     <h2>Its keys</h2>
     <p><a href="/admin/accounts/${a.id}/usage">Usage of every key of the account</a></p>
     ${
@@ -213,6 +257,8 @@ export function operatorAccountPage(
                   <dd><code>${k.first4}…${k.last4}</code></dd>
                   <dt>Status</dt>
                   <dd class="status-${k.status}">${k.status}</dd>
+                  <dt>Made by</dt>
+                  <dd>${k.createdBy ?? "a former member"}</dd>
                   <dt>Last used</dt>
                   <dd>${lastUseText(use.get(k.id))}</dd>
                   <dt>Usage</dt>

@@ -1,0 +1,258 @@
+// The team's routes: the team page, an owner's invitations, role changes and removals, a member leaving or acting for
+// another of their organisations; and an invitation's link, accepted signed in as its address or by making an account
+// for it. Roles are checked here on every request (requireRole), and a member ID from a path is looked up only in the
+// session's organisation: another organisation's is a 404.
+import type { Hono } from "hono";
+import { html } from "hono/html";
+import { startSession, textFields } from "./account-access.ts";
+import type { Portal, PortalContext, PortalEnv } from "./context.ts";
+import {
+  accountOf,
+  clientAddress,
+  fieldOf,
+  formOf,
+  limitAddress,
+  orgOf,
+  pageContext,
+  render,
+  requireAccount,
+  requireRole,
+} from "./context.ts";
+import { InviteSchema, InvitedSignUpSchema, RoleSchema, parseForm } from "./forms.ts";
+import { takeMailLimits, tooManyMails } from "./mail-limits.ts";
+import { hashPassword } from "./passwords.ts";
+import { clearSessionCookie } from "./session-cookies.ts";
+import { createAccount, findAccountByEmail, normalizeEmail } from "./store/accounts.ts";
+import { listAudit, recordAudit } from "./store/audit.ts";
+import type { AuditEvent } from "./store/audit.ts";
+import {
+  cancelInvitation,
+  consumeInvitation,
+  createInvitation,
+  listInvitations,
+  peekInvitation,
+} from "./store/invitations.ts";
+import { addMember, changeMember, findMembership, listMembers, listMemberships } from "./store/organisations.ts";
+import type { MemberChange } from "./store/organisations.ts";
+import { switchSession } from "./store/sessions.ts";
+import { deadLink } from "./views/auth-pages.ts";
+import {
+  acceptPage,
+  invitedSignUpPage,
+  memberTeamPage,
+  otherAddress,
+  ownerTeamPage,
+  signInFirst,
+} from "./views/team-pages.ts";
+import type { TeamForms } from "./views/team-pages.ts";
+
+const MESSAGES: Record<string, string> = {
+  invited: "The invitation is sent.",
+  withdrawn: "The invitation is withdrawn.",
+  role: "The role is changed.",
+  removed: "The member is removed, and signed out.",
+};
+const noMember = html`<p>There is no such member of your organisation. <a href="/team">Your team</a>.</p>`;
+const lastOwner = "An organisation keeps at least one owner: make another member an owner first.";
+/** A member ID as the portal makes them (account IDs). */
+const MEMBER_ID = /^[a-z0-9]{1,40}$/;
+
+/** The team page, as the session's role sees it. */
+const show = async (portal: Portal, c: PortalContext, status: 200 | 400 | 403 | 409 | 429, state: TeamForms = {}) => {
+  const org = orgOf(c);
+  const account = accountOf(c);
+  const all = await listMemberships(portal.db, account.id);
+  const ctx = pageContext(c, portal);
+  if (org.role !== "owner") return render(c, portal, status, "Team", memberTeamPage(ctx, org, all, state));
+  const view = {
+    org,
+    all,
+    you: account.id,
+    members: await listMembers(portal.db, org.id),
+    invitations: await listInvitations(portal.db, org.id, portal.clock()),
+    trail: await listAudit(portal.db, org.id),
+  };
+  return render(c, portal, status, "Team", ownerTeamPage(ctx, view, state));
+};
+
+/** Records an event on the organisation's trail, by the signed-in member. */
+const audit = (portal: Portal, c: PortalContext, orgId: string, event: AuditEvent, detail: string) =>
+  recordAudit(portal.db, orgId, {
+    at: portal.clock(),
+    event,
+    detail,
+    address: clientAddress(c),
+    actor: accountOf(c).email,
+  });
+
+/** The answer to a change of membership that was not made. */
+const refused = (portal: Portal, c: PortalContext, change: Exclude<MemberChange, "done">) =>
+  change === "no-member"
+    ? render(c, portal, 404, "Not found", noMember)
+    : change === "last-owner"
+      ? show(portal, c, 409, { problem: lastOwner })
+      : render(c, portal, 403, "Not allowed", html`<p>Only an owner may do this. <a href="/team">Your team</a>.</p>`);
+
+/** Adds the team's and the invitations' routes to `app`. */
+export function registerTeamRoutes(app: Hono<PortalEnv>, portal: Portal): void {
+  app.use("/team", requireRole(portal, "owner", "developer", "viewer"));
+  app.use("/team/switch", requireAccount);
+  const owners = requireRole(portal, "owner");
+  app.use("/team/invite", owners);
+  app.use("/team/members/*", owners);
+  app.use("/team/invitations/*", owners);
+  app.use("/team/leave", requireRole(portal, "owner", "developer", "viewer"));
+  app.get("/team", (c) => show(portal, c, 200, { message: MESSAGES[c.req.query("done") ?? ""] }));
+  registerInvitation(app, portal);
+  registerMemberChanges(app, portal);
+  registerAcceptance(app, portal);
+}
+
+/** An owner's invitation by email (within the mail limits), and its withdrawal. */
+function registerInvitation(app: Hono<PortalEnv>, portal: Portal): void {
+  app.post("/team/invite", async (c) => {
+    const body = textFields(await formOf(c));
+    const form = parseForm(InviteSchema, body);
+    if (!form.ok) return show(portal, c, 400, { values: body, errors: form.errors });
+    const org = orgOf(c);
+    const email = normalizeEmail(form.data.email);
+    if ((await listMembers(portal.db, org.id)).some((m) => m.email === email))
+      return show(portal, c, 400, { values: body, errors: { email: `${email} is a member already` } });
+    const wait = await takeMailLimits(portal, { address: limitAddress(c), to: email, account: accountOf(c).id });
+    if (wait) {
+      c.header("Retry-After", String(wait));
+      return show(portal, c, 429, { values: body, errors: { email: tooManyMails(wait) } });
+    }
+    const fields = { orgId: org.id, email, role: form.data.role, invitedBy: accountOf(c).email };
+    const id = await createInvitation(portal.db, fields, portal.clock());
+    await portal.mailer.send({ link: "invite", invitationId: id, to: email });
+    await audit(portal, c, org.id, "member.invited", `${email} as ${form.data.role}`);
+    return c.redirect("/team?done=invited", 303);
+  });
+  app.post("/team/invitations/:id/withdraw", async (c) => {
+    const id = c.req.param("id");
+    if (!/^[a-z0-9]{16}$/.test(id) || !(await cancelInvitation(portal.db, orgOf(c).id, id)))
+      return render(c, portal, 404, "Not found", noMember);
+    await audit(portal, c, orgOf(c).id, "member.invitation_withdrawn", "");
+    return c.redirect("/team?done=withdrawn", 303);
+  });
+}
+
+/** An owner's change of a member's role or removal; a member leaving; acting for another organisation. */
+function registerMemberChanges(app: Hono<PortalEnv>, portal: Portal): void {
+  const target = async (c: PortalContext) => {
+    const id = c.req.param("id") ?? "";
+    if (!MEMBER_ID.test(id)) return null;
+    return (await listMembers(portal.db, orgOf(c).id)).find((m) => m.accountId === id) ?? null;
+  };
+  app.post("/team/members/:id/role", async (c) => {
+    const member = await target(c);
+    if (!member) return render(c, portal, 404, "Not found", noMember);
+    const form = parseForm(RoleSchema, await formOf(c));
+    if (!form.ok) return show(portal, c, 400, { problem: form.errors.role });
+    const change = await changeMember(portal.db, orgOf(c).id, member.accountId, accountOf(c).id, form.data.role);
+    if (change !== "done") return refused(portal, c, change);
+    await audit(portal, c, orgOf(c).id, "member.role_changed", `${member.email}: ${member.role} -> ${form.data.role}`);
+    return c.redirect(member.accountId === accountOf(c).id ? "/" : "/team?done=role", 303);
+  });
+  app.post("/team/members/:id/remove", async (c) => {
+    const member = await target(c);
+    if (!member) return render(c, portal, 404, "Not found", noMember);
+    const change = await changeMember(portal.db, orgOf(c).id, member.accountId, accountOf(c).id, null);
+    if (change !== "done") return refused(portal, c, change);
+    await audit(portal, c, orgOf(c).id, "member.removed", `${member.email} (${member.role})`);
+    if (member.accountId !== accountOf(c).id) return c.redirect("/team?done=removed", 303);
+    clearSessionCookie(c, c.get("secureCookies"));
+    return c.redirect("/sign-in?signed-out=1", 303);
+  });
+  app.post("/team/leave", async (c) => {
+    const org = orgOf(c);
+    const change = await changeMember(portal.db, org.id, accountOf(c).id, accountOf(c).id, null);
+    if (change !== "done") return refused(portal, c, change);
+    await audit(portal, c, org.id, "member.left", org.role);
+    // This session acted for the organisation left: it ended with the membership.
+    clearSessionCookie(c, c.get("secureCookies"));
+    c.set("account", null);
+    return render(
+      c,
+      portal,
+      200,
+      "You left",
+      html`<p role="status">You are no longer a member of ${org.name}. <a href="/sign-in">Sign in</a> again.</p>`,
+    );
+  });
+  app.post("/team/switch", async (c) => {
+    const org = await findMembership(portal.db, await fieldOf(c, "org"), accountOf(c).id);
+    if (!org) return render(c, portal, 404, "Not found", html`<p>You are not a member of such an organisation.</p>`);
+    await switchSession(portal.db, c.get("sessionId")!, org.id);
+    return c.redirect("/", 303);
+  });
+}
+
+/** An invitation's link: accepted signed in as its address, or by making an account for the address. */
+function registerAcceptance(app: Hono<PortalEnv>, portal: Portal): void {
+  const ctx = (c: PortalContext) => pageContext(c, portal);
+  app.get("/invitations/accept", async (c) => {
+    const token = c.req.query("token") ?? "";
+    const inv = await peekInvitation(portal.db, token, portal.clock());
+    if (!inv) return render(c, portal, 404, "Link expired", deadLink);
+    const account = c.get("account");
+    if (account)
+      return account.email === inv.email
+        ? render(c, portal, 200, "Join a team", acceptPage(ctx(c), inv, token))
+        : render(c, portal, 403, "Another address", otherAddress);
+    if (await findAccountByEmail(portal.db, inv.email))
+      return render(c, portal, 200, "Sign in to join", signInFirst(inv));
+    return render(c, portal, 200, "Join a team", invitedSignUpPage(ctx(c), inv, token));
+  });
+
+  app.post("/invitations/accept", requireAccount, async (c) => {
+    const token = await fieldOf(c, "token");
+    const account = accountOf(c);
+    const now = portal.clock();
+    const inv = await peekInvitation(portal.db, token, now);
+    if (inv && inv.email !== account.email) return render(c, portal, 403, "Another address", otherAddress);
+    const used = await consumeInvitation(portal.db, token, account.email, now);
+    if (!used) return render(c, portal, 404, "Link expired", deadLink);
+    await addMember(portal.db, used.orgId, account.id, used.role, now);
+    await switchSession(portal.db, c.get("sessionId")!, used.orgId);
+    await audit(portal, c, used.orgId, "member.joined", used.role);
+    return c.redirect("/", 303);
+  });
+
+  app.post("/invitations/sign-up", async (c) => {
+    const body = textFields(await formOf(c));
+    const now = portal.clock();
+    const inv = await peekInvitation(portal.db, body.token ?? "", now);
+    if (!inv) return render(c, portal, 404, "Link expired", deadLink);
+    const form = parseForm(InvitedSignUpSchema, body);
+    if (!form.ok)
+      return render(c, portal, 400, "Join a team", invitedSignUpPage(ctx(c), inv, body.token ?? "", form.errors));
+    if (await findAccountByEmail(portal.db, inv.email))
+      return render(c, portal, 200, "Sign in to join", signInFirst(inv));
+    const password = await hashPassword(form.data.password);
+    const used = await consumeInvitation(portal.db, form.data.token, inv.email, portal.clock());
+    if (!used) return render(c, portal, 404, "Link expired", deadLink);
+    // The link proves the address; the account is the organisation's member only (no organisation of its own, which an
+    // operator would approve), active as the organisation is.
+    const fields = { email: inv.email, partner: inv.orgName, password, verified: now, status: "active" as const };
+    const account = await createAccount(portal.db, fields, now, false);
+    if (!account) return render(c, portal, 200, "Sign in to join", signInFirst(inv));
+    await recordAudit(portal.db, account.id, {
+      at: now,
+      event: "account.created",
+      detail: "",
+      address: clientAddress(c),
+    });
+    await addMember(portal.db, used.orgId, account.id, used.role, now);
+    await startSession(c, portal, account, "signin", "", used.orgId);
+    await recordAudit(portal.db, used.orgId, {
+      at: now,
+      event: "member.joined",
+      detail: used.role,
+      address: clientAddress(c),
+      actor: account.email,
+    });
+    return c.redirect("/", 303);
+  });
+}
