@@ -1,6 +1,7 @@
 // The mail limits under requests sent at once, over real HTTP with a real SMTP server, on SQLite and PostgreSQL (the
 // counts live in the database): 30 sign-ups for an existing address, 30 resets, 30 new-email requests of one account,
-// each sent together, deliver at most the limit's 5 mails; the rest are 429.
+// 30 "send the link again" for one address, 30 invitations from one owner, each sent together, deliver at most the
+// limit's 5 mails; the rest are 429.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_MAIL_LIMITS } from "../../src/portal/mail-limits.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
@@ -96,6 +97,37 @@ describe.each(bothDatabases(() => postgres))("mail limits, requests sent at once
       expect(statuses).toEqual(expected);
       const links = Array.from({ length: AT_ONCE }, (_, i) => mailsTo(to(i), /Confirm your new email/));
       expect(links.reduce((a, b) => a + b)).toBe(LIMIT);
+    },
+    CASE_MS,
+  );
+
+  it(
+    "30 'send the link again' at once for one unconfirmed address send it 5 links",
+    async () => {
+      portal.clock.now += 2 * HOUR;
+      const email = `resend-${name}@example.test`.toLowerCase();
+      const first = new PortalClient(portal.url);
+      await first.get("/sign-up");
+      await first.post("/sign-up", { email, password: "a long password", partner: "P" });
+      portal.clock.now += 2 * HOUR; // the sign-up's own link is out of the window
+      const before = mailsTo(email, /Confirm your email/);
+      expect(await atOnce("/sign-up/resend", "/sign-up", () => ({ email }))).toEqual(expected);
+      expect(mailsTo(email, /Confirm your email/) - before).toBe(LIMIT);
+    },
+    CASE_MS,
+  );
+
+  it(
+    "30 invitations at once from one owner send 5, whatever the addresses",
+    async () => {
+      portal.clock.now += 2 * HOUR;
+      const owner = new PortalClient(portal.url);
+      await signUpAndVerify(owner, smtp, { email: `inviter-${name}@example.test`.toLowerCase() }); // signed in
+      const to = (i: number) => `invited-${name}-${i}@example.test`.toLowerCase();
+      const statuses = await atOnce("/team/invite", "/team", (i) => ({ email: to(i), role: "viewer" }), owner);
+      expect(statuses).toEqual(expected);
+      const sent = Array.from({ length: AT_ONCE }, (_, i) => smtp.mails().filter((m) => m.to === to(i)).length);
+      expect(sent.reduce((a, b) => a + b)).toBe(LIMIT);
     },
     CASE_MS,
   );
