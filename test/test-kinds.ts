@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 /** Names whose presence in a test file means it starts a process, a server, a daemon or a browser. */
 const STARTERS = [
   /\bstart[A-Z]\w*\(/, // startTestApi, startTestPortal, startRedis, startPostgres, startSmtpServer, startNginx...
+  /\bwithPostgresAndSmtp\(/, // PostgreSQL and the SMTP sink for a file's tests
   /\bspawn\w*\(/,
   /\bexec(File)?(Sync)?\(/,
   /\bfork\(/,

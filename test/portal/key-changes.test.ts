@@ -5,11 +5,10 @@
 import { readFile, stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEEP_REVOKED_MS, loadKeysFile } from "../../src/keys/keys-file.ts";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
-import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 /** The key a page shows, if it shows one. */
@@ -24,13 +23,7 @@ const password = "correct horse battery";
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-});
-afterAll(async () => {
-  await postgres?.stop();
-  await smtp?.stop();
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 describe.each(bothDatabases(() => postgres))("the key dashboard under attack, on $name", ({ name, url }) => {
   let portal: TestPortal;

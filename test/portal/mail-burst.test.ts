@@ -6,9 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_MAIL_LIMITS } from "../../src/portal/mail-limits.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
-import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const HOUR = 3600_000;
@@ -19,12 +18,7 @@ const CASE_MS = 60_000;
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-});
-afterAll(async () => {
-  await Promise.all([postgres?.stop(), smtp?.stop()]);
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 describe.each(bothDatabases(() => postgres))("mail limits, requests sent at once, on $name", ({ name, url }) => {
   let portal: TestPortal;

@@ -2,7 +2,10 @@
 import { startPostgresIn } from "../../scripts/lib/postgres-server.ts";
 import type { PostgresServer } from "../../scripts/lib/postgres-server.ts";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { freePort, tempDir } from "../helpers/fixture.ts";
+import { startSmtpServer } from "./smtp-server.ts";
+import type { SmtpServer } from "./smtp-server.ts";
 
 export type { PostgresServer };
 
@@ -20,4 +23,20 @@ export function bothDatabases(server: () => PostgresServer) {
     { name: "SQLite", url: async () => join(await tempDir("fsa-db-"), "portal.db") },
     { name: "PostgreSQL", url: () => Promise.resolve(server().url) },
   ];
+}
+
+/**
+ * Starts PostgreSQL and the SMTP sink before the test file's tests (`set` hands them to the file) and stops them after:
+ * what the portal's tests on both databases share.
+ */
+export function withPostgresAndSmtp(set: (postgres: PostgresServer, smtp: SmtpServer) => void): void {
+  let postgres: PostgresServer | undefined;
+  let smtp: SmtpServer | undefined;
+  beforeAll(async () => {
+    [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
+    set(postgres, smtp);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([postgres?.stop(), smtp?.stop()]);
+  });
 }

@@ -4,11 +4,11 @@
 // request sent twice at once mails once; a change refused mails nothing; a rotated key's old key ending within 24 hours
 // is mailed once, and not again after the portal restarts (an injected clock).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
-import { linkIn, startSmtpServer } from "./smtp-server.ts";
+import { linkIn } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 /** The key a page shows, if it shows one. */
@@ -24,13 +24,7 @@ const whenLine = (at: number) => `When: ${new Date(at).toISOString().slice(0, 16
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-});
-afterAll(async () => {
-  await postgres?.stop();
-  await smtp?.stop();
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 /** The mails received to `to` whose subject matches. */
 const mailsTo = (to: string, subject: RegExp) => smtp.mails().filter((m) => m.to === to && subject.test(m.subject));

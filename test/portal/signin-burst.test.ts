@@ -9,9 +9,8 @@ import { createAccount, findAccountByEmail, updateAccount } from "../../src/port
 import { DEFAULT_THROTTLE } from "../../src/portal/store/throttle.ts";
 import { PortalClient, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
-import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const HOUR = 3600_000;
@@ -23,13 +22,7 @@ const SLOW = 120_000;
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-}, 120_000);
-afterAll(async () => {
-  await postgres?.stop();
-  await smtp?.stop();
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 /** A verified, active account made in the database (its password hashed as sign-up hashes it). */
 async function makeAccount(portal: TestPortal, email: string, password = PASSWORD, hash?: string) {

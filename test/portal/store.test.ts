@@ -17,20 +17,13 @@ import { createSession, endAllSessions, resumeSession } from "../../src/portal/s
 import { lockedFor, takeAttempt } from "../../src/portal/store/throttle.ts";
 import { consumeToken, issueToken, peekToken } from "../../src/portal/store/tokens.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
-import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-});
-afterAll(async () => {
-  await postgres?.stop();
-  await smtp?.stop();
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 const backends = bothDatabases(() => postgres);
 

@@ -10,24 +10,18 @@ import { openDatabase } from "../../src/db/database.ts";
 import { MIGRATIONS, migrate } from "../../src/db/migrations.ts";
 import { loadKeysFile } from "../../src/keys/keys-file.ts";
 import { INVITATION_LIFETIME_MS } from "../../src/portal/store/invitations.ts";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
-import { linkIn, startSmtpServer } from "./smtp-server.ts";
+import { linkIn } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const password = "correct horse battery";
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-});
-afterAll(async () => {
-  await postgres?.stop();
-  await smtp?.stop();
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 /** The path and query of the invitation link last mailed to `email`. */
 const inviteLink = async (email: string) => {

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_THROTTLE } from "../../src/portal/store/throttle.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
-import { linkIn, startSmtpServer } from "./smtp-server.ts";
+import { linkIn } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
 const PASSWORD = "correct horse battery";
@@ -21,13 +21,7 @@ const SLOW = 120_000;
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-}, 120_000);
-afterAll(async () => {
-  await postgres?.stop();
-  await smtp?.stop();
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 /** The code of `secret` at `at`, as an authenticator app shows it. */
 const codeAt = (secret: string, at: number) =>

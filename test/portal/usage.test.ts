@@ -14,11 +14,10 @@ import type { Usage } from "../../src/usage/hand-over.ts";
 import { DAY_MS } from "../../src/usage/store.ts";
 import { startTestApi, T0 } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
-import { bothDatabases, startPostgres } from "./postgres-server.ts";
+import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { Page, TestPortal } from "./portal-client.ts";
-import { startSmtpServer } from "./smtp-server.ts";
 import { tableRows as captionRows, usageTable } from "./usage-table.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 
@@ -42,13 +41,7 @@ function parseCsv(text: string, delimiter = ","): string[][] {
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
-beforeAll(async () => {
-  [postgres, smtp] = await Promise.all([startPostgres(), startSmtpServer()]);
-});
-afterAll(async () => {
-  await postgres?.stop();
-  await smtp?.stop();
-});
+withPostgresAndSmtp((p, s) => ([postgres, smtp] = [p, s]));
 
 const backends = bothDatabases(() => postgres);
 
