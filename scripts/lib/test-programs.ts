@@ -39,6 +39,19 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
     why: "caches in front of a server (deploy/varnish)",
     paths: ["/usr/sbin/varnishd"],
   },
+  {
+    name: "ngx_http_cache_purge_module.so",
+    debian: "libnginx-mod-http-cache-purge",
+    why: "removes a changed key's held check from deploy/nginx's cache when the API pushes the change",
+    paths: ["/usr/lib/nginx/modules/ngx_http_cache_purge_module.so"],
+    file: true,
+  },
+  {
+    name: "haproxy",
+    debian: "haproxy",
+    why: "checks keys and caches in front of a server (deploy/haproxy)",
+    paths: ["/usr/sbin/haproxy"],
+  },
   { name: "varnishadm", debian: "varnish", why: "bans cached responses in the Varnish test" },
   {
     name: "libvmod_vsthrottle.so",
