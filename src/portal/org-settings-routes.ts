@@ -91,7 +91,8 @@ export function registerOrgSettingsRoutes(app: Hono<PortalEnv>, portal: Portal):
     const form = parseForm(RequireTwoFactorSchema, await formOf(c));
     if (!form.ok) return show(portal, c, 400, { problem: "Tick the box, or leave it empty, and save." });
     const on = form.data.require === "on";
-    if (on && !(await hasSecondFactor(portal.db, accountOf(c).id))) return show(portal, c, 409, { problem: YOURS_FIRST });
+    if (on && !(await hasSecondFactor(portal.db, accountOf(c).id)))
+      return show(portal, c, 409, { problem: YOURS_FIRST });
     const org = orgOf(c);
     const what = { event: "org.two_factor_required" as const, org: org.name, on };
     const change = (tx: Queries) => requireTwoFactor(tx, org.id, on);

@@ -76,9 +76,11 @@ describe.each(bothDatabases(() => postgres))("organisation settings and required
   };
   /** The requirement as stored. */
   const stored = async (orgName: string) =>
-    Number((await portal.db.all("SELECT require_two_factor FROM organisations WHERE name = ?", [orgName]))[0]?.[
-      "require_two_factor"
-    ]);
+    Number(
+      (await portal.db.all("SELECT require_two_factor FROM organisations WHERE name = ?", [orgName]))[0]?.[
+        "require_two_factor"
+      ],
+    );
   /** The addresses mailed with a subject that matches, sorted (one entry per mail). */
   const mailed = (subject: RegExp) =>
     smtp
@@ -237,6 +239,8 @@ describe.each(bothDatabases(() => postgres))("organisation settings and required
     // Each on the trail, naming who did it.
     const trail = (await owner1.get("/team")).text;
     expect(trail).toMatch(new RegExp(`org\\.<wbr />renamed[\\s\\S]*?<td class="who">${esc(o1.split("@")[0]!)}@`));
-    expect(trail).toMatch(new RegExp(`org\\.<wbr />two_factor_required[\\s\\S]*?<td class="who">${esc(o1.split("@")[0]!)}@`));
+    expect(trail).toMatch(
+      new RegExp(`org\\.<wbr />two_factor_required[\\s\\S]*?<td class="who">${esc(o1.split("@")[0]!)}@`),
+    );
   });
 });

@@ -154,11 +154,10 @@ export async function renameOrganisation(db: Queries, orgId: string, name: strin
  */
 export async function requireTwoFactor(db: Queries, orgId: string, on: boolean): Promise<boolean> {
   const value = on ? 1 : 0;
-  const changed = await db.run("UPDATE organisations SET require_two_factor = ? WHERE id = ? AND require_two_factor <> ?", [
-    value,
-    orgId,
-    value,
-  ]);
+  const changed = await db.run(
+    "UPDATE organisations SET require_two_factor = ? WHERE id = ? AND require_two_factor <> ?",
+    [value, orgId, value],
+  );
   return changed > 0;
 }
 

@@ -26,17 +26,21 @@ export interface OrgSettingsForms {
 /** Who has not set two-factor sign-in up, and whether the owner has. */
 function whoHasIt(view: OrgSettingsView): Html {
   return html`<p>
-      ${view.youHaveIt
-        ? "You sign in with two factors."
-        : html`You do not sign in with two factors yet: <a href="/account/two-factor">set it up</a> before you require
-            it of everyone.`}
+      ${
+        view.youHaveIt
+          ? "You sign in with two factors."
+          : html`You do not sign in with two factors yet: <a href="/account/two-factor">set it up</a> before you require
+              it of everyone.`
+      }
     </p>
-    ${view.without.length
-      ? html`<p>Members without two-factor sign-in now:</p>
-          <ul>
-            ${view.without.map((email) => html`<li>${email}</li>`)}
-          </ul>`
-      : html`<p>Every member signs in with two factors.</p>`}`;
+    ${
+      view.without.length
+        ? html`<p>Members without two-factor sign-in now:</p>
+            <ul>
+              ${view.without.map((email) => html`<li>${email}</li>`)}
+            </ul>`
+        : html`<p>Every member signs in with two factors.</p>`
+    }`;
 }
 
 /** The settings page. */
@@ -45,8 +49,8 @@ export function orgSettingsPage(ctx: PageContext, view: OrgSettingsView, state: 
   const required = view.org.requiresTwoFactor;
   return html`${notice(state.message)}${notice(state.problem, "alert")}
     <p>
-      The settings of <strong>${view.org.name}</strong>. Each change is mailed to its owners and kept in its activity
-      on the <a href="/team">team page</a>.
+      The settings of <strong>${view.org.name}</strong>. Each change is mailed to its owners and kept in its activity on
+      the <a href="/team">team page</a>.
     </p>
     <h2>Name</h2>
     <form method="post" action="/team/settings/name" novalidate>
@@ -57,8 +61,8 @@ export function orgSettingsPage(ctx: PageContext, view: OrgSettingsView, state: 
     <h2>Two-factor sign-in</h2>
     <p>
       Two-factor sign-in is <strong>${required ? "required" : "not required"}</strong> of every member. When it is, a
-      member without it is sent to set it up (an authenticator app) before any other page of the portal, from their
-      next request on.
+      member without it is sent to set it up (an authenticator app) before any other page of the portal, from their next
+      request on.
     </p>
     ${whoHasIt(view)}
     <form method="post" action="/team/settings/two-factor">
