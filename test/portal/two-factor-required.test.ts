@@ -4,7 +4,7 @@
 // with it required, a developer without two-factor is sent to set it up from every page (302 for a GET, 303 for a
 // POST, whose key is not made) until they do; the requirement follows the organisation the session acts for; and an
 // invitation, a member joining, a role change, a removal, a rename and the requirement each mail exactly the owners,
-// the member who acted and the member concerned, once.
+// the member who acted and the member concerned, once (a removal or a setting sent twice at once: one mail each).
 import { randomBytes } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -221,14 +221,16 @@ describe.each(bothDatabases(() => postgres))("organisation settings and required
     expect(body).toContain(`The role of ${viewerEmail} in ${org} was changed from viewer to developer.`);
     expect(body).toContain(`By: ${o2}`);
     await owner2.get("/team");
-    expect((await owner2.post(`/team/members/${viewerId}/remove`, {})).url).toBe("/team?done=removed");
+    // Sent twice at once: one removes and mails; the other finds no such member (404).
+    const removals = await Promise.all([1, 2].map(() => owner2.post(`/team/members/${viewerId}/remove`, {})));
+    expect(removals.map((r) => r.status).sort()).toEqual([200, 404]);
     expect(about(`${viewerEmail} was removed from ${org}`)).toEqual([o1, o2, viewerEmail].sort());
 
     // The settings, by the first owner: the owners.
     await setUpTotp(owner1);
     await owner1.get("/team/settings");
-    await owner1.post("/team/settings/two-factor", { require: "on" });
-    await owner1.post("/team/settings/two-factor", { require: "on" }); // the same again: no second mail
+    // Sent twice at once: one changes it and mails; the other finds it so already.
+    await Promise.all([1, 2].map(() => owner1.post("/team/settings/two-factor", { require: "on" })));
     expect(about(`${org} now requires two-factor sign-in`)).toEqual([o1, o2].sort());
     await owner1.post("/team/settings/two-factor", {});
     expect(about(`${org} no longer requires two-factor sign-in`)).toEqual([o1, o2].sort());
