@@ -279,6 +279,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX signin_challenges_account ON signin_challenges (account_id)`,
     ],
   },
+  // Version 11 is the passkeys'. Version 12 touches only the organisations of 9 (a database may take 11 after it).
+  {
+    version: 12,
+    name: "organisation settings: requiring two-factor sign-in of every member",
+    statements: [
+      // 1: every member must sign in with two factors (store/two-factor.ts hasSecondFactor) to use the portal for it.
+      `ALTER TABLE organisations ADD COLUMN require_two_factor INTEGER NOT NULL DEFAULT 0`,
+    ],
+  },
 ];
 
 /** Migration 8's statements for one usage table (`table`, counted by `period`): made again with the route in its key. */

@@ -18,11 +18,13 @@ import { pageContext, render } from "./context.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
 import { DEFAULT_MAIL_LIMITS } from "./mail-limits.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
+import { registerOrgSettingsRoutes } from "./org-settings-routes.ts";
 import { registerResetRoutes } from "./reset-routes.ts";
 import { registerCodeStepRoutes, useCodeStepGate } from "./signin-code-routes.ts";
 import { registerSignInRoutes } from "./signin-routes.ts";
 import { registerSignUpRoutes } from "./signup-routes.ts";
 import { registerTwoFactorRoutes } from "./two-factor-routes.ts";
+import { useTwoFactorRequirement } from "./two-factor-requirement.ts";
 import { registerTeamRoutes } from "./team-routes.ts";
 import { registerUsageRoutes } from "./usage-routes.ts";
 import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
@@ -74,6 +76,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   app.get("/favicon.ico", (c) => c.body(FAVICON, 200, { "Content-Type": "image/x-icon" }));
   useSessions(app, portal);
   useCodeStepGate(app, portal);
+  useTwoFactorRequirement(app, portal);
   useCsrfChecks(app, portal);
 
   app.get("/", (c) => {
@@ -88,6 +91,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   registerAccountRoutes(app, portal);
   registerTwoFactorRoutes(app, portal);
   registerTeamRoutes(app, portal);
+  registerOrgSettingsRoutes(app, portal);
   registerOperatorRoutes(app, portal);
   registerUsageRoutes(app, portal);
   registerConsoleRoutes(app, portal);

@@ -106,6 +106,9 @@ const role = z.enum(["owner", "developer", "viewer"], "Pick a role");
 /** An owner's invitation of a member, and a member's new role. */
 export const InviteSchema = z.object({ email, role });
 export const RoleSchema = z.object({ role });
+/** An organisation's settings: its name; whether two-factor sign-in is required of every member (a box: on or absent). */
+export const OrgNameSchema = z.object({ name: text("Name", 100) });
+export const RequireTwoFactorSchema = z.object({ require: z.literal("on").optional() });
 /** An invited person's new account: the invitation's token (which proves the address) and a password. */
 export const InvitedSignUpSchema = z.object({ token: z.string().max(100), password: newPassword });
 

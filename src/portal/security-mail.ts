@@ -1,7 +1,8 @@
-// Security mail: the account is told when its keys, password, email or standing change, and before a rotated key's
-// old key stops working. Each event is written with its line on the account's trail and its mails to the outbox in
-// the transaction of the change itself (or right after a change made outside the database: the keys file), so that
-// a change that fails sends nothing and a change made once sends one mail to each recipient.
+// Security mail: the account (or organisation) is told when its keys, password, email, standing, members or settings
+// change, and before a rotated key's old key stops working. Each event is written with its line on the account's trail
+// and its mails to the outbox in the transaction of the change itself (or right after a change made outside the
+// database: the keys file), so that a change that fails sends nothing and a change made once sends one mail to each
+// recipient.
 import type { PortalDatabase, Queries } from "../db/database.ts";
 import { first } from "../db/database.ts";
 import { graceUntil, loadKeysFile } from "../keys/keys-file.ts";
@@ -9,6 +10,7 @@ import type { Portal } from "./context.ts";
 import { queueMail } from "./store/outbox-rows.ts";
 import { recordAudit } from "./store/audit.ts";
 import { listMembers } from "./store/organisations.ts";
+import type { MemberRole } from "./store/organisations.ts";
 
 /** A key as a mail names it: its label and its first and last 4 characters, never more. */
 interface KeyNote {
@@ -25,7 +27,11 @@ export type SecurityEvent =
   | { event: "password.changed" | "password.reset" }
   | { event: "twofactor.enabled" | "twofactor.disabled" | "twofactor.codes_renewed" }
   | { event: "email.changed"; from: string; to: string }
-  | { event: "operator.approved" | "operator.suspended"; reason: string };
+  | { event: "operator.approved" | "operator.suspended"; reason: string }
+  | { event: "member.invited" | "member.joined" | "member.removed"; org: string; email: string; role: MemberRole }
+  | { event: "member.role_changed"; org: string; email: string; from: MemberRole; to: MemberRole }
+  | { event: "org.renamed"; from: string; to: string }
+  | { event: "org.two_factor_required"; org: string; on: boolean };
 
 /** An event on an account: its mails and its line on the trail. */
 export interface SecurityNotice {
@@ -54,8 +60,8 @@ export const GRACE_CHECK_MS = 10 * 60_000;
 export const securityRecipients = (account: { email: string }): string[] => [account.email];
 
 /**
- * Who is told of a change to an organisation (its keys, an operator's decision): its owners, and the member who acted
- * (`actor`), if not one of them.
+ * Who is told of a change to an organisation (its keys, members and settings, an operator's decision): its owners, and
+ * the member who acted (`actor`), if not one of them.
  */
 export async function organisationRecipients(
   db: PortalDatabase,
@@ -69,9 +75,60 @@ export async function organisationRecipients(
 const utc = (at: number) => `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 const keyText = (k: { first4: string; last4: string }) => `${k.first4}…${k.last4}`;
 
+/** The mail's subject and what it says happened, of an event of an organisation's members or settings. */
+function describeTeam(what: Extract<SecurityEvent, { event: `member.${string}` | `org.${string}` }>) {
+  switch (what.event) {
+    case "member.invited":
+      return {
+        subject: `A member was invited to ${what.org} on the developer portal`,
+        text: `${what.email} was invited to join ${what.org} as ${what.role} on the developer portal.`,
+      };
+    case "member.joined":
+      return {
+        subject: `${what.email} joined ${what.org} on the developer portal`,
+        text: `${what.email} accepted an invitation and joined ${what.org} as ${what.role} on the developer portal.`,
+      };
+    case "member.removed":
+      return {
+        subject: `${what.email} was removed from ${what.org} on the developer portal`,
+        text: `${what.email} (${what.role}) was removed from ${what.org}: their sessions for it are ended, and they can no longer see its keys or usage.`,
+      };
+    case "member.role_changed":
+      return {
+        subject: `A member's role in ${what.org} was changed on the developer portal`,
+        text: `The role of ${what.email} in ${what.org} was changed from ${what.from} to ${what.to}.`,
+      };
+    case "org.renamed":
+      return {
+        subject: `${what.from} is now named ${what.to} on the developer portal`,
+        text: `The organisation ${what.from} was renamed ${what.to} on the developer portal.`,
+      };
+    case "org.two_factor_required":
+      return what.on
+        ? {
+            subject: `${what.org} now requires two-factor sign-in of every member`,
+            text: `${what.org} now requires two-factor sign-in of every member: a member without it is sent to set it up before any other page of the portal.`,
+          }
+        : {
+            subject: `${what.org} no longer requires two-factor sign-in`,
+            text: `${what.org} no longer requires two-factor sign-in of its members: each member chooses whether to use it.`,
+          };
+  }
+}
+
+/** Whether the event is one of an organisation's members or settings (described by describeTeam). */
+const ofTeam = (what: SecurityEvent) => what.event.startsWith("member.") || what.event.startsWith("org.");
+
 /** The mail's subject and what it says happened. */
 function describe(what: SecurityEvent, publicUrl: string): { subject: string; text: string } {
   switch (what.event) {
+    case "member.invited":
+    case "member.joined":
+    case "member.removed":
+    case "member.role_changed":
+    case "org.renamed":
+    case "org.two_factor_required":
+      return describeTeam(what);
     case "key.created":
       return {
         subject: "A new API key was made on your developer portal account",
@@ -150,6 +207,12 @@ function describe(what: SecurityEvent, publicUrl: string): { subject: string; te
 function advice(what: SecurityEvent, publicUrl: string): string {
   if (what.event === "operator.approved" || what.event === "operator.suspended")
     return "If you have a question about this, reply to this mail.";
+  if (ofTeam(what))
+    return (
+      "If this was expected, there is nothing to do. If not, tell an owner of the organisation (an owner can undo it " +
+      `at ${publicUrl}/team); if no owner did it, someone else can sign in to an owner's account: reset your ` +
+      `password at ${publicUrl}/reset at once, and tell the portal's operator.`
+    );
   const mine = what.event === "key.grace_ending" ? "If you rotated this key" : "If this was you";
   return (
     `${mine}, there is nothing to do. If it was not, someone else can sign in to your account: reset your ` +
@@ -163,7 +226,8 @@ function renderSecurityMail(notice: SecurityNotice, publicUrl: string): { subjec
   const { subject, text } = describe(notice.what, publicUrl);
   const byOperator = notice.what.event.startsWith("operator.");
   const from = byOperator || !notice.address ? "" : `From: ${notice.address} (the address the change was made from)\n`;
-  return { subject, text: `${text}\n\nWhen: ${utc(notice.at)}\n${from}\n${advice(notice.what, publicUrl)}\n` };
+  const by = ofTeam(notice.what) && notice.actor ? `By: ${notice.actor}\n` : "";
+  return { subject, text: `${text}\n\nWhen: ${utc(notice.at)}\n${by}${from}\n${advice(notice.what, publicUrl)}\n` };
 }
 
 /**

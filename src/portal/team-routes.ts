@@ -1,7 +1,8 @@
 // The team's routes: the team page, an owner's invitations, role changes and removals, a member leaving or acting for
 // another of their organisations; and an invitation's link, accepted signed in as its address or by making an account
 // for it. Roles are checked here on every request (requireRole), and a member ID from a path is looked up only in the
-// session's organisation: another organisation's is a 404.
+// session's organisation: another organisation's is a 404. An invitation, a member joining, a removal and a role
+// change are mailed to the owners, the member who acted and the member concerned, in the transaction of the change.
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import { startSession, textFields } from "./account-access.ts";
@@ -21,6 +22,9 @@ import {
 import { InviteSchema, InvitedSignUpSchema, RoleSchema, parseForm } from "./forms.ts";
 import { takeMailLimits, tooManyMails } from "./mail-limits.ts";
 import { hashPassword } from "./passwords.ts";
+import { randomId } from "./secrets.ts";
+import { organisationRecipients, recordSecurityEvent } from "./security-mail.ts";
+import type { SecurityEvent } from "./security-mail.ts";
 import { clearSessionCookie } from "./session-cookies.ts";
 import { createAccount, findAccountByEmail, normalizeEmail } from "./store/accounts.ts";
 import { listAudit, recordAudit } from "./store/audit.ts";
@@ -32,8 +36,16 @@ import {
   listInvitations,
   peekInvitation,
 } from "./store/invitations.ts";
-import { addMember, changeMember, findMembership, listMembers, listMemberships } from "./store/organisations.ts";
-import type { MemberChange } from "./store/organisations.ts";
+import {
+  addMember,
+  changeMember,
+  changeMemberIn,
+  findMembership,
+  listMembers,
+  listMemberships,
+} from "./store/organisations.ts";
+import type { Member, MemberChange, MemberRole } from "./store/organisations.ts";
+import type { Queries } from "../db/database.ts";
 import { switchSession } from "./store/sessions.ts";
 import { deadLink } from "./views/auth-pages.ts";
 import {
@@ -45,6 +57,8 @@ import {
   signInFirst,
 } from "./views/team-pages.ts";
 import type { TeamForms } from "./views/team-pages.ts";
+import type { Account } from "./store/accounts.ts";
+import type { Invitation } from "./store/invitations.ts";
 
 const MESSAGES: Record<string, string> = {
   invited: "The invitation is sent.",
@@ -85,8 +99,33 @@ const audit = (portal: Portal, c: PortalContext, orgId: string, event: AuditEven
     actor: accountOf(c).email,
   });
 
+/**
+ * Records a member event of organisation `orgId`, done by `actor` (the signed-in member, or the one joining), on its
+ * trail, mailed to its owners, `actor` and `also` (the member concerned), in one transaction with `change` (see
+ * recordSecurityEvent): whether it was recorded.
+ */
+async function memberEvent(
+  portal: Portal,
+  c: PortalContext,
+  n: { orgId: string; actor: { email: string }; also?: string; what: SecurityEvent; detail: string; once?: string },
+  change?: (tx: Queries) => Promise<boolean>,
+): Promise<boolean> {
+  const recipients = await organisationRecipients(portal.db, n.orgId, n.actor);
+  const notice = {
+    accountId: n.orgId,
+    recipients: n.also ? [...recipients, n.also] : recipients,
+    at: portal.clock(),
+    address: clientAddress(c),
+    actor: n.actor.email,
+    detail: n.detail,
+    what: n.what,
+    ...(n.once ? { once: n.once } : {}),
+  };
+  return recordSecurityEvent(portal, notice, change);
+}
+
 /** The answer to a change of membership that was not made. */
-const refused = (portal: Portal, c: PortalContext, change: Exclude<MemberChange, "done">) =>
+const refused = (portal: Portal, c: PortalContext, change: Exclude<MemberChange, "done" | "same">) =>
   change === "no-member"
     ? render(c, portal, 404, "Not found", noMember)
     : change === "last-owner"
@@ -123,10 +162,13 @@ function registerInvitation(app: Hono<PortalEnv>, portal: Portal): void {
       c.header("Retry-After", String(wait));
       return show(portal, c, 429, { values: body, errors: { email: tooManyMails(wait) } });
     }
-    const fields = { orgId: org.id, email, role: form.data.role, invitedBy: accountOf(c).email };
-    const id = await createInvitation(portal.db, fields, portal.clock());
+    const { role } = form.data;
+    const fields = { orgId: org.id, email, role, invitedBy: accountOf(c).email };
+    const id = randomId(16);
+    const what = { event: "member.invited" as const, org: org.name, email, role };
+    const n = { orgId: org.id, actor: accountOf(c), what, detail: `${email} as ${role}`, once: `invited:${id}` };
+    await memberEvent(portal, c, n, async (tx) => (await createInvitation(tx, fields, portal.clock(), id)) === id);
     await portal.mailer.send({ link: "invite", invitationId: id, to: email });
-    await audit(portal, c, org.id, "member.invited", `${email} as ${form.data.role}`);
     return c.redirect("/team?done=invited", 303);
   });
   app.post("/team/invitations/:id/withdraw", async (c) => {
@@ -145,22 +187,36 @@ function registerMemberChanges(app: Hono<PortalEnv>, portal: Portal): void {
     if (!MEMBER_ID.test(id)) return null;
     return (await listMembers(portal.db, orgOf(c).id)).find((m) => m.accountId === id) ?? null;
   };
+  /** Gives `member` `role` (null: removes them), mailed (memberEvent) when it is done; what it came to. */
+  const changeOf = async (c: PortalContext, member: Member, role: MemberRole | null): Promise<MemberChange> => {
+    const org = orgOf(c);
+    let change = "no-member" as MemberChange;
+    const what: SecurityEvent = role
+      ? { event: "member.role_changed", org: org.name, email: member.email, from: member.role, to: role }
+      : { event: "member.removed", org: org.name, email: member.email, role: member.role };
+    const detail = role ? `${member.email}: ${member.role} -> ${role}` : `${member.email} (${member.role})`;
+    const n = { orgId: org.id, actor: accountOf(c), also: member.email, what, detail };
+    await memberEvent(portal, c, n, async (tx) => {
+      const asked = { orgId: org.id, accountId: member.accountId, actorId: accountOf(c).id, role };
+      change = await changeMemberIn(tx, portal.db.dialect, asked);
+      return change === "done";
+    });
+    return change;
+  };
   app.post("/team/members/:id/role", async (c) => {
     const member = await target(c);
     if (!member) return render(c, portal, 404, "Not found", noMember);
     const form = parseForm(RoleSchema, await formOf(c));
     if (!form.ok) return show(portal, c, 400, { problem: form.errors.role });
-    const change = await changeMember(portal.db, orgOf(c).id, member.accountId, accountOf(c).id, form.data.role);
-    if (change !== "done") return refused(portal, c, change);
-    await audit(portal, c, orgOf(c).id, "member.role_changed", `${member.email}: ${member.role} -> ${form.data.role}`);
-    return c.redirect(member.accountId === accountOf(c).id ? "/" : "/team?done=role", 303);
+    const change = await changeOf(c, member, form.data.role);
+    if (change !== "done" && change !== "same") return refused(portal, c, change);
+    return c.redirect(member.accountId === accountOf(c).id && change === "done" ? "/" : "/team?done=role", 303);
   });
   app.post("/team/members/:id/remove", async (c) => {
     const member = await target(c);
     if (!member) return render(c, portal, 404, "Not found", noMember);
-    const change = await changeMember(portal.db, orgOf(c).id, member.accountId, accountOf(c).id, null);
-    if (change !== "done") return refused(portal, c, change);
-    await audit(portal, c, orgOf(c).id, "member.removed", `${member.email} (${member.role})`);
+    const change = await changeOf(c, member, null);
+    if (change !== "done" && change !== "same") return refused(portal, c, change);
     if (member.accountId !== accountOf(c).id) return c.redirect("/team?done=removed", 303);
     clearSessionCookie(c, c.get("secureCookies"));
     return c.redirect("/sign-in?signed-out=1", 303);
@@ -168,7 +224,7 @@ function registerMemberChanges(app: Hono<PortalEnv>, portal: Portal): void {
   app.post("/team/leave", async (c) => {
     const org = orgOf(c);
     const change = await changeMember(portal.db, org.id, accountOf(c).id, accountOf(c).id, null);
-    if (change !== "done") return refused(portal, c, change);
+    if (change !== "done" && change !== "same") return refused(portal, c, change);
     await audit(portal, c, org.id, "member.left", org.role);
     // This session acted for the organisation left: it ended with the membership.
     clearSessionCookie(c, c.get("secureCookies"));
@@ -192,6 +248,20 @@ function registerMemberChanges(app: Hono<PortalEnv>, portal: Portal): void {
 /** An invitation's link: accepted signed in as its address, or by making an account for the address. */
 function registerAcceptance(app: Hono<PortalEnv>, portal: Portal): void {
   const ctx = (c: PortalContext) => pageContext(c, portal);
+  /**
+   * Uses up invitation `inv` (of `token`) and makes `account` the member it invites, mailed to the organisation's owners
+   * and the new member, in one transaction: the organisation and role, or null (used or expired by now).
+   */
+  const join = async (c: PortalContext, inv: Invitation, token: string, account: Account) => {
+    let used = null as { orgId: string; role: MemberRole } | null;
+    const what = { event: "member.joined" as const, org: inv.orgName, email: account.email, role: inv.role };
+    const n = { orgId: inv.orgId, actor: account, what, detail: inv.role, once: `joined:${inv.id}` };
+    await memberEvent(portal, c, n, async (tx) => {
+      used = await consumeInvitation(tx, token, account.email, portal.clock());
+      return used !== null && (await addMember(tx, used.orgId, account.id, used.role, portal.clock()));
+    });
+    return used;
+  };
   app.get("/invitations/accept", async (c) => {
     const token = c.req.query("token") ?? "";
     const inv = await peekInvitation(portal.db, token, portal.clock());
@@ -212,11 +282,9 @@ function registerAcceptance(app: Hono<PortalEnv>, portal: Portal): void {
     const now = portal.clock();
     const inv = await peekInvitation(portal.db, token, now);
     if (inv && inv.email !== account.email) return render(c, portal, 403, "Another address", otherAddress);
-    const used = await consumeInvitation(portal.db, token, account.email, now);
+    const used = inv ? await join(c, inv, token, account) : null;
     if (!used) return render(c, portal, 404, "Link expired", deadLink);
-    await addMember(portal.db, used.orgId, account.id, used.role, now);
     await switchSession(portal.db, c.get("sessionId")!, used.orgId);
-    await audit(portal, c, used.orgId, "member.joined", used.role);
     return c.redirect("/", 303);
   });
 
@@ -231,10 +299,8 @@ function registerAcceptance(app: Hono<PortalEnv>, portal: Portal): void {
     if (await findAccountByEmail(portal.db, inv.email))
       return render(c, portal, 200, "Sign in to join", signInFirst(inv));
     const password = await hashPassword(form.data.password);
-    const used = await consumeInvitation(portal.db, form.data.token, inv.email, portal.clock());
-    if (!used) return render(c, portal, 404, "Link expired", deadLink);
     // The link proves the address; the account is the organisation's member only (no organisation of its own, which an
-    // operator would approve), active as the organisation is.
+    // operator would approve), active as the organisation is. Of two forms sent at once, one makes the account.
     const fields = { email: inv.email, partner: inv.orgName, password, verified: now, status: "active" as const };
     const account = await createAccount(portal.db, fields, now, false);
     if (!account) return render(c, portal, 200, "Sign in to join", signInFirst(inv));
@@ -244,15 +310,10 @@ function registerAcceptance(app: Hono<PortalEnv>, portal: Portal): void {
       detail: "",
       address: clientAddress(c),
     });
-    await addMember(portal.db, used.orgId, account.id, used.role, now);
+    // Expired since it was looked at: the account is a member of nothing (its pages say so, and offer to delete it).
+    const used = await join(c, inv, form.data.token, account);
+    if (!used) return render(c, portal, 404, "Link expired", deadLink);
     await startSession(c, portal, account, "signin", "", used.orgId);
-    await recordAudit(portal.db, used.orgId, {
-      at: now,
-      event: "member.joined",
-      detail: used.role,
-      address: clientAddress(c),
-      actor: account.email,
-    });
     return c.redirect("/", 303);
   });
 }

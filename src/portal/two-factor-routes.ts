@@ -16,6 +16,7 @@ import {
   startTotp,
 } from "./store/two-factor.ts";
 import { checkCode, takeCodeAttempt, tooManyCodes } from "./two-factor-codes.ts";
+import { missingSecondFactor } from "./two-factor-requirement.ts";
 import type { CodeCheck } from "./two-factor-codes.ts";
 import {
   newRecoveryCodes,
@@ -39,16 +40,21 @@ async function show(
   portal: Portal,
   c: PortalContext,
   status: 200 | 400 | 401 | 409 | 429,
-  state: Omit<TwoFactorState, "available" | "on"> = {},
+  state: Omit<TwoFactorState, "available" | "on" | "required"> = {},
 ) {
   const account = accountOf(c);
   const factor = await findTotp(portal.db, account.id);
   const on = factor?.confirmed
     ? { since: factor.confirmed, codesLeft: await recoveryCodesLeft(portal.db, account.id) }
     : null;
-  const page = twoFactorPage(pageContext(c, portal), { ...state, available: portal.secretKey !== null, on });
+  const required = await requiredBy(portal, c);
+  const page = twoFactorPage(pageContext(c, portal), { ...state, available: portal.secretKey !== null, on, required });
   return render(c, portal, status, TITLE, page);
 }
+
+/** The organisation that requires two-factor sign-in of the signed-in member, who has none yet; else undefined. */
+const requiredBy = async (portal: Portal, c: PortalContext) =>
+  (await missingSecondFactor(c, portal)) ? c.get("org")?.name : undefined;
 
 /** Records a change on the signed-in account's trail, and mails the account about it (security-mail.ts). */
 const audit = (
@@ -109,7 +115,7 @@ export function registerTwoFactorRoutes(app: Hono<PortalEnv>, portal: Portal): v
   };
   const setup = async (c: PortalContext, secret: string, status: 200 | 400 | 401 | 429, code?: string) => {
     const svg = await qrSvg(provisioningUri(secret, accountOf(c).email));
-    const page = setupPage(pageContext(c, portal), svg, secret, code ? { code } : {});
+    const page = setupPage(pageContext(c, portal), svg, secret, code ? { code } : {}, await requiredBy(portal, c));
     return render(c, portal, status, "Set up two-factor sign-in", page);
   };
 

@@ -39,7 +39,7 @@ function parseMails(output: string): ReceivedMail[] {
   const re = /-+ MESSAGE FOLLOWS -+\r?\n([\s\S]*?)\r?\n-+ END MESSAGE -+/g;
   for (const [, message] of output.matchAll(re)) {
     const split = message!.search(/\r?\n\r?\n/);
-    const head = message!.slice(0, split);
+    const head = message!.slice(0, split).replace(/\r?\n(?=[ \t])/g, ""); // a long header folded: unfolded
     const header = (name: string) => new RegExp(`^${name}: (.*)$`, "mi").exec(head)?.[1]?.trim() ?? "";
     const raw = message!.slice(split).trim();
     const body = /quoted-printable/i.test(header("Content-Transfer-Encoding")) ? decodeQuotedPrintable(raw) : raw;

@@ -28,6 +28,8 @@ export type AuditEvent =
   | "member.role_changed"
   | "member.removed"
   | "member.left"
+  | "org.renamed"
+  | "org.two_factor_required"
   | "operator.approved"
   | "operator.suspended"
   | "operator.reinstated"

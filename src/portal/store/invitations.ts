@@ -1,6 +1,6 @@
 // Invitations to an organisation: made by an owner for one address and role, their link's token issued when the
 // outbox sends the mail (only its hash kept), working once, for that address only, until it expires.
-import type { PortalDatabase, Row } from "../../db/database.ts";
+import type { PortalDatabase, Queries, Row } from "../../db/database.ts";
 import { hashSecret, randomId, randomToken } from "../secrets.ts";
 import { normalizeEmail } from "./accounts.ts";
 import type { MemberRole } from "./organisations.ts";
@@ -33,13 +33,16 @@ const toInvitation = (r: Row): Invitation => ({
 const SELECT = `SELECT invitations.*, organisations.name FROM invitations
   JOIN organisations ON organisations.id = invitations.org_id`;
 
-/** Records an invitation of `email` to `orgId` as `role` by `invitedBy` (an email); returns its ID (for the mail). */
+/**
+ * Records an invitation of `email` to `orgId` as `role` by `invitedBy` (an email), with the ID `id` (default a new one);
+ * returns its ID (for the mail).
+ */
 export async function createInvitation(
-  db: PortalDatabase,
+  db: Queries,
   fields: { orgId: string; email: string; role: MemberRole; invitedBy: string },
   now: number,
+  id = randomId(16),
 ): Promise<string> {
-  const id = randomId(16);
   await db.run(
     `INSERT INTO invitations (id, hash, org_id, email, role, invited_by, created, expires)
      VALUES (?, NULL, ?, ?, ?, ?, ?, ?)`,
@@ -80,7 +83,7 @@ export async function peekInvitation(db: PortalDatabase, token: string, now: num
  * null otherwise, and then it is left as it was (another address cannot spend it).
  */
 export async function consumeInvitation(
-  db: PortalDatabase,
+  db: Queries,
   token: string,
   email: string,
   now: number,

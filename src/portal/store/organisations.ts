@@ -13,6 +13,8 @@ export interface Membership {
   id: string;
   name: string;
   role: MemberRole;
+  /** Every member must sign in with two factors to use the portal for it (the settings page; migration 12). */
+  requiresTwoFactor: boolean;
 }
 
 /** A member as the team page lists them. */
@@ -32,12 +34,17 @@ export const ownOrganisation = (accountId: string, name: string, now: number) =>
   },
 ];
 
-const toMembership = (r: Row): Membership => ({ id: String(r.id), name: String(r.name), role: toRole(r.role) });
+const toMembership = (r: Row): Membership => ({
+  id: String(r.id),
+  name: String(r.name),
+  role: toRole(r.role),
+  requiresTwoFactor: Number(r.require_two_factor) === 1,
+});
 
 /** The organisation `orgId` if `accountId` is its member, with their role; else null. */
 export async function findMembership(db: PortalDatabase, orgId: string, accountId: string): Promise<Membership | null> {
   const rows = await db.all(
-    `SELECT organisations.id, organisations.name, members.role FROM members
+    `SELECT organisations.id, organisations.name, organisations.require_two_factor, members.role FROM members
      JOIN organisations ON organisations.id = members.org_id WHERE members.org_id = ? AND members.account_id = ?`,
     [orgId, accountId],
   );
@@ -47,7 +54,7 @@ export async function findMembership(db: PortalDatabase, orgId: string, accountI
 /** The organisations `accountId` is a member of: its own first (if it still is), then by when it joined. */
 export async function listMemberships(db: PortalDatabase, accountId: string): Promise<Membership[]> {
   const rows = await db.all(
-    `SELECT organisations.id, organisations.name, members.role FROM members
+    `SELECT organisations.id, organisations.name, organisations.require_two_factor, members.role FROM members
      JOIN organisations ON organisations.id = members.org_id WHERE members.account_id = ?
      ORDER BY CASE WHEN organisations.id = ? THEN 0 ELSE 1 END, members.created, organisations.id`,
     [accountId, accountId],
@@ -87,8 +94,8 @@ export async function addMember(
   return added > 0;
 }
 
-/** What a change of membership came to. */
-export type MemberChange = "done" | "last-owner" | "no-member" | "not-owner";
+/** What a change of membership came to ("same": the member has that role already, and nothing was written). */
+export type MemberChange = "done" | "same" | "last-owner" | "no-member" | "not-owner";
 
 /**
  * Removes `accountId` from `orgId` (`role` null) or gives it `role`, as `actorId` asks: an owner, or the member
@@ -103,28 +110,55 @@ export async function changeMember(
   actorId: string,
   role: MemberRole | null,
 ): Promise<MemberChange> {
-  return db.transaction(async (tx) => {
-    if (db.dialect === "postgres") await tx.all("SELECT id FROM organisations WHERE id = ? FOR UPDATE", [orgId]);
-    const roles = new Map(
-      (await tx.all("SELECT account_id, role FROM members WHERE org_id = ?", [orgId])).map((r) => [
-        String(r.account_id),
-        toRole(r.role),
-      ]),
-    );
-    const leaving = role === null && actorId === accountId;
-    if (roles.get(actorId) !== "owner" && !leaving) return "not-owner";
-    const was = roles.get(accountId);
-    if (!was) return "no-member";
-    const owners = [...roles.values()].filter((r) => r === "owner").length;
-    if (was === "owner" && role !== "owner" && owners <= 1) return "last-owner";
-    if (role) {
-      await tx.run("UPDATE members SET role = ? WHERE org_id = ? AND account_id = ?", [role, orgId, accountId]);
-    } else {
-      await tx.run("DELETE FROM members WHERE org_id = ? AND account_id = ?", [orgId, accountId]);
-      await tx.run("DELETE FROM sessions WHERE org_id = ? AND account_id = ?", [orgId, accountId]);
-    }
-    return "done";
-  });
+  return db.transaction((tx) => changeMemberIn(tx, db.dialect, { orgId, accountId, actorId, role }));
+}
+
+/** changeMember's work, in the caller's transaction `tx` (the security mail's, security-mail.ts) on `dialect`. */
+export async function changeMemberIn(
+  tx: Queries,
+  dialect: PortalDatabase["dialect"],
+  change: { orgId: string; accountId: string; actorId: string; role: MemberRole | null },
+): Promise<MemberChange> {
+  const { orgId, accountId, actorId, role } = change;
+  if (dialect === "postgres") await tx.all("SELECT id FROM organisations WHERE id = ? FOR UPDATE", [orgId]);
+  const roles = new Map(
+    (await tx.all("SELECT account_id, role FROM members WHERE org_id = ?", [orgId])).map((r) => [
+      String(r.account_id),
+      toRole(r.role),
+    ]),
+  );
+  const leaving = role === null && actorId === accountId;
+  if (roles.get(actorId) !== "owner" && !leaving) return "not-owner";
+  const was = roles.get(accountId);
+  if (!was) return "no-member";
+  if (was === role) return "same";
+  const owners = [...roles.values()].filter((r) => r === "owner").length;
+  if (was === "owner" && role !== "owner" && owners <= 1) return "last-owner";
+  if (role) {
+    await tx.run("UPDATE members SET role = ? WHERE org_id = ? AND account_id = ?", [role, orgId, accountId]);
+  } else {
+    await tx.run("DELETE FROM members WHERE org_id = ? AND account_id = ?", [orgId, accountId]);
+    await tx.run("DELETE FROM sessions WHERE org_id = ? AND account_id = ?", [orgId, accountId]);
+  }
+  return "done";
+}
+
+/** Renames `orgId` to `name`: false when that is its name already (nothing written). */
+export async function renameOrganisation(db: Queries, orgId: string, name: string): Promise<boolean> {
+  return (await db.run("UPDATE organisations SET name = ? WHERE id = ? AND name <> ?", [name, orgId, name])) > 0;
+}
+
+/**
+ * Makes two-factor sign-in required (`on`) of every member of `orgId`, or not: false when it was so already (nothing
+ * written; of two identical changes sent at once, one makes it).
+ */
+export async function requireTwoFactor(db: Queries, orgId: string, on: boolean): Promise<boolean> {
+  const value = on ? 1 : 0;
+  const changed = await db.run(
+    "UPDATE organisations SET require_two_factor = ? WHERE id = ? AND require_two_factor <> ?",
+    [value, orgId, value],
+  );
+  return changed > 0;
 }
 
 /**

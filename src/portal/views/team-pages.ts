@@ -97,6 +97,10 @@ export function ownerTeamPage(
       You are an <strong>owner</strong> of <strong>${view.org.name}</strong>. Owners manage ${ROLE_WORDS.owner};
       developers ${ROLE_WORDS.developer}; viewers ${ROLE_WORDS.viewer}. An organisation always keeps one owner.
     </p>
+    <p>
+      <a href="/team/settings">Organisation settings</a>: its name, and whether every member must use two-factor sign-in
+      (${view.org.requiresTwoFactor ? "required now" : "not required now"}).
+    </p>
     <h2>Members</h2>
     <table>
       <caption class="hint">
@@ -151,7 +155,7 @@ export function memberTeamPage(ctx: PageContext, org: Membership, all: Membershi
   return html`${notice(state.message)}${notice(state.problem, "alert")}
     <p>
       You are a <strong>${org.role}</strong> of <strong>${org.name}</strong>: you may see ${ROLE_WORDS[org.role]}. Its
-      owners manage its members.
+      owners manage its members.${org.requiresTwoFactor ? " It requires two-factor sign-in of every member." : ""}
     </p>
     <form method="post" action="/team/leave">
       ${csrfField(ctx)}

@@ -15,14 +15,25 @@ export interface TwoFactorState {
   form?: "setup" | "renew" | "disable";
   errors?: FieldErrors;
   message?: { text: string; kind: "status" | "alert" };
+  /** The name of the organisation the session acts for, when it requires two-factor and the account has none. */
+  required?: string | undefined;
 }
+
+/** Why a member was sent here (two-factor-requirement.ts): the organisation requires two-factor of every member. */
+const requirement = (org: string | undefined) =>
+  org
+    ? html`<p class="notice alert" role="alert">
+        ${org} requires two-factor sign-in of every member. Set it up here to go on using the portal for ${org}: until
+        then every other page brings you back here.
+      </p>`
+    : "";
 
 const CODE_HINT = "The 6-digit code your authenticator app shows now, or one of your recovery codes.";
 
 /** The account's two-factor page. */
 export function twoFactorPage(ctx: PageContext, state: TwoFactorState): Html {
   const errors = (form: TwoFactorState["form"]) => (state.form === form ? (state.errors ?? {}) : {});
-  const top = notice(state.message?.text, state.message?.kind);
+  const top = html`${notice(state.message?.text, state.message?.kind)}${requirement(state.required)}`;
   if (state.on) {
     const [renew, off] = [errors("renew"), errors("disable")];
     return html`${top}
@@ -69,8 +80,14 @@ export function twoFactorPage(ctx: PageContext, state: TwoFactorState): Html {
 const grouped = (secret: string) => secret.match(/.{1,4}/g)!.join(" ");
 
 /** The setup page: the QR code (`svg`, drawn by the portal) and `secret` as text, and the code that confirms them. */
-export function setupPage(ctx: PageContext, svg: string, secret: string, errors: FieldErrors = {}): Html {
-  return html`${errorSummary(errors, { code: "Code" })}
+export function setupPage(
+  ctx: PageContext,
+  svg: string,
+  secret: string,
+  errors: FieldErrors = {},
+  required?: string,
+): Html {
+  return html`${requirement(required)}${errorSummary(errors, { code: "Code" })}
     <h2>1. Add the account to your authenticator app</h2>
     <p>Scan this QR code with the app:</p>
     <div class="qr" role="img" aria-label="QR code of your two-factor secret, for an authenticator app">
