@@ -12,7 +12,8 @@ export const WEBAUTHN_JS = readFileSync(
 );
 
 /**
- * Shows the passkey forms when the browser has WebAuthn (else says it has not); on a form's submit, takes its options
+ * Shows the passkey forms and hides the note that they need JavaScript when the browser has WebAuthn (else says it
+ * has not); on a form's submit, takes its options
  * (on the form, or asked of `data-options-url` with the form's token), runs the ceremony (a registration when the
  * options name a user), puts the answer in the `response` field and sends the form. A failure is said under the
  * button, and the button can be pressed again.
@@ -25,7 +26,10 @@ export const PASSKEYS_JS = `
   if (!forms.length) return;
   const supported = Boolean(lib && lib.browserSupportsWebAuthn());
   for (const form of forms) form.hidden = !supported;
-  for (const el of document.querySelectorAll("[data-passkey-unsupported]")) el.hidden = supported;
+  for (const note of document.querySelectorAll("[data-passkey-note]")) {
+    if (supported) note.hidden = true;
+    else note.textContent = "This browser cannot use passkeys (it has no WebAuthn): use another one, or your password.";
+  }
   if (!supported) return;
 
   /** The options of the form's ceremony. */

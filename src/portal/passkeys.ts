@@ -19,7 +19,7 @@ const CEREMONY_TIMEOUT_MS = 120_000;
 const MAX_RESPONSE = 12_000;
 
 /** The relying party of `publicUrl`: its RP ID (the host) and the one origin accepted. */
-export function relyingParty(publicUrl: string): { rpID: string; origin: string } {
+function relyingParty(publicUrl: string): { rpID: string; origin: string } {
   const url = new URL(publicUrl);
   return { rpID: url.hostname, origin: url.origin };
 }

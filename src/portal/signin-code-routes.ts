@@ -49,7 +49,7 @@ export async function pendingSignIn(c: PortalContext, portal: Portal) {
 }
 
 /** The sign-in form again, 401: a pending sign-in has expired or was finished by another request. */
-export function signInExpired(c: PortalContext, portal: Portal) {
+function signInExpired(c: PortalContext, portal: Portal) {
   clearPendingCookie(c, c.get("secureCookies"));
   const text = "Your sign-in has expired: enter your password again.";
   return render(c, portal, 401, "Sign in", signInForm(pageContext(c, portal), {}, {}, { text, kind: "alert" }));

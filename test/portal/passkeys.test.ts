@@ -4,6 +4,8 @@
 // step after the password; a replayed answer, a counter not higher than the last, another account's passkey, an
 // unverified user signing in alone and another browser's challenge are refused; one challenge sent twice at once
 // signs in once; 40 wrong answers at once meet the account's limit; removing the last passkey turns two-factor off.
+import { randomBytes } from "node:crypto";
+import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_THROTTLE } from "../../src/portal/store/throttle.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
@@ -42,6 +44,7 @@ describe.each(bothDatabases(() => postgres))("passkeys, on $name", ({ name, url 
     // On localhost (WebAuthn's RP ID cannot be an IP address); each test's clients from an address of their own.
     portal = await startTestPortal(smtp, {
       databaseUrl: await url(),
+      secretKey: randomBytes(32),
       host: "localhost",
       trustProxy: ["127.0.0.1", "::1"],
     });
@@ -259,6 +262,27 @@ describe.each(bothDatabases(() => postgres))("passkeys, on $name", ({ name, url 
       );
       expect(Number(left[0]!.n)).toBe(0);
       expect(codes).toHaveLength(10);
+    },
+    SLOW,
+  );
+
+  it(
+    "keeps two-factor on when the authenticator app is turned off and a passkey is left",
+    async () => {
+      const { email, address, client } = await accountWithPasskey();
+      await client.get("/account/two-factor");
+      const setup = await client.post("/account/two-factor/setup", { current: PASSWORD });
+      const secret = /<code class="totp-secret">([A-Z2-7 ]+)<\/code>/.exec(setup.text)![1]!.replace(/ /g, "");
+      const codeNow = () => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: portal.clock.now });
+      expect((await client.post("/account/two-factor/confirm", { code: codeNow() })).text).toContain("recovery-codes");
+      portal.clock.now += 30_000;
+      await client.get("/account/two-factor");
+      const off = await client.post("/account/two-factor/disable", { code: codeNow() });
+      expect(off.text).toContain("The authenticator app no longer signs in; your passkeys do.");
+      expect(off.text).toContain("Two-factor sign-in is <strong>on</strong>");
+      await smtp.waitForMail(email, /The authenticator app no longer signs in/);
+      const again = await passwordStep(email, address);
+      expect(again.last!.text).toContain("use your passkey, or enter a recovery code");
     },
     SLOW,
   );

@@ -19,7 +19,7 @@ function head(major: number, n: number): Buffer {
 }
 
 /** CBOR (RFC 8949) of the few types CTAP2 uses: integers, byte and text strings, arrays and maps. */
-export function cbor(value: Cbor): Buffer {
+function cbor(value: Cbor): Buffer {
   if (typeof value === "number") return value >= 0 ? head(0, value) : head(1, -1 - value);
   if (typeof value === "string") {
     const text = Buffer.from(value, "utf8");

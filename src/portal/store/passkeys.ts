@@ -24,7 +24,7 @@ export interface Passkey {
 export type ChallengePurpose = "register" | "first" | "second";
 
 /** How long a challenge can be used, ms (the ceremony's own timeout is shorter). */
-export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
+const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
 
 const toPasskey = (row: Record<string, unknown>): Passkey => ({
   id: String(row.credential_id),

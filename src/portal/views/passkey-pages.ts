@@ -21,16 +21,22 @@ const scripts = html`<script src="/static/webauthn.js" defer></script>
 /**
  * The form passkeys.js sends a ceremony's result in (field `response`), hidden until the script finds WebAuthn; its
  * options are on it (`options`, made with the page) or asked of `optionsUrl` when the button is pressed. `noScript`
- * is what the page says without JavaScript.
+ * is what the page says without JavaScript (the script hides it, or says the browser cannot use passkeys).
  */
-export function passkeyForm(
+function passkeyForm(
   ctx: PageContext,
-  f: { action: string; button: string; noScript: string; options?: unknown; optionsUrl?: string; fields?: Html },
+  f: {
+    action: string;
+    button: string;
+    noScript: string;
+    options?: unknown;
+    optionsUrl?: string;
+    fields?: Html;
+    /** The page's main action (else a secondary button, beside a form of a password or a code). */
+    primary?: boolean;
+  },
 ): Html {
-  return html`<noscript><p class="notice">${f.noScript}</p></noscript>
-    <p class="notice" data-passkey-unsupported hidden>
-      This browser cannot use passkeys (it lacks WebAuthn): use another browser, or your password and a code.
-    </p>
+  return html`<p class="notice" data-passkey-note>${f.noScript}</p>
     <form
       method="post"
       action="${f.action}"
@@ -40,7 +46,7 @@ export function passkeyForm(
       hidden
     >
       ${csrfField(ctx)}${f.fields ?? ""}<input type="hidden" name="response" value="" />
-      <button type="submit" class="secondary">${f.button}</button>
+      <button type="submit" ${f.primary ? "" : html`class="secondary"`}>${f.button}</button>
       <p class="error" data-passkey-message aria-live="polite"></p>
     </form>
     ${scripts}`;
@@ -57,15 +63,16 @@ export const passkeySignIn = (ctx: PageContext) =>
       noScript: "Signing in with a passkey needs JavaScript, which is off in this browser: use your password.",
     })}`;
 
-/** The code step's passkey part, for an account with a passkey. */
-export const passkeySecondStep = (ctx: PageContext) =>
-  html`<h2>Or use a passkey</h2>
-    ${passkeyForm(ctx, {
-      action: "/sign-in/passkey",
-      optionsUrl: "/sign-in/passkey/options",
-      button: "Use a passkey",
-      noScript: "Using a passkey needs JavaScript, which is off in this browser: enter a code instead.",
-    })}`;
+/** The code step's passkey part, for an account with a passkey: beside the app's code, or first when it has none. */
+export const passkeySecondStep = (ctx: PageContext, first: boolean) =>
+  html`${first ? "" : html`<h2>Or use a passkey</h2>`}
+  ${passkeyForm(ctx, {
+    action: "/sign-in/passkey",
+    optionsUrl: "/sign-in/passkey/options",
+    button: "Use a passkey",
+    primary: first,
+    noScript: "Using a passkey needs JavaScript, which is off in this browser: enter a code instead.",
+  })}`;
 
 /** What the passkeys section shows of a form sent back: which form, and its problems. */
 export interface PasskeyForms {
@@ -136,6 +143,7 @@ export function createPasskeyPage(ctx: PageContext, name: string, options: unkno
       action: "/account/two-factor/passkeys",
       options,
       button: "Create the passkey",
+      primary: true,
       fields: html`<input type="hidden" name="name" value="${name}" />`,
       noScript:
         "Making a passkey needs JavaScript, which is off in this browser: turn it on and start again from two-factor sign-in.",

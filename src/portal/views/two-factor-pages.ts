@@ -58,7 +58,7 @@ export function twoFactorPage(ctx: PageContext, state: TwoFactorState): Html {
             <form method="post" action="/account/two-factor/recovery-codes" novalidate>
               ${csrfField(ctx)}
               <p>Ten new codes replace the old ones, used or not.</p>
-              ${field({ name: "code", id: "renew-code", label: "Code", error: renew.code, autocomplete: "one-time-code", hint: CODE_HINT })}
+              ${field({ name: "code", id: "renew-code", label: "Code", error: renew.code, autocomplete: "one-time-code", hint: state.totp ? CODE_HINT : "One of your recovery codes." })}
               <button type="submit">Make new recovery codes</button>
             </form>`
         : ""
@@ -145,16 +145,21 @@ export function codeStepPage(
   const hint = offer.totp
     ? "6 digits, or one of your recovery codes (XXXX-XXXX-XXXX-XXXX) if you have lost the app."
     : "One of your recovery codes (XXXX-XXXX-XXXX-XXXX), if you cannot use your passkey.";
+  const codeForm = html`<form method="post" action="/sign-in/code" novalidate>
+    ${csrfField(ctx)} ${field({ name: "code", label: "Code", error: errors.code, autocomplete: "one-time-code", hint })}
+    <button type="submit" ${offer.totp ? "" : html`class="secondary"`}>Sign in</button>
+  </form>`;
   return html`${notice(message?.text, message?.kind)}
     <p>
       Your password was right. Two-factor sign-in is on for this account:
       ${offer.totp ? "enter the code your authenticator app shows" : "use your passkey, or enter a recovery code"}.
     </p>
-    <form method="post" action="/sign-in/code" novalidate>
-      ${csrfField(ctx)}
-      ${field({ name: "code", label: "Code", error: errors.code, autocomplete: "one-time-code", hint })}
-      <button type="submit">Sign in</button>
-    </form>
-    ${offer.passkey ? passkeySecondStep(ctx) : ""}
+    ${
+      offer.totp
+        ? html`${codeForm}${offer.passkey ? passkeySecondStep(ctx, false) : ""}`
+        : html`${passkeySecondStep(ctx, true)}
+            <h2>Or enter a recovery code</h2>
+            ${codeForm}`
+    }
     <p><a href="/sign-in">Sign in again</a> (another account, or the password again).</p>`;
 }
