@@ -198,6 +198,15 @@ describe.each(bothDatabases(() => postgres))("passkeys, on $name", ({ name, url 
       const pages = await Promise.all([send(client, answer), send(client, answer)]);
       expect(count(pages, "/keys")).toBe(1);
       expect(pages.filter((p) => p.status === 401)).toHaveLength(1);
+      // Two challenges answered with one counter value (a cloned authenticator), sent at once: one signs in.
+      const twins = [clientFrom(address), clientFrom(address)];
+      const counter = authenticator.held[0]!.counter + 1;
+      const answers = [];
+      for (const twin of twins)
+        answers.push(authenticator.assert((await signInOptions(twin)).challenge, 0, { counter }));
+      const cloned = await Promise.all(twins.map((twin, i) => send(twin, answers[i])));
+      expect(count(cloned, "/keys")).toBe(1);
+      expect(cloned.filter((p) => p.status === 401)).toHaveLength(1);
 
       await owner.get("/account/two-factor");
       const page = await owner.post("/account/two-factor/passkeys/new", { name: "Phone", current: PASSWORD });
