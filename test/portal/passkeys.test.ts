@@ -201,7 +201,7 @@ describe.each(bothDatabases(() => postgres))("passkeys, on $name", ({ name, url 
       // Two challenges answered with one counter value (a cloned authenticator), sent at once: one signs in.
       const twins = [clientFrom(address), clientFrom(address)];
       const counter = authenticator.held[0]!.counter + 1;
-      const answers = [];
+      const answers: unknown[] = [];
       for (const twin of twins)
         answers.push(authenticator.assert((await signInOptions(twin)).challenge, 0, { counter }));
       const cloned = await Promise.all(twins.map((twin, i) => send(twin, answers[i])));
