@@ -11,8 +11,9 @@ const PortalConfigSchema = z.object({
   /** Env PORTAL_HOST. Default HOST, else 127.0.0.1. */
   host: z.string().min(1).default(DEFAULT_HOST),
   /**
-   * The portal's public URL (PORTAL_URL), for links in mails and the accepted Origin of forms. Its scheme decides the
-   * cookies: https gives `__Host-` cookies with Secure. Default http://HOST:PORT.
+   * The portal's public URL (PORTAL_URL), for links in mails, the accepted Origin of forms and the passkeys' relying
+   * party (its host is their RP ID: a host name, https or localhost). Its scheme decides the cookies: https gives
+   * `__Host-` cookies with Secure. Default http://HOST:PORT.
    */
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** SMTP_URL: where mail goes (smtp:// or smtps://); unset: mails are written to the portal's log. */

@@ -279,7 +279,37 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX signin_challenges_account ON signin_challenges (account_id)`,
     ],
   },
-  // Version 11 is the passkeys'. Version 12 touches only the organisations of 9 (a database may take 11 after it).
+  {
+    version: 11,
+    name: "passkeys (WebAuthn): each account's credentials, and the challenges of their ceremonies",
+    statements: [
+      // `credential_id` and `public_key` (COSE) base64url; `counter` the authenticator's signature count last accepted
+      // (0: one that keeps none); `transports` comma-separated, as the browser reported them; `name` the person's.
+      `CREATE TABLE passkeys (
+        credential_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        public_key TEXT NOT NULL,
+        counter BIGINT NOT NULL DEFAULT 0,
+        transports TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL,
+        created BIGINT NOT NULL,
+        last_used BIGINT
+      )`,
+      `CREATE INDEX passkeys_account ON passkeys (account_id)`,
+      // A challenge handed to a browser: its SHA-256 (never kept in clear), what it is for (register, first, second),
+      // the account it is for (NULL for a sign-in with a passkey alone), and the hash of the browser's form token, so
+      // that only the browser given it can use it. Deleted by the one statement that uses it, or once expired.
+      `CREATE TABLE passkey_challenges (
+        id_hash TEXT PRIMARY KEY,
+        purpose TEXT NOT NULL,
+        account_id TEXT REFERENCES accounts (id),
+        holder TEXT NOT NULL,
+        created BIGINT NOT NULL
+      )`,
+      `CREATE INDEX passkey_challenges_created ON passkey_challenges (created)`,
+    ],
+  },
+  // Version 12 touches only the organisations of 9.
   {
     version: 12,
     name: "organisation settings: requiring two-factor sign-in of every member",

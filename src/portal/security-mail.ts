@@ -25,7 +25,12 @@ export type SecurityEvent =
   | { event: "key.rotated"; key: KeyNote; next: { first4: string; last4: string }; graceUntil: number | null }
   | { event: "key.grace_ending"; key: KeyNote; until: number }
   | { event: "password.changed" | "password.reset" }
-  | { event: "twofactor.enabled" | "twofactor.disabled" | "twofactor.codes_renewed" }
+  | { event: "twofactor.enabled" | "twofactor.codes_renewed" }
+  /** `passkeysLeft`: only the authenticator app went; two-factor stays on with the account's passkeys. */
+  | { event: "twofactor.disabled"; passkeysLeft?: boolean }
+  /** `first`: the account's first second factor (two-factor is now on); `off`: its last (two-factor is now off). */
+  | { event: "passkey.added"; name: string; first: boolean }
+  | { event: "passkey.removed"; name: string; off: boolean }
   | { event: "email.changed"; from: string; to: string }
   | { event: "operator.approved" | "operator.suspended"; reason: string }
   | { event: "member.invited" | "member.joined" | "member.removed"; org: string; email: string; role: MemberRole }
@@ -171,9 +176,29 @@ function describe(what: SecurityEvent, publicUrl: string): { subject: string; te
         text: "Two-factor sign-in was turned on for your developer portal account: signing in now needs a code from the authenticator app or a recovery code, and every other session signed in was ended.",
       };
     case "twofactor.disabled":
+      return what.passkeysLeft
+        ? {
+            subject: "The authenticator app no longer signs in to your developer portal account",
+            text: "The authenticator app was removed from your developer portal account's two-factor sign-in: its codes no longer work. Its passkeys still do, so two-factor sign-in stays on.",
+          }
+        : {
+            subject: "Two-factor sign-in was turned off for your developer portal account",
+            text: "Two-factor sign-in was turned off for your developer portal account: signing in needs the password alone again.",
+          };
+    case "passkey.added":
       return {
-        subject: "Two-factor sign-in was turned off for your developer portal account",
-        text: "Two-factor sign-in was turned off for your developer portal account: signing in needs the password alone again.",
+        subject: "A passkey was added to your developer portal account",
+        text:
+          `A passkey, "${what.name}", was added to your developer portal account: it signs in as a second factor ` +
+          "after the password, or alone." +
+          (what.first ? " Two-factor sign-in is now on, and every other session signed in was ended." : ""),
+      };
+    case "passkey.removed":
+      return {
+        subject: "A passkey was removed from your developer portal account",
+        text:
+          `The passkey "${what.name}" was removed from your developer portal account: it no longer signs in.` +
+          (what.off ? " It was the last second factor: signing in needs the password alone again." : ""),
       };
     case "twofactor.codes_renewed":
       return {

@@ -15,7 +15,7 @@ import { awaitCode } from "./signin-code-routes.ts";
 import { findAccountByEmail, normalizeEmail, updateAccount } from "./store/accounts.ts";
 import { recordAudit } from "./store/audit.ts";
 import { endSession } from "./store/sessions.ts";
-import { hasTwoFactor } from "./store/two-factor.ts";
+import { hasSecondFactor } from "./store/two-factor.ts";
 import { returnAttempt, takeAttempts } from "./store/throttle.ts";
 import type { ThrottleRule } from "./store/throttle.ts";
 import { checkMail, signInForm } from "./views/auth-pages.ts";
@@ -95,7 +95,7 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
         notYet(account),
       );
     // Two-factor: no session yet, only a pending sign-in that the code step finishes (signin-code-routes.ts).
-    if (await hasTwoFactor(portal.db, account.id)) return awaitCode(c, portal, account.id);
+    if (await hasSecondFactor(portal.db, account.id)) return awaitCode(c, portal, account.id);
     if (!device) await rememberDevice(c, portal, account.id, now);
     await startSession(c, portal, account, "signin");
     return c.redirect("/keys", 303);

@@ -9,11 +9,11 @@ import { hasSecondFactor } from "./store/two-factor.ts";
 /** Where a member without two-factor is sent: the page that sets it up. */
 const SETUP = "/account/two-factor";
 /**
- * What such a member may still open: the setup (the page, its password step, the QR code, the confirming code),
- * signing out, acting for another of their organisations (which may not require it), the static files.
+ * What such a member may still open: the setup (the page, its password step, the QR code, the confirming code; a
+ * passkey's options and its registration), signing out, acting for another of their organisations (which may not require it), the static files.
  */
 const OPEN_PATHS =
-  /^\/(?:account\/two-factor|account\/two-factor\/(?:setup|confirm)|sign-out|team\/switch|static\/[^/]+|favicon\.ico)$/;
+  /^\/(?:account\/two-factor|account\/two-factor\/(?:setup|confirm|passkeys|passkeys\/new)|sign-out|team\/switch|static\/[^/]+|favicon\.ico)$/;
 
 /** Whether the session acts for an organisation that requires two-factor sign-in, of a member who has none. */
 export async function missingSecondFactor(c: PortalContext, portal: Portal): Promise<boolean> {

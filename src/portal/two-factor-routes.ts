@@ -1,17 +1,21 @@
 // The account's two-factor routes: set up TOTP (password, then a QR code and a code to confirm it), recovery codes
-// shown once, new recovery codes and turning two-factor off (each needs a current code: a session alone cannot).
+// shown once, new recovery codes and turning the app off (each needs a current code: a session alone cannot). The
+// page and its trail are shared with the passkeys' routes (passkey-routes.ts).
 import type { Hono } from "hono";
+import type { Queries } from "../db/database.ts";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { accountOf, clientAddress, formOf, pageContext, render, requireAccount } from "./context.ts";
 import { CodeSchema, TwoFactorSetupSchema, parseForm } from "./forms.ts";
 import { verifyPassword } from "./passwords.ts";
 import { recordSecurityEvent, securityRecipients } from "./security-mail.ts";
+import type { SecurityEvent } from "./security-mail.ts";
+import { listPasskeys } from "./store/passkeys.ts";
 import { endOtherSessions } from "./store/sessions.ts";
 import {
   confirmTotp,
   findTotp,
   recoveryCodesLeft,
-  removeTwoFactor,
+  removeTotp,
   replaceRecoveryCodes,
   startTotp,
 } from "./store/two-factor.ts";
@@ -36,43 +40,58 @@ const TITLE = "Two-factor sign-in";
 const WRONG_CODE = "The code is wrong, or was used already";
 
 /** The account's two-factor page with `status`. */
-async function show(
+export async function showTwoFactor(
   portal: Portal,
   c: PortalContext,
   status: 200 | 400 | 401 | 409 | 429,
-  state: Omit<TwoFactorState, "available" | "on" | "required"> = {},
+  state: Pick<TwoFactorState, "form" | "errors" | "message"> = {},
 ) {
   const account = accountOf(c);
   const factor = await findTotp(portal.db, account.id);
-  const on = factor?.confirmed
-    ? { since: factor.confirmed, codesLeft: await recoveryCodesLeft(portal.db, account.id) }
-    : null;
-  const required = await requiredBy(portal, c);
-  const page = twoFactorPage(pageContext(c, portal), { ...state, available: portal.secretKey !== null, on, required });
+  const page = twoFactorPage(pageContext(c, portal), {
+    ...state,
+    available: portal.secretKey !== null,
+    totp: factor?.confirmed ? { since: factor.confirmed } : null,
+    passkeys: await listPasskeys(portal.db, account.id),
+    codesLeft: await recoveryCodesLeft(portal.db, account.id),
+    required: await requiredBy(portal, c),
+  });
   return render(c, portal, status, TITLE, page);
 }
+const show = showTwoFactor;
 
 /** The organisation that requires two-factor sign-in of the signed-in member, who has none yet; else undefined. */
 const requiredBy = async (portal: Portal, c: PortalContext) =>
   (await missingSecondFactor(c, portal)) ? c.get("org")?.name : undefined;
 
-/** Records a change on the signed-in account's trail, and mails the account about it (security-mail.ts). */
-const audit = (
+/**
+ * Records a change of the signed-in person's two-factor on their trail, and mails them about it (security-mail.ts), in
+ * one transaction with `change` (see recordSecurityEvent).
+ */
+export const auditTwoFactor = (
   portal: Portal,
   c: PortalContext,
-  event: "twofactor.enabled" | "twofactor.disabled" | "twofactor.codes_renewed",
+  what: Extract<SecurityEvent, { event: `twofactor.${string}` | `passkey.${string}` }>,
   detail = "",
+  change?: (tx: Queries) => Promise<boolean>,
 ) => {
   const account = accountOf(c);
-  return recordSecurityEvent(portal, {
+  const notice = {
     accountId: account.id,
     recipients: securityRecipients(account),
     at: portal.clock(),
     address: clientAddress(c),
     detail,
-    what: { event },
-  });
+    what,
+  };
+  return recordSecurityEvent(portal, notice, change);
 };
+const audit = (
+  portal: Portal,
+  c: PortalContext,
+  event: "twofactor.enabled" | "twofactor.disabled" | "twofactor.codes_renewed",
+  detail = "",
+) => auditTwoFactor(portal, c, { event }, detail);
 
 /** The message under the code field of a code that did not pass (wrong, or not checked: locked). */
 function refused(c: PortalContext, check: Extract<CodeCheck, { ok: false }>) {
@@ -82,7 +101,7 @@ function refused(c: PortalContext, check: Extract<CodeCheck, { ok: false }>) {
 }
 
 /** Ten new recovery codes: as shown, and as stored (hashed). */
-function renewCodes(): { codes: string[]; hashes: string[] } {
+export function renewCodes(): { codes: string[]; hashes: string[] } {
   const codes = newRecoveryCodes();
   return { codes, hashes: codes.map((code) => recoveryCodeHash(normalizeRecoveryCode(code)!)) };
 }
@@ -175,8 +194,11 @@ export function registerTwoFactorRoutes(app: Hono<PortalEnv>, portal: Portal): v
       const { status, text } = refused(c, check);
       return show(portal, c, status, { form: "disable", errors: { code: text } });
     }
-    await removeTwoFactor(portal.db, account.id);
-    await audit(portal, c, "twofactor.disabled", check.how === "recovery" ? "with a recovery code" : "");
-    return show(portal, c, 200, { message: { text: "Two-factor sign-in is off.", kind: "status" } });
+    // With a passkey left, two-factor stays on (and the recovery codes with it): only the app goes.
+    const off = await removeTotp(portal.db, account.id);
+    const how = check.how === "recovery" ? "with a recovery code" : "";
+    await auditTwoFactor(portal, c, { event: "twofactor.disabled", passkeysLeft: !off }, how);
+    const text = off ? "Two-factor sign-in is off." : "The authenticator app no longer signs in; your passkeys do.";
+    return show(portal, c, 200, { message: { text, kind: "status" } });
   });
 }

@@ -57,7 +57,7 @@ describe("the approval form in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill("op@example.test");
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     await page.goto(`${portal.url}/admin/accounts/${pendingId}`);
     expect(await checkWidths(page, "approve-form", SHOTS)).toEqual([]);

@@ -133,7 +133,7 @@ describe("the portal in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill("operator@example.test");
     await page.getByLabel("Password").fill("an operator password");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("link", { name: "Operator" }).click();
     await page.getByRole("heading", { name: "Accounts" }).waitFor();
     await check(page, "10-operator-accounts");
@@ -269,7 +269,7 @@ describe("the portal in Chromium", () => {
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await page.getByLabel("Email").fill("browser@example.test");
     await page.getByLabel("Password").fill("a browser password");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     await check(page, "14-keys-rotated");
     await page.getByRole("link", { name: "Revoke my shop" }).click();
@@ -296,7 +296,7 @@ describe("the portal in Chromium", () => {
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await page.getByLabel("Email").fill("browser@example.test");
     await page.getByLabel("Password").fill("not the password");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByText("The email or the password is wrong").waitFor();
     await check(page, "19-sign-in-wrong");
 

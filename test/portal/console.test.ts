@@ -195,7 +195,7 @@ describe("the console in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill("console@example.test");
     await page.getByLabel("Password").fill("a console password");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     await page.goto(`${portal.url}/console`);
     await choose(

@@ -59,7 +59,7 @@ describe("teams in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
   };
   const invitation = async (email: string) => {
     const link = new URL(linkIn(await smtp.waitForMail(email, /You are invited/)));

@@ -76,7 +76,7 @@ describe("two-factor sign-in in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill(EMAIL);
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "Enter your code" }).waitFor();
   };
 
@@ -85,12 +85,12 @@ describe("two-factor sign-in in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill(EMAIL);
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByRole("link", { name: "set up or change two-factor sign-in" }).click();
     await page.getByRole("heading", { name: "Two-factor sign-in" }).waitFor();
     await check(page, "01-two-factor-off");
-    await page.getByLabel("Current password").fill(PASSWORD);
+    await page.locator('form[action="/account/two-factor/setup"]').getByLabel("Current password").fill(PASSWORD);
     await page.getByRole("button", { name: "Set up two-factor sign-in" }).click();
     await page.getByRole("heading", { name: "Set up two-factor sign-in" }).waitFor();
     expect(
@@ -123,11 +123,11 @@ describe("two-factor sign-in in Chromium", () => {
     await page.goto(`${portal.url}/keys`);
     expect(new URL(page.url()).pathname).toBe("/sign-in/code");
     await page.getByRole("textbox", { name: "Code" }).fill(codeAt(secret, portal.clock.now + 10 * 30_000));
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByText("The code is wrong, or was used already.").waitFor();
     await check(page, "07-code-wrong");
     await page.getByRole("textbox", { name: "Code" }).fill(codeAt(secret, portal.clock.now));
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     expect(new URL(page.url()).pathname).toBe("/keys");
     await page.getByRole("button", { name: "Sign out" }).click();
@@ -135,7 +135,7 @@ describe("two-factor sign-in in Chromium", () => {
     // The app lost: a recovery code.
     await signInWithPassword(page);
     await page.getByRole("textbox", { name: "Code" }).fill(codes[0]!);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     await page.goto(`${portal.url}/account/two-factor`);
     await page.getByText("You have 9 unused recovery codes of 10.").waitFor();

@@ -51,7 +51,7 @@ describe("required two-factor sign-in in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
   };
   /** From the two-factor page: the password, the setup page (checked as `shot` when given), the code. */
   const setUp = async (page: Page, shot?: string) => {

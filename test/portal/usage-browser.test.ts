@@ -59,7 +59,7 @@ describe("the usage pages in Chromium", () => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     return { context, page };
   }

@@ -129,6 +129,8 @@ export async function deleteAccount(db: PortalDatabase, id: string): Promise<voi
       "totp_factors",
       "recovery_codes",
       "signin_challenges",
+      "passkeys",
+      "passkey_challenges",
       "members",
     ]
       .map((table) => ({

@@ -1,8 +1,8 @@
 // Two-factor sign-in's rows: each account's TOTP factor (sealed secret, confirmation, the last step accepted), its
-// recovery codes (hashed) and the sign-ins waiting for a code. Every use of a code is one statement that only one
+// recovery codes (hashed) and the sign-ins waiting for a code (its passkeys: passkeys.ts). Every use of a code is one statement that only one
 // request can win: two requests with the same code at once cannot both pass.
 import { first } from "../../db/database.ts";
-import type { PortalDatabase } from "../../db/database.ts";
+import type { PortalDatabase, Queries } from "../../db/database.ts";
 import { hashSecret, randomToken } from "../secrets.ts";
 
 /** An account's TOTP factor: its sealed secret, and when it was confirmed (null: being set up). */
@@ -17,17 +17,19 @@ export async function findTotp(db: PortalDatabase, accountId: string): Promise<T
   return row ? { sealed: String(row.sealed), confirmed: row.confirmed === null ? null : Number(row.confirmed) } : null;
 }
 
-/** Whether the account signs in with two factors (a confirmed TOTP factor). */
-export const hasTwoFactor = async (db: PortalDatabase, accountId: string) =>
-  (await findTotp(db, accountId))?.confirmed != null;
-
 /**
- * Whether the account has a second factor, as an organisation that requires two-factor sign-in asks of its members
- * (the gate in two-factor-requirement.ts, the settings page): today a confirmed TOTP factor. The one place that
- * decides it: a new kind of factor is counted here.
+ * Whether the account signs in with two factors: a confirmed TOTP factor, or at least one passkey. The one question
+ * every rule about two-factor asks (the sign-in's second step, turning a factor off, the recovery codes, an
+ * organisation's requirement of it: two-factor-requirement.ts).
  */
-export async function hasSecondFactor(db: PortalDatabase, accountId: string): Promise<boolean> {
-  return hasTwoFactor(db, accountId);
+export async function hasSecondFactor(db: Pick<PortalDatabase, "all">, accountId: string): Promise<boolean> {
+  const row = await first(
+    db,
+    `SELECT (SELECT COUNT(*) FROM totp_factors WHERE account_id = ? AND confirmed IS NOT NULL)
+          + (SELECT COUNT(*) FROM passkeys WHERE account_id = ?) AS n`,
+    [accountId, accountId],
+  );
+  return Number(row?.n ?? 0) > 0;
 }
 
 /** Starts setting up a factor with `sealed`, replacing one being set up; false when the account has one confirmed. */
@@ -103,14 +105,23 @@ export async function replaceRecoveryCodes(db: PortalDatabase, accountId: string
   ]);
 }
 
-/** Removes the account's factor, recovery codes and waiting sign-ins (two-factor turned off). */
-export async function removeTwoFactor(db: PortalDatabase, accountId: string): Promise<void> {
-  await db.batch(
-    ["totp_factors", "recovery_codes", "signin_challenges"].map((table) => ({
-      sql: `DELETE FROM ${table} WHERE account_id = ?`,
-      params: [accountId],
-    })),
-  );
+/**
+ * Removes the account's TOTP factor; and, when it has no passkey left (two-factor turned off), its recovery codes and
+ * waiting sign-ins too, in the same transaction. Returns whether two-factor is now off.
+ */
+export async function removeTotp(db: PortalDatabase, accountId: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    await tx.run("DELETE FROM totp_factors WHERE account_id = ?", [accountId]);
+    if (await hasSecondFactor(tx, accountId)) return false;
+    await clearSecondFactor(tx, accountId);
+    return true;
+  });
+}
+
+/** Drops the recovery codes and waiting sign-ins of an account left with no second factor (two-factor off). */
+export async function clearSecondFactor(tx: Queries, accountId: string): Promise<void> {
+  for (const table of ["totp_factors", "recovery_codes", "signin_challenges"])
+    await tx.run(`DELETE FROM ${table} WHERE account_id = ?`, [accountId]);
 }
 
 /** How long a right password waits for its code, ms. */

@@ -53,7 +53,7 @@ export function accountPage(ctx: PageContext, audit: AuditEntry[], state: Accoun
     </form>
     <h2>Two-factor sign-in</h2>
     <p>
-      A code from an authenticator app after your password, with recovery codes for when the app is lost:
+      A code from an authenticator app or a passkey after your password, with recovery codes for when they are lost:
       <a href="/account/two-factor">set up or change two-factor sign-in</a>.
     </p>
     <h2>Delete your account</h2>

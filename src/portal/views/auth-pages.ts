@@ -3,6 +3,7 @@ import { html } from "hono/html";
 import type { FieldErrors } from "../forms.ts";
 import { csrfField, errorSummary, field, notice, usernameField } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
+import { passkeySignIn } from "./passkey-pages.ts";
 
 /** The sign-up form's fields, in its order, by name. */
 const SIGN_UP_LABELS = { partner: "Partner name", email: "Email", password: "Password" };
@@ -50,7 +51,8 @@ export function signInForm(
       ${field({ name: "password", label: "Password", type: "password", error: errors.password, autocomplete: "current-password" })}
       <button type="submit">Sign in</button>
     </form>
-    <p><a href="/reset">Forgot your password?</a> · New here? <a href="/sign-up">Sign up</a>.</p>`;
+    <p><a href="/reset">Forgot your password?</a> · New here? <a href="/sign-up">Sign up</a>.</p>
+    ${passkeySignIn(ctx)}`;
 }
 
 /** The page a mailed link opens: one button that does what the link is for (a link alone changes nothing). */
