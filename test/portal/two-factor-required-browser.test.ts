@@ -55,7 +55,7 @@ describe("required two-factor sign-in in Chromium", () => {
   };
   /** From the two-factor page: the password, the setup page (checked as `shot` when given), the code. */
   const setUp = async (page: Page, shot?: string) => {
-    await page.getByLabel("Current password").fill(PASSWORD);
+    await page.locator('form[action="/account/two-factor/setup"]').getByLabel("Current password").fill(PASSWORD);
     await page.getByRole("button", { name: "Set up two-factor sign-in" }).click();
     await page.getByRole("heading", { name: "Set up two-factor sign-in" }).waitFor();
     if (shot) await check(page, shot);
