@@ -11,7 +11,7 @@ import { codeStep, finishSignIn, pendingSignIn } from "./signin-code-routes.ts";
 import { recordAudit } from "./store/audit.ts";
 import { findPasskey, keepChallenge, listPasskeys, useChallenge, usePasskey } from "./store/passkeys.ts";
 import type { Passkey } from "./store/passkeys.ts";
-import { takeAttempts } from "./store/throttle.ts";
+import { takeAttempt, takeAttempts } from "./store/throttle.ts";
 import { takeCodeAttempt, tooManyCodes } from "./two-factor-codes.ts";
 import { signInForm } from "./views/auth-pages.ts";
 
@@ -20,8 +20,20 @@ const REFUSED = "The passkey did not sign you in: it is not one of this account'
 /** Adds the routes of signing in with a passkey to `app`. */
 export function registerPasskeySignInRoutes(app: Hono<PortalEnv>, portal: Portal): void {
   // The options for the browser's navigator.credentials.get, as JSON (passkeys.js asks for them with the form token).
+  // Each keeps a challenge row (for CHALLENGE_TTL_MS): a network asks for at most the address limit's count of them a
+  // window, taken before the row is written, so that nobody can fill the table.
   app.post("/sign-in/passkey/options", async (c) => {
     if (c.get("account")) return c.json({ error: "You are signed in already." }, 409);
+    const wait = await takeAttempt(
+      portal.db,
+      `passkey-options:${limitAddress(c)}`,
+      portal.throttle.address,
+      portal.clock(),
+    );
+    if (wait) {
+      c.header("Retry-After", String(wait));
+      return c.json({ error: `Too many passkey sign-ins from your network: try again in ${wait} s.` }, 429);
+    }
     const signIn = await pendingSignIn(c, portal);
     const keys = signIn ? await listPasskeys(portal.db, signIn.accountId) : null;
     if (keys?.length === 0) return c.json({ error: "This account has no passkey: enter a code." }, 409);

@@ -223,6 +223,22 @@ describe.each(bothDatabases(() => postgres))("passkeys, on $name", ({ name, url 
     SLOW,
   );
 
+  it("answers a network's challenges up to the address limit, 60 asked at once: the rest 429, no row kept", async () => {
+    const client = clientFrom(`10.9.${n++}.1`);
+    await client.get("/sign-in");
+    const rows = async () => Number((await portal.db.all("SELECT COUNT(*) AS n FROM passkey_challenges"))[0]!.n);
+    const before = await rows();
+    const pages = await Promise.all(
+      Array.from({ length: 60 }, () => client.post("/sign-in/passkey/options", {}, { csrf: csrfOf(client) })),
+    );
+    const { failures } = DEFAULT_THROTTLE.address;
+    expect(pages.filter((p) => p.status === 200)).toHaveLength(failures);
+    const refused = pages.filter((p) => p.status === 429);
+    expect(refused).toHaveLength(60 - failures);
+    expect(Number(refused[0]!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await rows()) - before).toBe(failures);
+  });
+
   it(
     "meets the account's limit with 40 wrong answers at once, and refuses the right one while locked",
     async () => {
