@@ -192,6 +192,7 @@ async function main(): Promise<number> {
     const edge = { upstreamPort: server.port, ...(core ? { cpus: core } : {}) };
     const nginx = await startNginxFront({
       program: requireProgram("nginx"),
+      purgeModule: requireProgram("ngx_http_cache_purge_module.so"),
       dir: join(workDir, "nginx-edge"),
       port: await freePort(),
       ...edge,
@@ -212,6 +213,7 @@ async function main(): Promise<number> {
     fronts["varnish edge"] = { front: varnish, pid: workerPid(varnish, true) };
     const nginxBare = await startNginxFront({
       program: requireProgram("nginx"),
+      purgeModule: requireProgram("ngx_http_cache_purge_module.so"),
       dir: join(workDir, "nginx-no-check"),
       port: await freePort(),
       site: (site) => {

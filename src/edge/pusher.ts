@@ -1,0 +1,175 @@
+// Pushes every change of a key to the fronts (EDGE_FRONTS), and says which front may hold a check for EDGE_KEY_HOLD:
+// one whose every push since its last resync reached it (in step). A push that fails puts its front out of step (its
+// checks held briefly, EDGE_KEY_TTL) until a resync, retried with backoff, reaches it. Each server process pushes
+// what its own reloads find (a duplicate push, from another worker or replica, is harmless: a purge or ban twice).
+import type { KeyRecord } from "../keys/keys-file.ts";
+import type { KeyState } from "./front.ts";
+import type { PushedFront } from "./fronts.ts";
+import { endGraces, keyChanges, keyStatesOf, nextGraceEnd } from "./key-states.ts";
+
+/** The first retry of a resync after a failure, and the longest wait between retries, ms. */
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 2_000;
+/**
+ * A change is pushed again this long after its first push: a check answered under the old keys just before the
+ * reload may reach the front's cache after the first purge or ban. The second one removes it.
+ */
+const REPUSH_MS = 1_000;
+/** The longest setTimeout node takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** What the pusher says of a front's state. */
+export interface EdgeEvent {
+  event: "edge_front_out_of_step" | "edge_front_in_step";
+  front: string;
+  error?: unknown;
+}
+
+export interface FrontStatus {
+  name: string;
+  inStep: boolean;
+  pushes: { ok: number; failed: number };
+  resyncs: { ok: number; failed: number };
+}
+
+export interface EdgePusher {
+  /** The keys file's records as a reload found them: the changes are pushed (at start: every front resynced). */
+  keysLoaded(records: readonly KeyRecord[]): void;
+  /** May the check `query` about `hash`, asked by the front named `front`, be held for EDGE_KEY_HOLD? */
+  mayHold(front: string | undefined, hash: string, query: string): boolean;
+  status(): FrontStatus[];
+  /** Resolves once nothing is being pushed (tests). */
+  idle(): Promise<void>;
+  /**
+   * Stops pushing; first resyncs every front in step that remembers its checks (nginx), so that a server restarted
+   * leaves no check held that it cannot reach (a crashed one does: docs/deploy.md).
+   */
+  close(): Promise<void>;
+}
+
+interface FrontState extends FrontStatus {
+  front: PushedFront;
+  queue: Promise<void>;
+  retry: ReturnType<typeof setTimeout> | null;
+  wait: number;
+  /** Its being out of step has been logged (once until it is in step again). */
+  said: boolean;
+}
+
+export function createEdgePusher(o: {
+  fronts: readonly PushedFront[];
+  keyLimit: { rate: number; burst: number };
+  clock: () => number;
+  onEvent?: (e: EdgeEvent) => void;
+}): EdgePusher {
+  const fronts = new Map<string, FrontState>(
+    o.fronts.map((front) => [
+      front.name,
+      {
+        front,
+        name: front.name,
+        inStep: false,
+        pushes: { ok: 0, failed: 0 },
+        resyncs: { ok: 0, failed: 0 },
+        queue: Promise.resolve(),
+        retry: null,
+        wait: RETRY_MIN_MS,
+        said: false,
+      },
+    ]),
+  );
+  let states: Map<string, KeyState> | null = null;
+  let graceTimer: ReturnType<typeof setTimeout> | null = null;
+  let stopped = false;
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const later = (ms: number, fn: () => void) => {
+    const t = setTimeout(() => (timers.delete(t), fn()), ms);
+    t.unref();
+    timers.add(t);
+    return t;
+  };
+
+  const outOfStep = (f: FrontState, error: unknown) => {
+    f.inStep = false;
+    if (!f.said) o.onEvent?.({ event: "edge_front_out_of_step", front: f.name, error });
+    f.said = true;
+    if (f.retry === null && !stopped) {
+      f.retry = later(f.wait, () => ((f.retry = null), resync(f)));
+      f.wait = Math.min(f.wait * 2, RETRY_MAX_MS);
+    }
+  };
+  const resync = (f: FrontState) => {
+    f.queue = f.queue.then(async () => {
+      const all = [...(states?.values() ?? [])].filter((s) => s.valid !== null);
+      try {
+        await f.front.resync(all);
+        f.resyncs.ok++;
+        f.wait = RETRY_MIN_MS;
+        f.inStep = true;
+        f.said = false;
+        o.onEvent?.({ event: "edge_front_in_step", front: f.name });
+      } catch (err) {
+        f.resyncs.failed++;
+        outOfStep(f, err);
+      }
+    });
+  };
+  const push = (changes: readonly KeyState[], again: boolean) => {
+    if (changes.length === 0) return;
+    for (const f of fronts.values()) {
+      f.queue = f.queue.then(async () => {
+        if (!f.inStep) return; // its resync covers every change
+        try {
+          await f.front.push(changes);
+          f.pushes.ok++;
+        } catch (err) {
+          f.pushes.failed++;
+          outOfStep(f, err);
+        }
+      });
+    }
+    if (!again && !stopped) later(REPUSH_MS, () => push(changes, true));
+  };
+  const update = (next: Map<string, KeyState>) => {
+    const before = states;
+    states = next;
+    if (before) push(keyChanges(before, next), false);
+    else for (const f of fronts.values()) resync(f);
+    scheduleGraceEnd();
+  };
+  const scheduleGraceEnd = () => {
+    if (graceTimer) clearTimeout(graceTimer);
+    graceTimer = null;
+    const at = states ? nextGraceEnd(states, o.clock()) : Infinity;
+    if (at === Infinity || stopped) return;
+    graceTimer = setTimeout(() => update(endGraces(states!, o.clock())), Math.min(MAX_TIMER_MS, at - o.clock() + 1));
+    graceTimer.unref();
+  };
+
+  return {
+    keysLoaded(records) {
+      update(keyStatesOf(records, o.clock(), o.keyLimit));
+    },
+    mayHold(front, hash, query) {
+      const f = front === undefined ? undefined : fronts.get(front);
+      if (!f?.inStep || !states?.has(hash)) return false;
+      return f.front.remember ? f.front.remember(hash, query) : true;
+    },
+    status: () =>
+      [...fronts.values()].map((f) => ({
+        name: f.name,
+        inStep: f.inStep,
+        pushes: { ...f.pushes },
+        resyncs: { ...f.resyncs },
+      })),
+    idle: async () => void (await Promise.all([...fronts.values()].map((f) => f.queue))),
+    async close() {
+      stopped = true;
+      if (graceTimer) clearTimeout(graceTimer);
+      for (const t of timers) clearTimeout(t);
+      for (const f of fronts.values()) if (f.retry) clearTimeout(f.retry);
+      for (const f of fronts.values()) if (f.inStep && f.front.remember) resync(f);
+      await Promise.all([...fronts.values()].map((f) => f.queue));
+    },
+  };
+}
