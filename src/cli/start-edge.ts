@@ -13,7 +13,8 @@ import type { Metrics } from "../serve/metrics-registry.ts";
 /** One JSON line on stderr: `edge_front_out_of_step` (warn, with the error) or `edge_front_in_step` (info). */
 export function edgeEventLine(e: EdgeEvent, at = Date.now()): string {
   const level = e.event === "edge_front_out_of_step" ? "warn" : "info";
-  const error = e.error === undefined ? {} : { error: (({ name, message }) => ({ name, message }))(describeError(e.error)) };
+  const error =
+    e.error === undefined ? {} : { error: (({ name, message }) => ({ name, message }))(describeError(e.error)) };
   return JSON.stringify({ time: new Date(at).toISOString(), level, event: e.event, front: e.front, ...error }) + "\n";
 }
 
@@ -30,5 +31,6 @@ export function startEdgeFor(config: Pick<Config, "edgeFronts">): EdgePusher | n
 
 /** The pusher's series in the server's /metrics (a worker's carry its number). */
 export function addEdgeMetricsFor(metrics: Metrics | null, pusher: EdgePusher | null): void {
-  if (pusher) addEdgeMetrics(metrics, pusher.status, cluster.worker ? { worker: String(cluster.worker.id) } : {});
+  if (pusher)
+    addEdgeMetrics(metrics, () => pusher.status(), cluster.worker ? { worker: String(cluster.worker.id) } : {});
 }

@@ -3,7 +3,7 @@
 import { z } from "zod";
 
 /** The kinds of front a push can reach: deploy/nginx (purge), deploy/varnish (ban), deploy/haproxy. */
-export const FRONT_KINDS = ["nginx", "varnish", "haproxy"] as const;
+const FRONT_KINDS = ["nginx", "varnish", "haproxy"] as const;
 export type FrontKind = (typeof FRONT_KINDS)[number];
 
 /** One front: the name it gives in `X-Edge-Front`, its kind, and the address its pushes go to. */
@@ -39,13 +39,19 @@ function parseFront(entry: string): FrontConfig | string {
   } catch {
     return `front ${name}: ${JSON.stringify(rest)} is not a URL`;
   }
-  if (url.protocol !== SCHEME[kind] || (kind === "haproxy" && !url.port) || url.pathname.replace(/^\/$/, "") || url.search || url.username)
+  if (
+    url.protocol !== SCHEME[kind] ||
+    (kind === "haproxy" && !url.port) ||
+    url.pathname.replace(/^\/$/, "") ||
+    url.search ||
+    url.username
+  )
     return `front ${name}: a ${kind} front is reached at ${SCHEME[kind]}//host:port (no path, query or credentials), not ${JSON.stringify(rest)}`;
   return { name, kind, url: `${url.protocol}//${url.host}` };
 }
 
 /** `EDGE_FRONTS`, comma-separated `name=[kind:]url` entries with unique names, or the message for the first wrong one. */
-export function parseEdgeFronts(value: string): FrontConfig[] | string {
+function parseEdgeFronts(value: string): FrontConfig[] | string {
   const fronts: FrontConfig[] = [];
   for (const entry of value.split(",").map((e) => e.trim())) {
     if (!entry) continue;

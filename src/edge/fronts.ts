@@ -9,7 +9,7 @@ import { createVarnishFront } from "./varnish.ts";
 export type PushedFront = Front & Partial<Pick<RememberingFront, "remember">>;
 
 /** The constructor of each kind of front; a kind without one (not built yet) is refused at start. */
-export const FRONT_MAKERS: Partial<Record<FrontKind, (name: string, url: string) => PushedFront>> = {
+const FRONT_MAKERS: Partial<Record<FrontKind, (name: string, url: string) => PushedFront>> = {
   nginx: createNginxFront,
   varnish: createVarnishFront,
 };

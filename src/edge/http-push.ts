@@ -3,7 +3,7 @@
 import { Agent, request } from "node:http";
 
 /** How long one push request may take before the front counts as unreachable. */
-export const PUSH_TIMEOUT_MS = 2_000;
+const PUSH_TIMEOUT_MS = 2_000;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 

@@ -35,7 +35,11 @@ export function renderEdgeMetrics(fronts: readonly FrontStatus[], labels: Record
   for (const f of fronts)
     for (const result of ["ok", "failed"] as const)
       text += `flash_sale_edge_pushes_total{${l({ front: f.name, result })}} ${f.pushes[result]}\n`;
-  text += head("edge_resyncs_total", "counter", "Resyncs of a front (every held check removed), by result (ok, failed).");
+  text += head(
+    "edge_resyncs_total",
+    "counter",
+    "Resyncs of a front (every held check removed), by result (ok, failed).",
+  );
   for (const f of fronts)
     for (const result of ["ok", "failed"] as const)
       text += `flash_sale_edge_resyncs_total{${l({ front: f.name, result })}} ${f.resyncs[result]}\n`;

@@ -6,11 +6,11 @@ import type { Front, KeyState } from "./front.ts";
 import { eachLimited, pushRequest } from "./http-push.ts";
 
 /** The location of deploy/nginx that purges a check: its query is the check's. */
-export const NGINX_PURGE_PATH = "/flash-sale-api-purge";
+const NGINX_PURGE_PATH = "/flash-sale-api-purge";
 /** Ways of sending one key remembered (apikey, X-Api-Key, Bearer, and mixes of them): a check beyond is held briefly. */
-export const QUERIES_PER_KEY = 8;
+const QUERIES_PER_KEY = 8;
 /** Checks remembered per front (each a query of about 50 bytes): 100,000 keys sent 4 ways, about 60 MB at most. */
-export const QUERIES_MAX = 400_000;
+const QUERIES_MAX = 400_000;
 /** Purges in flight at once. */
 const WIDTH = 16;
 

@@ -8,7 +8,8 @@ const HASHES_PER_BAN = 64;
 
 /** deploy/varnish at `url` (http://host:port), named `name`. */
 export function createVarnishFront(name: string, url: string): Front {
-  const ban = (what: string) => pushRequest("BAN", `${url}/`, { "X-Edge-Front": name, "X-Flash-Sale-Ban": what }, [200]);
+  const ban = (what: string) =>
+    pushRequest("BAN", `${url}/`, { "X-Edge-Front": name, "X-Flash-Sale-Ban": what }, [200]);
   return {
     name,
     async push(changes: readonly KeyState[]) {

@@ -83,7 +83,7 @@ describe.each(FRONTS)("$name: checks held an hour, key changes pushed", ({ name,
       metricsToken: METRICS_TOKEN,
       log: (entry) => void (entry.path === "/edge/key" && checks++),
     });
-    addEdgeMetrics(api.handler.metrics, pusher.status);
+    addEdgeMetrics(api.handler.metrics, () => pusher.status());
     reloader = createReloader(api.handler, api.dataDir, api.keysFile, { watchKeys: true });
     // The pusher told the front of the keys before it was there: out of step until a retried resync reaches it.
     expect(inStep()).toBe(false);
@@ -184,7 +184,9 @@ describe.each(FRONTS)("$name: checks held an hour, key changes pushed", ({ name,
     const metrics = async () =>
       (await fetch(`${api.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
     expect(await metrics()).toContain(`flash_sale_edge_front_in_step{front="${name}"} 0`);
-    expect(await metrics()).toMatch(new RegExp(`flash_sale_edge_pushes_total\\{front="${name}",result="failed"\\} [1-9]`));
+    expect(await metrics()).toMatch(
+      new RegExp(`flash_sale_edge_pushes_total\\{front="${name}",result="failed"\\} [1-9]`),
+    );
     const restarted = performance.now();
     front = await start(Number(new URL(api.url).port), at);
     const up = performance.now();

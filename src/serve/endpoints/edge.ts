@@ -66,7 +66,10 @@ function holdOf(
   verdict: Credential | ApiError,
   o: { ttl: number; hold: number; edge: HandlerOptions["edge"] },
 ): [number, string[]] {
-  const key = presentedKey(query.get("apikey"), headerKeyOf(query.get("x_api_key")?.[0], query.get("authorization")?.[0]));
+  const key = presentedKey(
+    query.get("apikey"),
+    headerKeyOf(query.get("x_api_key")?.[0], query.get("authorization")?.[0]),
+  );
   if (typeof key !== "string" || !KEY_RE.test(key)) return [o.ttl, []];
   const hash = hashKey(key);
   const header = ["X-Key-Hash", hash.slice("sha256:".length)];
