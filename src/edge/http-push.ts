@@ -7,14 +7,23 @@ const PUSH_TIMEOUT_MS = 2_000;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
-/** Sends `method url` with `headers`; resolves with the status when it is one of `ok`, rejects otherwise. */
+/**
+ * Sends `method url` with `headers`; resolves with the status when it is one of `ok`, rejects otherwise. Sent once
+ * more when the connection was reset (a kept-alive one the front closed as it was reused).
+ */
 export function pushRequest(
   method: string,
   url: string,
   headers: Record<string, string>,
   ok: readonly number[],
 ): Promise<number> {
-  return new Promise((resolve, reject) => {
+  return sendOnce(method, url, headers, ok).catch((err: NodeJS.ErrnoException) =>
+    err.code === "ECONNRESET" || err.code === "EPIPE" ? sendOnce(method, url, headers, ok) : Promise.reject(err),
+  );
+}
+
+function sendOnce(method: string, url: string, headers: Record<string, string>, ok: readonly number[]) {
+  return new Promise<number>((resolve, reject) => {
     const req = request(url, { method, headers, agent, timeout: PUSH_TIMEOUT_MS }, (res) => {
       res.resume();
       res.on("end", () => {
@@ -29,7 +38,7 @@ export function pushRequest(
   });
 }
 
-/** Runs `work` over `items`, `width` at a time; rejects with the first failure once the running ones are done. */
+/** Runs `work` over `items`, `width` at a time; rejects at the first failure (the other runners go on to the end). */
 export async function eachLimited<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>) {
   let next = 0;
   const worker = async () => {

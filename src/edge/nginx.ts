@@ -22,21 +22,38 @@ export interface RememberingFront extends Front {
   readonly remembered: number;
 }
 
+/**
+ * How long a purged check stays remembered: the pusher pushes each change again a second later (src/edge/pusher.ts),
+ * and that push purges it again (a check answered under the old keys may reach nginx's cache after the first purge).
+ */
+const FORGET_MS = 3_000;
+
 /** deploy/nginx at `url` (http://host:port), named `name`. */
 export function createNginxFront(name: string, url: string): RememberingFront {
   const held = new Map<string, Set<string>>();
+  /** When each remembered check (`hash query`) was last purged, if it has not been held again since. */
+  const purged = new Map<string, number>();
   let count = 0;
   const purge = (query: string) =>
     pushRequest("PURGE", `${url}${NGINX_PURGE_PATH}?${query}`, { "X-Edge-Front": name }, [200, 404]);
-  /** Purges the checks of `hashes`, forgetting each once it is purged (one that fails stays, for the resync). */
+  const forget = (hash: string, q: string) => {
+    const set = held.get(hash);
+    if (set?.delete(q)) count--;
+    if (set?.size === 0) held.delete(hash);
+  };
+  /** Purges the checks of `hashes`, each forgotten FORGET_MS later unless held again (one that fails stays). */
   const purgeHashes = async (hashes: Iterable<string>) => {
     const work: [string, string][] = [];
     for (const hash of hashes) for (const q of held.get(hash) ?? []) work.push([hash, q]);
     await eachLimited(work, WIDTH, async ([hash, q]) => {
       await purge(q);
-      const set = held.get(hash);
-      if (set?.delete(q)) count--;
-      if (set?.size === 0) held.delete(hash);
+      const at = performance.now();
+      purged.set(`${hash} ${q}`, at);
+      setTimeout(() => {
+        if (purged.get(`${hash} ${q}`) !== at) return;
+        purged.delete(`${hash} ${q}`);
+        forget(hash, q);
+      }, FORGET_MS).unref();
     });
   };
   return {
@@ -46,7 +63,10 @@ export function createNginxFront(name: string, url: string): RememberingFront {
     },
     remember(hash, query) {
       let set = held.get(hash);
-      if (set?.has(query)) return true;
+      if (set?.has(query)) {
+        purged.delete(`${hash} ${query}`); // held again: not forgotten
+        return true;
+      }
       if (count >= QUERIES_MAX || (set?.size ?? 0) >= QUERIES_PER_KEY) return false;
       if (!set) held.set(hash, (set = new Set()));
       set.add(query);

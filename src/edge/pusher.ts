@@ -38,7 +38,7 @@ export interface EdgePusher {
   /** May the check `query` about `hash`, asked by the front named `front`, be held for EDGE_KEY_HOLD? */
   mayHold(front: string | undefined, hash: string, query: string): boolean;
   status(): FrontStatus[];
-  /** Resolves once nothing is being pushed (tests). */
+  /** Resolves once nothing is being pushed, nor due to be pushed again (tests). */
   idle(): Promise<void>;
   /**
    * Stops pushing; first resyncs every front in step that remembers its checks (nginx), so that a server restarted
@@ -81,6 +81,8 @@ export function createEdgePusher(o: {
   let states: Map<string, KeyState> | null = null;
   let graceTimer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
+  /** Changes due to be pushed again (REPUSH_MS). */
+  let repushes = 0;
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const later = (ms: number, fn: () => void) => {
     const t = setTimeout(() => (timers.delete(t), fn()), ms);
@@ -128,7 +130,10 @@ export function createEdgePusher(o: {
         }
       });
     }
-    if (!again && !stopped) later(REPUSH_MS, () => push(changes, true));
+    if (!again && !stopped) {
+      repushes++;
+      later(REPUSH_MS, () => (repushes--, push(changes, true)));
+    }
   };
   const update = (next: Map<string, KeyState>) => {
     const before = states;
@@ -162,7 +167,12 @@ export function createEdgePusher(o: {
         pushes: { ...f.pushes },
         resyncs: { ...f.resyncs },
       })),
-    idle: async () => void (await Promise.all([...fronts.values()].map((f) => f.queue))),
+    async idle() {
+      do {
+        while (repushes > 0) await new Promise((r) => setTimeout(r, 20));
+        await Promise.all([...fronts.values()].map((f) => f.queue));
+      } while (repushes > 0);
+    },
     async close() {
       stopped = true;
       if (graceTimer) clearTimeout(graceTimer);
