@@ -47,13 +47,75 @@ export interface EdgePusher {
   close(): Promise<void>;
 }
 
-interface FrontState extends FrontStatus {
+/** One front's pushes, in order, and whether it is in step. */
+interface FrontRunner extends FrontStatus {
   front: PushedFront;
   queue: Promise<void>;
-  retry: ReturnType<typeof setTimeout> | null;
-  wait: number;
-  /** Its being out of step has been logged (once until it is in step again). */
-  said: boolean;
+  resync(): void;
+  push(changes: readonly KeyState[]): void;
+  stop(): void;
+}
+
+/** What every front's runner shares: the pusher's event sink, its timers, and the valid keys for a resync. */
+interface RunnerContext {
+  onEvent?: (e: EdgeEvent) => void;
+  later(ms: number, fn: () => void): ReturnType<typeof setTimeout>;
+  valid(): KeyState[];
+  stopped(): boolean;
+}
+
+/**
+ * A front's runner: pushes and resyncs run one after another; a failure puts the front out of step (said once until
+ * it is in step again) and retries a resync after RETRY_MIN_MS, doubling to RETRY_MAX_MS, until one reaches it.
+ */
+function createFrontRunner(front: PushedFront, c: RunnerContext): FrontRunner {
+  let retry: ReturnType<typeof setTimeout> | null = null;
+  let wait = RETRY_MIN_MS;
+  let said = false;
+  const outOfStep = (error: unknown) => {
+    r.inStep = false;
+    if (!said) c.onEvent?.({ event: "edge_front_out_of_step", front: front.name, error });
+    said = true;
+    if (retry === null && !c.stopped()) {
+      retry = c.later(wait, () => ((retry = null), r.resync()));
+      wait = Math.min(wait * 2, RETRY_MAX_MS);
+    }
+  };
+  const r: FrontRunner = {
+    front,
+    name: front.name,
+    inStep: false,
+    pushes: { ok: 0, failed: 0 },
+    resyncs: { ok: 0, failed: 0 },
+    queue: Promise.resolve(),
+    resync() {
+      r.queue = r.queue.then(async () => {
+        try {
+          await front.resync(c.valid());
+          r.resyncs.ok++;
+          [wait, said, r.inStep] = [RETRY_MIN_MS, false, true];
+          c.onEvent?.({ event: "edge_front_in_step", front: front.name });
+        } catch (err) {
+          r.resyncs.failed++;
+          outOfStep(err);
+        }
+      });
+    },
+    push(changes) {
+      r.queue = r.queue.then(async () => {
+        if (!r.inStep) return; // its resync covers every change
+        try {
+          await front.push(changes);
+          r.pushes.ok++;
+        } catch (err) {
+          r.pushes.failed++;
+          outOfStep(err);
+        }
+      });
+    },
+    stop: () => void (retry && clearTimeout(retry)),
+  };
+  return r;
 }
 
 export function createEdgePusher(o: {
@@ -62,22 +124,6 @@ export function createEdgePusher(o: {
   clock: () => number;
   onEvent?: (e: EdgeEvent) => void;
 }): EdgePusher {
-  const fronts = new Map<string, FrontState>(
-    o.fronts.map((front) => [
-      front.name,
-      {
-        front,
-        name: front.name,
-        inStep: false,
-        pushes: { ok: 0, failed: 0 },
-        resyncs: { ok: 0, failed: 0 },
-        queue: Promise.resolve(),
-        retry: null,
-        wait: RETRY_MIN_MS,
-        said: false,
-      },
-    ]),
-  );
   let states: Map<string, KeyState> | null = null;
   let graceTimer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
@@ -90,46 +136,16 @@ export function createEdgePusher(o: {
     timers.add(t);
     return t;
   };
-
-  const outOfStep = (f: FrontState, error: unknown) => {
-    f.inStep = false;
-    if (!f.said) o.onEvent?.({ event: "edge_front_out_of_step", front: f.name, error });
-    f.said = true;
-    if (f.retry === null && !stopped) {
-      f.retry = later(f.wait, () => ((f.retry = null), resync(f)));
-      f.wait = Math.min(f.wait * 2, RETRY_MAX_MS);
-    }
+  const context: RunnerContext = {
+    ...(o.onEvent ? { onEvent: o.onEvent } : {}),
+    later,
+    valid: () => [...(states?.values() ?? [])].filter((s) => s.valid !== null),
+    stopped: () => stopped,
   };
-  const resync = (f: FrontState) => {
-    f.queue = f.queue.then(async () => {
-      const all = [...(states?.values() ?? [])].filter((s) => s.valid !== null);
-      try {
-        await f.front.resync(all);
-        f.resyncs.ok++;
-        f.wait = RETRY_MIN_MS;
-        f.inStep = true;
-        f.said = false;
-        o.onEvent?.({ event: "edge_front_in_step", front: f.name });
-      } catch (err) {
-        f.resyncs.failed++;
-        outOfStep(f, err);
-      }
-    });
-  };
+  const fronts = new Map(o.fronts.map((front) => [front.name, createFrontRunner(front, context)]));
   const push = (changes: readonly KeyState[], again: boolean) => {
     if (changes.length === 0) return;
-    for (const f of fronts.values()) {
-      f.queue = f.queue.then(async () => {
-        if (!f.inStep) return; // its resync covers every change
-        try {
-          await f.front.push(changes);
-          f.pushes.ok++;
-        } catch (err) {
-          f.pushes.failed++;
-          outOfStep(f, err);
-        }
-      });
-    }
+    for (const f of fronts.values()) f.push(changes);
     if (!again && !stopped) {
       repushes++;
       later(REPUSH_MS, () => (repushes--, push(changes, true)));
@@ -139,7 +155,7 @@ export function createEdgePusher(o: {
     const before = states;
     states = next;
     if (before) push(keyChanges(before, next), false);
-    else for (const f of fronts.values()) resync(f);
+    else for (const f of fronts.values()) f.resync();
     scheduleGraceEnd();
   };
   const scheduleGraceEnd = () => {
@@ -177,8 +193,9 @@ export function createEdgePusher(o: {
       stopped = true;
       if (graceTimer) clearTimeout(graceTimer);
       for (const t of timers) clearTimeout(t);
-      for (const f of fronts.values()) if (f.retry) clearTimeout(f.retry);
-      for (const f of fronts.values()) if (f.inStep && f.front.remember) resync(f);
+      repushes = 0;
+      for (const f of fronts.values()) f.stop();
+      for (const f of fronts.values()) if (f.inStep && f.front.remember) f.resync();
       await Promise.all([...fronts.values()].map((f) => f.queue));
     },
   };
