@@ -90,7 +90,9 @@ export interface DeployedServer extends ServerChild {
 /** The variables src/config/api-settings.ts reads: none is inherited from the benchmark's own environment. */
 const CONFIG_VARS =
   `PORT HOST DATA_DIR KEYS_FILE BASE_URL MAX_AGE LOG_REQUESTS WAIT_FOR_SNAPSHOT TRUST_PROXY METRICS_TOKEN
-  REDIS_URL WORKERS TLS_CERT TLS_KEY VARIANT_CACHE_MB BODY_CACHE_MB COMPRESS_SLOTS`.split(/\s+/);
+  REDIS_URL WORKERS TLS_CERT TLS_KEY VARIANT_CACHE_MB BODY_CACHE_MB COMPRESS_SLOTS EDGE_FRONTS EDGE_KEY_HOLD EDGE_KEY_TTL`.split(
+    /\s+/,
+  );
 
 /**
  * The server as operators run it (`npm run serve`: node <nodeArgs> --import tsx src/cli/serve.ts) on a benchmark

@@ -9,8 +9,10 @@ vcl 4.1;
 # 1. its key parameters (see vcl_recv) and its header's key (X-Api-Key, or Authorization: Bearer) become a request
 #    for the API's GET /edge/key, looked up in the cache like any object, hashed by those keys alone: the API's
 #    answer (204, with the key's name and limits; or its 401) is
-#    kept for the time it says (EDGE_KEY_TTL, 2 s by default), so a revoked key is refused here within that plus the
-#    2 s the API takes to see the revocation;
+#    kept for the time it says: EDGE_KEY_HOLD (an hour by default) when the API pushes key changes here (EDGE_FRONTS
+#    names this Varnish `varnish`, the name it gives in `X-Edge-Front`), EDGE_KEY_TTL (2 s) otherwise. A push bans
+#    a changed key's checks by their X-Key-Hash (the `BAN` method below, from the API's address only: set it in the
+#    acl), so a revoked key is refused here within 2 s either way;
 # 2. the key's rate is applied with its own rate and burst (vsthrottle: a bucket of `burst` tokens refilled at `rate`
 #    a second, as the API's), answering the API's own 429 with Retry-After;
 # 3. the resource is looked up by its URL with the query sorted and its `apikey` parameter left out (nothing else of
@@ -40,12 +42,21 @@ vcl 4.1;
 import std;
 import vsthrottle;
 
+# Who may ban: the API (its pushes, src/edge/varnish.ts). 127.0.0.1 for an API on this machine.
+acl flash_sale_api_pushes {
+    "127.0.0.1";
+    "::1";
+}
+
 backend api {
     .host = "127.0.0.1";
     .port = "8080";
 }
 
 sub vcl_recv {
+    if (req.method == "BAN") {
+        call flash_sale_ban;
+    }
     if (req.restarts == 0) {
         # The steps below speak through these headers: none may come from a client.
         unset req.http.X-Flash-Sale-Step;
@@ -127,6 +138,22 @@ sub vcl_recv {
     return (hash);
 }
 
+# A push from the API: the checks of the keys whose hashes it names (`X-Flash-Sale-Ban: <hex>|<hex>...`), or every
+# check (`all`: a resync), banned by their X-Key-Hash (lurker-friendly: the ban reads the object alone).
+sub flash_sale_ban {
+    if (client.ip !~ flash_sale_api_pushes) {
+        return (synth(403));
+    }
+    if (req.http.X-Flash-Sale-Ban == "all") {
+        ban("obj.http.X-Key-Hash ~ .");
+    } elsif (req.http.X-Flash-Sale-Ban ~ "^[0-9a-f]{64}(\|[0-9a-f]{64})*$") {
+        ban("obj.http.X-Key-Hash ~ ^(" + req.http.X-Flash-Sale-Ban + ")$");
+    } else {
+        return (synth(400));
+    }
+    return (synth(200, "Banned"));
+}
+
 # Step 2: the key's own rate, from the check: a bucket of `burst` tokens refilled at `rate` a second.
 sub flash_sale_limit {
     std.log("key:" + req.http.X-Flash-Sale-Key-Name);
@@ -161,6 +188,11 @@ sub vcl_backend_fetch {
     unset bereq.http.X-Flash-Sale-Key-Rate;
     unset bereq.http.X-Flash-Sale-Key-Burst;
     unset bereq.http.X-Flash-Sale-Period;
+    unset bereq.http.X-Edge-Front;
+    if (bereq.url ~ "^/edge/key(\?|$)") {
+        # This front's name in EDGE_FRONTS: the API holds its answer for EDGE_KEY_HOLD while its pushes reach here.
+        set bereq.http.X-Edge-Front = "varnish";
+    }
     if (bereq.url ~ "^/v1/events(\?|$)") {
         # A stream: a comment every 15 s at least, for as long as the client stays.
         set bereq.between_bytes_timeout = 1h;
@@ -231,6 +263,8 @@ sub vcl_deliver {
     if (req.http.X-Flash-Sale-Step == "checked") {
         call flash_sale_ratelimit_headers;
     }
+    # The check's hash (what a push bans by) is the cache's own.
+    unset resp.http.X-Key-Hash;
     if (resp.http.X-Flash-Sale-Vary) {
         set resp.http.Vary = resp.http.X-Flash-Sale-Vary;
         unset resp.http.X-Flash-Sale-Vary;

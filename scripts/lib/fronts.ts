@@ -74,10 +74,15 @@ export function nginxMain(dir: string, site: string, global: string, workers = 1
 
 /**
  * Starts nginx with deploy/nginx/flash-sale-api.conf: its listen address, upstream, cache directories and log files
- * moved under `dir`; `site` changes the text after that (a control case). Resolves once it answers /healthz.
+ * moved under `dir` (started again on the same `dir`, it finds its cache there); `site` changes the text after that
+ * (a control case). Resolves once it answers /healthz.
  */
 export async function startNginxFront(
-  o: FrontOptions & { site?: (site: string) => string },
+  o: FrontOptions & {
+    site?: (site: string) => string;
+    /** ngx_http_cache_purge_module.so (Debian's libnginx-mod-http-cache-purge): the site's purge location needs it. */
+    purgeModule: string;
+  },
 ): Promise<Front & { logs: NginxLogs; stderr: () => string }> {
   await mkdir(join(o.dir, "logs"), { recursive: true });
   const logs = {
@@ -93,7 +98,8 @@ export async function startNginxFront(
   site = edit(site, "error_log /var/log/nginx/flash-sale-api.error.log ", `error_log ${logs.error} `);
   site = o.site ? o.site(site) : site;
   await writeFile(join(o.dir, "site.conf"), site);
-  await writeFile(join(o.dir, "nginx.conf"), nginxMain(o.dir, join(o.dir, "site.conf"), logs.global));
+  const main = nginxMain(o.dir, join(o.dir, "site.conf"), logs.global);
+  await writeFile(join(o.dir, "nginx.conf"), `load_module ${o.purgeModule};\n${main}`);
   const child = launch(o, ["-p", o.dir, "-c", join(o.dir, "nginx.conf")]);
   let output = "";
   child.stderr!.on("data", (c: Buffer) => (output += c.toString()));

@@ -7,6 +7,7 @@ import { errorLine } from "../errors.ts";
 import { createHandler } from "../serve/handler.ts";
 import type { ErrorLog } from "../serve/handler.ts";
 import { addKeySyncMetrics, startKeySyncFor } from "./start-key-sync.ts";
+import { addEdgeMetricsFor, startEdgeFor } from "./start-edge.ts";
 import { createLogBuffer, fdSink } from "./log-buffer.ts";
 import { createReloader } from "../serve/http/reloader.ts";
 import { startServer } from "../serve/http/server.ts";
@@ -43,10 +44,12 @@ export async function runServer(config: Config): Promise<RunningServer> {
       )
     : null;
   const usage = config.countUsage ? startUsageFor(config) : null;
+  const edge = startEdgeFor(config);
   const handler = await createHandler({
     ...config,
     limits: limits ?? undefined,
     usage: usage ?? undefined,
+    edge: edge ?? undefined,
     log: logs ? (entry) => logs.request(entry) : undefined,
     onError: logError,
   });
@@ -64,6 +67,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     () => void reloader.check(),
   );
   if (keySync) addKeySyncMetrics(handler.metrics, keySync);
+  addEdgeMetricsFor(handler.metrics, edge);
   const tls = config.tls ? await loadTlsPair(config.tls) : null;
   const running = await startServer(handler, config.host, config.port, tls ? { tls } : {});
   const certificate = (c: CertificateInfo) =>
@@ -85,7 +89,8 @@ export async function runServer(config: Config): Promise<RunningServer> {
     reloader.stop();
     tlsWatcher?.stop();
     // Every request answered has its log line written before the process exits.
-    const exit = () => void Promise.all([logs?.close(), limits?.close(), keySync?.close()]).then(() => process.exit(0));
+    const exit = () =>
+      void Promise.all([logs?.close(), limits?.close(), keySync?.close(), edge?.close()]).then(() => process.exit(0));
     // The last usage counts are handed over once every request has been answered (and counted).
     void running
       .close()

@@ -3,6 +3,7 @@
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
+import { EdgeFrontsSchema } from "./edge-fronts.ts";
 import { TrustProxySchema } from "./proxies.ts";
 import { decimal, onOff, parseWith, Port } from "./rules.ts";
 import {
@@ -11,6 +12,7 @@ import {
   DEFAULT_DATA_DIR,
   DEFAULT_HOST,
   DEFAULT_PORT,
+  DEFAULT_EDGE_KEY_HOLD,
   DEFAULT_EDGE_KEY_TTL,
   DEFAULT_MAX_AGE,
   DEFAULT_USAGE_BUFFER_ROWS,
@@ -89,6 +91,18 @@ export const ConfigSchema = z
      * the server answers to the proxies of TRUST_PROXY only. Env EDGE_KEY_TTL (0-60). Default 2.
      */
     edgeKeyTtl: decimal(z.number().int().min(0).max(60)).default(DEFAULT_EDGE_KEY_TTL),
+    /**
+     * The fronts the server pushes every change of a key to (src/edge/), so that they may hold a check for
+     * EDGE_KEY_HOLD: comma-separated `name=url` (the kind is the name: nginx, varnish, haproxy) or `name=kind:url`,
+     * e.g. `varnish=http://127.0.0.1:6081,edge2=nginx:http://10.0.0.2:80`. A front names itself in the check's
+     * `X-Edge-Front` header. Env EDGE_FRONTS. Default none: every check is held EDGE_KEY_TTL.
+     */
+    edgeFronts: EdgeFrontsSchema,
+    /**
+     * Seconds a front of EDGE_FRONTS may hold a check about a valid, revoked or suspended key while it is in step
+     * (every push since its last resync reached it); otherwise EDGE_KEY_TTL. Env EDGE_KEY_HOLD (0-86400). Default 3600.
+     */
+    edgeKeyHold: decimal(z.number().int().min(0).max(86_400)).default(DEFAULT_EDGE_KEY_HOLD),
     /** Usage per key counted and handed to the portal's database (src/usage/). Env USAGE ("0" turns it off). Default on. */
     countUsage: onOff("1"),
     /** The portal's database, where usage goes: postgres://... or a SQLite file. Env DATABASE_URL. Default <dataDir>/portal.db. */
@@ -164,6 +178,8 @@ export const ENV_NAMES = {
   redisUrl: "REDIS_URL",
   metricsToken: "METRICS_TOKEN",
   edgeKeyTtl: "EDGE_KEY_TTL",
+  edgeFronts: "EDGE_FRONTS",
+  edgeKeyHold: "EDGE_KEY_HOLD",
   countUsage: "USAGE",
   databaseUrl: "DATABASE_URL",
   usageFlushMs: "USAGE_FLUSH_MS",

@@ -44,6 +44,11 @@ export const DEFAULT_COMPRESS_SLOTS = 2;
  * EDGE_KEY_TTL): a revoked key is refused at the front within this plus the 2 s a reload takes.
  */
 export const DEFAULT_EDGE_KEY_TTL = 2;
+/**
+ * How long a front of EDGE_FRONTS may hold a check while it is in step with the server's pushes, in seconds (env
+ * EDGE_KEY_HOLD): a change of a key reaches it by a push (src/edge/), within 2 s, not by the check's expiry.
+ */
+export const DEFAULT_EDGE_KEY_HOLD = 3600;
 
 /** How often each server hands its usage counts to the database, ms (env USAGE_FLUSH_MS): a figure shows within 15 s. */
 export const DEFAULT_USAGE_FLUSH_MS = 5000;

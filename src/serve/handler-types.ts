@@ -7,6 +7,7 @@ import type { AdmissionOptions } from "./admission/admission.ts";
 import type { Metrics } from "./metrics-registry.ts";
 import type { EventStreamOptions } from "./events/hub.ts";
 import type { Usage } from "../usage/hand-over.ts";
+import type { EdgePusher } from "../edge/pusher.ts";
 
 export type { ErrorLog };
 
@@ -40,6 +41,7 @@ export interface HandlerOptions
         | "metricsToken"
         | "waitForSnapshot"
         | "edgeKeyTtl"
+        | "edgeKeyHold"
       >
     > {
   /** The clock, epoch ms. Default Date.now. Tests inject one. */
@@ -51,6 +53,11 @@ export interface HandlerOptions
    * /v1/usage.json reads `figures`; /metrics shows `stats`. Default: nothing counted, and the usage body's `usage` is null.
    */
   usage?: Pick<Usage, "meter" | "figures"> & Partial<Pick<Usage, "stats">>;
+  /**
+   * The pushes to the fronts (src/edge/pusher.ts): told of the keys at every load, and asked whether a front's check
+   * may be held for `edgeKeyHold`. Default none: every check is held `edgeKeyTtl`.
+   */
+  edge?: Pick<EdgePusher, "keysLoaded" | "mayHold">;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
   /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */

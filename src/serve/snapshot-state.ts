@@ -7,7 +7,8 @@ import type { LoadedSnapshot } from "../snapshot/load.ts";
 import { closeUnusedPacks, loadSnapshot, SnapshotError } from "../snapshot/load.ts";
 import { createAdmission } from "./admission/admission.ts";
 import type { KeyRing } from "./admission/api-key-check.ts";
-import { loadKeyRing } from "./admission/api-key-check.ts";
+import { createKeyRing } from "./admission/api-key-check.ts";
+import { loadKeysFile } from "../keys/keys-file.ts";
 import type { createCompressor } from "./bodies/compressor.ts";
 import { createResources } from "./bodies/resources.ts";
 import type { createCalendarFeeds } from "./endpoints/calendar-feeds.ts";
@@ -40,24 +41,35 @@ export async function loadState(options: HandlerOptions, { clock, compressor, fe
   } catch (err) {
     if (!(options.waitForSnapshot && err instanceof SnapshotError)) throw err;
   }
-  let state = stateOf(initial, await loadKeyRing(options.keysFile));
+  // The key ring, and the fronts told of the keys it was made from (src/edge/): at once, so that no check is answered
+  // under keys the fronts have not been told of.
+  const loadKeys = async () => {
+    const { keys } = await loadKeysFile(options.keysFile);
+    return { ring: createKeyRing(keys), told: () => options.edge?.keysLoaded(keys) };
+  };
+  const first = await loadKeys();
+  let state = stateOf(initial, first.ring);
+  first.told();
   let events: ReturnType<typeof createEventHub> | null = null;
 
   /** Loads the published snapshot and the keys again and swaps to them at once. */
   const reload = async () => {
-    const keys = await loadKeyRing(options.keysFile);
+    const loaded = await loadKeys();
+    const keys = loaded.ring;
     let snapshot: LoadedSnapshot;
     try {
       snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot, bodies });
     } catch (err) {
       // The new keys hold even when the snapshot is refused: a key revoked as a broken snapshot is published is revoked.
       state = { ...state, gate: gate(keys, state.resources) };
+      loaded.told();
       throw err;
     }
     const old = state.snapshot;
     const snapshotChanged = snapshot.id !== old?.id;
     // New keys (a key may be revoked) or a new snapshot: a new gate, so nothing admitted under the old state is kept.
     state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, gate: gate(keys, state.resources) };
+    loaded.told();
     if (snapshotChanged) events?.swap(snapshot);
     // Requests read bodies synchronously, so none reads the replaced snapshot's packs once this turn is over; the
     // wait covers the sale list composed ahead of time (resources.ts) and leaves room to spare.

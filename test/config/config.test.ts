@@ -24,6 +24,8 @@ const DEFAULTS: Config = {
   tls: null,
   metricsToken: undefined,
   edgeKeyTtl: 2,
+  edgeFronts: [],
+  edgeKeyHold: 3600,
   redisUrl: undefined,
   variantCacheBytes: 32 * 1024 * 1024,
   bodyCacheBytes: 1024 * 1024 * 1024,
@@ -106,6 +108,29 @@ describe("parseConfig: valid environments", () => {
     // EDGE_KEY_TTL: how long a front keeps a key check's answer
     [{ EDGE_KEY_TTL: "0" }, { edgeKeyTtl: 0 }],
     [{ EDGE_KEY_TTL: "60" }, { edgeKeyTtl: 60 }],
+    // EDGE_KEY_HOLD and EDGE_FRONTS: the long hold of a front the server pushes key changes to
+    [{ EDGE_KEY_HOLD: "0" }, { edgeKeyHold: 0 }],
+    [{ EDGE_KEY_HOLD: "86400" }, { edgeKeyHold: 86_400 }],
+    [
+      { EDGE_FRONTS: "varnish=http://127.0.0.1:6081, nginx=http://127.0.0.1:8080/,haproxy=tcp://127.0.0.1:9999" },
+      {
+        edgeFronts: [
+          { name: "varnish", kind: "varnish", url: "http://127.0.0.1:6081" },
+          { name: "nginx", kind: "nginx", url: "http://127.0.0.1:8080" },
+          { name: "haproxy", kind: "haproxy", url: "tcp://127.0.0.1:9999" },
+        ],
+      },
+    ],
+    [
+      { EDGE_FRONTS: "edge-2=nginx:http://[::1]:80,v1=varnish:http://cache.internal:6081" },
+      {
+        edgeFronts: [
+          { name: "edge-2", kind: "nginx", url: "http://[::1]" },
+          { name: "v1", kind: "varnish", url: "http://cache.internal:6081" },
+        ],
+      },
+    ],
+    [{ EDGE_FRONTS: " , " }, { edgeFronts: [] }],
     [{ VARIANT_CACHE_MB: "0" }, { variantCacheBytes: 0 }],
     [{ VARIANT_CACHE_MB: "256" }, { variantCacheBytes: 256 * 1024 * 1024 }],
     [{ BODY_CACHE_MB: "64" }, { bodyCacheBytes: 64 * 1024 * 1024 }],
@@ -230,6 +255,37 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     ],
     [{ METRICS_TOKEN: "short" }, "configuration: metricsToken: must be at least 16 characters"],
     [{ EDGE_KEY_TTL: "61" }, "configuration: edgeKeyTtl: Too big: expected number to be <=60"],
+    [{ EDGE_KEY_HOLD: "86401" }, "configuration: edgeKeyHold: Too big: expected number to be <=86400"],
+    [{ EDGE_KEY_HOLD: "-1" }, "configuration: edgeKeyHold: Too small: expected number to be >=0"],
+    [
+      { EDGE_FRONTS: "http://127.0.0.1:6081" },
+      'configuration: edgeFronts: "http://127.0.0.1:6081" is not name=url or name=kind:url (e.g. varnish=http://127.0.0.1:6081)',
+    ],
+    [
+      { EDGE_FRONTS: "edge=http://127.0.0.1:6081" },
+      "configuration: edgeFronts: front edge: its kind is not given and its name is not one of nginx, varnish, haproxy (name=kind:url)",
+    ],
+    [
+      { EDGE_FRONTS: "edge=squid:http://127.0.0.1:3128" },
+      'configuration: edgeFronts: front edge: its kind "squid" is not one of nginx, varnish, haproxy (name=kind:url)',
+    ],
+    [
+      { EDGE_FRONTS: "Edge=nginx:http://127.0.0.1:80" },
+      'configuration: edgeFronts: front name "Edge" must be 1-32 lower-case letters, digits and - (starting with a letter or digit)',
+    ],
+    [
+      { EDGE_FRONTS: "nginx=http://127.0.0.1:80,nginx=http://127.0.0.1:81" },
+      "configuration: edgeFronts: front name nginx is given twice",
+    ],
+    [
+      { EDGE_FRONTS: "varnish=tcp://127.0.0.1:6081" },
+      'configuration: edgeFronts: front varnish: a varnish front is reached at http://host:port (no path, query or credentials), not "tcp://127.0.0.1:6081"',
+    ],
+    [
+      { EDGE_FRONTS: "nginx=http://127.0.0.1/purge" },
+      'configuration: edgeFronts: front nginx: a nginx front is reached at http://host:port (no path, query or credentials), not "http://127.0.0.1/purge"',
+    ],
+    [{ EDGE_FRONTS: "nginx=not a url" }, 'configuration: edgeFronts: front nginx: "not a url" is not a URL'],
     [{ VARIANT_CACHE_MB: "-1" }, "configuration: variantCacheMb: Too small: expected number to be >=0"],
     [{ VARIANT_CACHE_MB: "lots" }, "configuration: variantCacheMb: Invalid input: expected number, received NaN"],
     [{ BODY_CACHE_MB: "0" }, "configuration: bodyCacheMb: Too small: expected number to be >=1"],
@@ -333,6 +389,7 @@ describe("config/api-settings.ts's imports", () => {
     const leaves = [
       "src/config/api-settings.ts",
       "src/config/defaults.ts",
+      "src/config/edge-fronts.ts",
       "src/config/proxies.ts",
       "src/config/rules.ts",
     ];

@@ -5,15 +5,20 @@ import { startNginxFront } from "../../scripts/lib/fronts.ts";
 import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
 import { freePort, tempDir } from "./fixture.ts";
 
-/** nginx with the shipped site in front of 127.0.0.1:`upstreamPort`; `site` changes the site's text (a control case). */
+/**
+ * nginx with the shipped site in front of 127.0.0.1:`upstreamPort`; `site` changes the site's text (a control case).
+ * `at` gives its directory and port (to start it again where it was, its cache kept).
+ */
 export async function startNginx(
   upstreamPort: number,
   site?: (site: string) => string,
+  at?: { dir: string; port: number },
 ): Promise<Front & { logs: NginxLogs; stderr: () => string }> {
   return startNginxFront({
     program: requireProgram("nginx"),
-    dir: await tempDir("fsa-nginx-"),
-    port: await freePort(),
+    purgeModule: requireProgram("ngx_http_cache_purge_module.so"),
+    dir: at?.dir ?? (await tempDir("fsa-nginx-")),
+    port: at?.port ?? (await freePort()),
     upstreamPort,
     ...(site ? { site } : {}),
   });

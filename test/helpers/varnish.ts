@@ -12,14 +12,21 @@ export interface Varnish {
   stop(): Promise<void>;
 }
 
-/** Starts varnishd with the VCL at `vclPath`, its `.port = "8080"` backend pointed at `backendPort`. */
-export async function startVarnish(vclPath: string, backendPort: number): Promise<Varnish> {
+/**
+ * Starts varnishd with the VCL at `vclPath`, its `.port = "8080"` backend pointed at `backendPort`; `at` gives its
+ * directory and port (to start it again where it was).
+ */
+export async function startVarnish(
+  vclPath: string,
+  backendPort: number,
+  at?: { dir: string; port: number },
+): Promise<Varnish> {
   requireProgram("libvmod_vsthrottle.so"); // deploy/varnish imports it: missing, varnishd would fail less clearly
   return startVarnishFront({
     program: requireProgram("varnishd"),
     pkill: requireProgram("pkill"),
-    dir: await tempDir("fsa-varnish-"),
-    port: await freePort(),
+    dir: at?.dir ?? (await tempDir("fsa-varnish-")),
+    port: at?.port ?? (await freePort()),
     upstreamPort: backendPort,
     vcl: vclPath,
     storage: "malloc,32m",

@@ -2,7 +2,7 @@
 // among the keys file's hashes.
 import { ApiError } from "../../errors.ts";
 import type { KeyRecord } from "../../keys/keys-file.ts";
-import { hashKey, KEY_RE, loadKeysFile } from "../../keys/keys-file.ts";
+import { hashKey, KEY_RE } from "../../keys/keys-file.ts";
 import { PREVIOUS_SUFFIX } from "../../usage/meter.ts";
 
 /** A valid key: its record's name, and the instant (epoch ms) it stops being valid (Infinity but for a replaced key). */
@@ -101,8 +101,4 @@ export function createKeyRing(records: readonly KeyRecord[]): KeyRing {
     },
     record: (name) => byName.get(name),
   };
-}
-
-export async function loadKeyRing(path: string): Promise<KeyRing> {
-  return createKeyRing((await loadKeysFile(path)).keys);
 }
