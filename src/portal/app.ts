@@ -27,6 +27,7 @@ import { registerTwoFactorRoutes } from "./two-factor-routes.ts";
 import { useTwoFactorRequirement } from "./two-factor-requirement.ts";
 import { registerTeamRoutes } from "./team-routes.ts";
 import { registerUsageRoutes } from "./usage-routes.ts";
+import { registerWebhookRoutes } from "./webhook-routes.ts";
 import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
 import { FAVICON } from "./favicon.ts";
@@ -66,6 +67,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     log: () => {},
     trustProxy: [],
     secretKey: null,
+    webhooks: null,
     ...options,
   };
   const app = new Hono<PortalEnv>();
@@ -94,6 +96,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   registerOrgSettingsRoutes(app, portal);
   registerOperatorRoutes(app, portal);
   registerUsageRoutes(app, portal);
+  registerWebhookRoutes(app, portal);
   registerConsoleRoutes(app, portal);
   registerErrorPages(app, portal);
   return app;
