@@ -21,7 +21,7 @@ export interface Receiver {
   maxInFlight: number;
   /** How long each answer waits, ms (to let requests overlap). */
   delayMs: number;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** Starts a receiver. */

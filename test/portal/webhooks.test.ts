@@ -21,7 +21,7 @@ const H = 3600;
 const LOOPBACK = ["127.0.0.0/8", "::1/128"];
 const secretKey = randomBytes(32);
 let smtp: SmtpServer;
-const opened: { close(): Promise<unknown> | unknown }[] = [];
+const opened: { close(): unknown }[] = [];
 beforeAll(async () => {
   smtp = await startSmtpServer();
 });
