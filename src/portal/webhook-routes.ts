@@ -45,6 +45,15 @@ const showEndpoint = async (portal: Portal, c: PortalContext, e: Endpoint, statu
   return render(c, portal, status, "Webhook endpoint", body);
 };
 
+/** What the page says after an action redirected to it (POST, redirect, GET: a reload does not do it again). */
+function doneMessage(done: string | undefined, n: number): string | undefined {
+  if (done === "test") return "A test event is on its way.";
+  if (done === "retry") return "The delivery is sent again now.";
+  if (done === "busy") return "That delivery cannot be retried now (it is being sent, or was delivered).";
+  if (done === "replay") return `${n} event${n === 1 ? "" : "s"} will be sent again.`;
+  return undefined;
+}
+
 /** The organisation's endpoint named in the path, or null. */
 const endpointOf = (portal: Portal, c: PortalContext) =>
   /^[a-z0-9]{16}$/.test(c.req.param("id") ?? "") ? findEndpoint(portal.db, orgOf(c).id, c.req.param("id")!) : null;
@@ -59,7 +68,8 @@ export function registerWebhookRoutes(app: Hono<PortalEnv>, portal: Portal): voi
   app.post("/webhooks", (c) => addEndpoint(portal, c));
   app.get("/webhooks/:id", async (c) => {
     const e = await endpointOf(portal, c);
-    return e ? showEndpoint(portal, c, e, 200) : render(c, portal, 404, "Not found", notFound);
+    if (!e) return render(c, portal, 404, "Not found", notFound);
+    return showEndpoint(portal, c, e, 200, doneMessage(c.req.query("done"), Number(c.req.query("n") ?? 0)));
   });
   registerChanges(app, portal);
   registerLogActions(app, portal);
@@ -140,7 +150,7 @@ function registerLogActions(app: Hono<PortalEnv>, portal: Portal): void {
     const data = JSON.stringify({ test: true, endpoint: e.url, sent: new Date(now).toISOString() });
     await queueTestEvent(portal.db, e.id, { id: `test.${randomId(16)}`, type: "webhook.test", data }, now);
     portal.webhooks?.wake();
-    return showEndpoint(portal, c, e, 200, "A test event is on its way.");
+    return c.redirect(`/webhooks/${e.id}?done=test`, 303);
   });
   app.post("/webhooks/:id/deliveries/:delivery/retry", async (c) => {
     const e = await endpointOf(portal, c);
@@ -162,6 +172,6 @@ function registerLogActions(app: Hono<PortalEnv>, portal: Portal): void {
     if ("error" in range) return showEndpoint(portal, c, e, 400, range.error);
     const n = await replayEvents(portal.db, e, range.from, range.to, portal.clock());
     portal.webhooks?.wake();
-    return showEndpoint(portal, c, e, 200, `${n} event${n === 1 ? "" : "s"} will be sent again.`);
+    return c.redirect(`/webhooks/${e.id}?done=replay&n=${n}`, 303);
   });
 }

@@ -67,3 +67,18 @@ export async function startReceiver(): Promise<Receiver> {
   };
   return receiver;
 }
+
+/**
+ * The sender's timer held: it records each wait asked for and never fires (the tests call `flush` as they move the
+ * clock), so that no real timer sends a retry while a test looks.
+ */
+export function heldTimers() {
+  const waits: number[] = [];
+  return {
+    waits,
+    scheduler: {
+      setTimeout: (_fn: () => void, ms: number) => waits.push(ms),
+      clearTimeout: () => {},
+    },
+  };
+}

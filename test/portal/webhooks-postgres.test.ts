@@ -10,7 +10,7 @@ import { withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { SmtpServer } from "./smtp-server.ts";
-import { startReceiver } from "./webhook-receiver.ts";
+import { heldTimers, startReceiver } from "./webhook-receiver.ts";
 
 let postgres: PostgresServer;
 let smtp: SmtpServer;
@@ -24,7 +24,11 @@ it("two portals on one PostgreSQL send each delivery once, within each endpoint'
   const options = {
     databaseUrl: postgres.url,
     secretKey,
-    webhookSettings: { allow: ["127.0.0.0/8"], deliverer: { perEndpoint: PER_ENDPOINT, senders: 16 } },
+    webhookSettings: {
+      allow: ["127.0.0.0/8"],
+      deliverer: { perEndpoint: PER_ENDPOINT, senders: 16 },
+      scheduler: heldTimers().scheduler,
+    },
   };
   const [a, b] = [await startTestPortal(smtp, options), await startTestPortal(smtp, options)];
   const receivers = await Promise.all([startReceiver(), startReceiver(), startReceiver()]);

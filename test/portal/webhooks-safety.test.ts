@@ -11,7 +11,7 @@ import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.
 import type { TestPortal } from "./portal-client.ts";
 import { linkIn, startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
-import { startReceiver } from "./webhook-receiver.ts";
+import { heldTimers, startReceiver } from "./webhook-receiver.ts";
 
 const LOOPBACK = ["127.0.0.0/8", "::1/128"];
 let smtp: SmtpServer;
@@ -27,7 +27,7 @@ afterEach(async () => {
 async function portalWith(webhookSettings: StartPortalOptions["webhookSettings"]): Promise<TestPortal> {
   const portal = await startTestPortal(smtp, {
     secretKey: randomBytes(32),
-    webhookSettings,
+    webhookSettings: { ...webhookSettings, scheduler: heldTimers().scheduler },
     sessionLimits: { idleMs: 30 * 86_400_000, absoluteMs: 30 * 86_400_000 },
   });
   opened.push(portal);

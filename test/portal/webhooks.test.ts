@@ -14,7 +14,7 @@ import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.
 import type { TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
-import { startReceiver } from "./webhook-receiver.ts";
+import { heldTimers, startReceiver } from "./webhook-receiver.ts";
 import type { Receiver } from "./webhook-receiver.ts";
 
 const H = 3600;
@@ -49,10 +49,11 @@ async function startApi() {
 
 /** A portal reading `api`'s stream, with a signed-in owner. */
 async function startPortal(api: TestApi, options: { databaseUrl?: string; now?: number } = {}) {
+  const timers = heldTimers();
   const portal = await startTestPortal(smtp, {
     apiUrl: api.url,
     secretKey,
-    webhookSettings: { apiKey: api.key, allow: LOOPBACK, random: () => 0.5 },
+    webhookSettings: { apiKey: api.key, allow: LOOPBACK, random: () => 0.5, scheduler: timers.scheduler },
     // The clock moves days here: sessions outlive it.
     sessionLimits: { idleMs: 30 * 86_400_000, absoluteMs: 30 * 86_400_000 },
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
@@ -60,7 +61,7 @@ async function startPortal(api: TestApi, options: { databaseUrl?: string; now?: 
   if (options.now) portal.clock.now = options.now;
   opened.push(portal);
   await poll(() => portal.webhooks!.reader!.open);
-  return portal;
+  return Object.assign(portal, { waits: timers.waits });
 }
 
 let n = 0;
@@ -159,6 +160,8 @@ describe("webhooks", () => {
     api.advanceTo(T0 + 5 * H); // ends
     await delivered(portal, 2);
     expect(receiver.received).toHaveLength(2);
+    // The sender's timer is armed for the first retry's instant exactly (not a poll).
+    expect(portal.waits.at(-1)).toBe(RETRY_SCHEDULE_MS[0]);
     // Each retry falls due at its wait (jitter 1.0 here), and not a millisecond before.
     for (const wait of RETRY_SCHEDULE_MS.slice(0, 4)) {
       const before = receiver.received.length;

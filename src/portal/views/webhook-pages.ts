@@ -75,7 +75,7 @@ export function endpointsPage(
       ? html`<h2>Add an endpoint</h2>
           <form method="post" action="/webhooks" novalidate>
             ${csrfField(ctx)}
-            ${field({ name: "url", label: "URL", type: "url", value: v.url, error: form.errors?.url, hint: "Where we POST each event: an https URL on a public address." })}
+            ${field({ name: "url", label: "URL", inputmode: "url", autocomplete: "url", value: v.url, error: form.errors?.url, hint: "Where we POST each event: an https URL on a public address." })}
             ${typeChoices(v.types, form.errors?.types)}
             ${field({ name: "stores", label: "Stores", value: v.stores, error: form.errors?.stores, optional: true, hint: "Store keys, separated by spaces or commas; empty: every store." })}
             ${field({ name: "affid", label: "Affiliate ID (affid)", value: v.affid, error: form.errors?.affid, optional: true, hint: "Added to each sale's page link, as the API's affid parameter does; empty: none." })}
@@ -150,6 +150,14 @@ function endpointActions(ctx: PageContext, e: Endpoint, now: number): Html {
 const stateText = (d: DeliveryLine) =>
   d.state === "pending" ? html`pending, next attempt ${when(d.nextAt)}` : d.state;
 
+/** A form that makes a delivery due now (not one delivered). */
+const retryButton = (ctx: PageContext, e: Endpoint, d: DeliveryLine) =>
+  d.state === "delivered"
+    ? ""
+    : html`<form method="post" action="/webhooks/${e.id}/deliveries/${d.id}/retry" class="inline">
+        ${csrfField(ctx)}<button type="submit" class="secondary" aria-label="Retry now: ${d.eventId}">Retry now</button>
+      </form>`;
+
 function deliveriesTable(ctx: PageContext, e: Endpoint, deliveries: DeliveryLine[], manage: boolean): Html {
   if (!deliveries.length) return html`<p>No deliveries yet.</p>`;
   return html`<table class="audit">
@@ -159,9 +167,8 @@ function deliveriesTable(ctx: PageContext, e: Endpoint, deliveries: DeliveryLine
     <thead>
       <tr>
         <th scope="col">Event</th>
-        <th scope="col">State</th>
         <th scope="col">Attempts</th>
-        ${manage ? html`<th scope="col">Retry</th>` : ""}
+        <th scope="col">State</th>
       </tr>
     </thead>
     <tbody>
@@ -169,27 +176,8 @@ function deliveriesTable(ctx: PageContext, e: Endpoint, deliveries: DeliveryLine
         (d) =>
           html`<tr>
             <td><code>${d.type}</code> <span class="detail">${d.eventId}</span></td>
-            <td>${stateText(d)}</td>
             <td>${d.attempts}</td>
-            ${
-              manage
-                ? html`<td>
-                    ${
-                      d.state === "delivered"
-                        ? ""
-                        : html`<form method="post" action="/webhooks/${e.id}/deliveries/${d.id}/retry" class="inline">
-                            ${csrfField(ctx)}<button
-                              type="submit"
-                              class="secondary"
-                              aria-label="Retry ${d.eventId} now"
-                            >
-                              Retry now
-                            </button>
-                          </form>`
-                    }
-                  </td>`
-                : ""
-            }
+            <td>${stateText(d)} ${manage ? retryButton(ctx, e, d) : ""}</td>
           </tr>`,
       )}
     </tbody>

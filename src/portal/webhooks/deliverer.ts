@@ -3,6 +3,7 @@
 // due (no polling every second; a look at least every `pollMs` for what other processes queued). An endpoint failing
 // for `disableAfterMs` is disabled and its owners mailed through the outbox.
 import type { PortalDatabase } from "../../db/database.ts";
+import type { Scheduler } from "../../serve/events/instant-timer.ts";
 import { errorLine } from "../../errors.ts";
 import type { Mailer } from "../mailer.ts";
 import { organisationRecipients } from "../security-mail.ts";
@@ -59,7 +60,14 @@ export interface DelivererOptions {
   /** Extra certificate authorities (tests' https receivers). */
   ca?: string;
   settings?: Partial<DelivererSettings>;
+  /** The timer that waits for the next delivery due (tests: one on their clock). Default node's, unref'd. */
+  scheduler?: Scheduler;
 }
+
+const NODE_TIMERS: Scheduler = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 /** The running sender. */
 export interface Deliverer {
@@ -80,7 +88,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let stopped = false;
   let running: Promise<void> | null = null;
   let wanted = false;
-  let timer: NodeJS.Timeout | undefined;
+  const timers = options.scheduler ?? NODE_TIMERS;
+  let timer: unknown;
   const logError = (event: string, err: unknown) =>
     options.log(JSON.stringify(errorLine("error", event, err, { at: clock() })));
 
@@ -127,8 +136,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     const due = await nextDelivery(db).catch(() => null);
     if (stopped || running) return;
     const delay = due === null ? settings.pollMs : Math.min(settings.pollMs, Math.max(0, due - clock()));
-    clearTimeout(timer);
-    timer = setTimeout(wake, delay).unref();
+    timers.clearTimeout(timer);
+    timer = timers.setTimeout(wake, delay);
   }
 
   function wake(): void {
@@ -148,7 +157,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     },
     async close() {
       stopped = true;
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       await running;
       await Promise.all([...inFlight]);
     },

@@ -3,6 +3,7 @@
 // the secrets) there are no webhooks.
 import type { lookup as dnsLookup } from "node:dns";
 import type { PortalDatabase } from "../../db/database.ts";
+import type { Scheduler } from "../../serve/events/instant-timer.ts";
 import type { Mailer } from "../mailer.ts";
 import { createAddressGuard } from "./address-guard.ts";
 import type { AddressGuard } from "./address-guard.ts";
@@ -23,6 +24,8 @@ export interface WebhookSettings {
   random?: () => number;
   /** Extra certificate authorities (tests' https receivers). */
   ca?: string;
+  /** The sender's timer (tests). Default node's. */
+  scheduler?: Scheduler;
   /** The resolver the guard asks (tests). Default node:dns lookup. */
   resolve?: typeof dnsLookup;
 }
@@ -60,6 +63,7 @@ export function startWebhooks(options: {
     publicUrl: options.publicUrl,
     ...(settings.random ? { random: settings.random } : {}),
     ...(settings.ca ? { ca: settings.ca } : {}),
+    ...(settings.scheduler ? { scheduler: settings.scheduler } : {}),
     ...(settings.deliverer ? { settings: settings.deliverer } : {}),
   });
   const reader = settings.apiKey
