@@ -341,11 +341,12 @@ export const MIGRATIONS: readonly Migration[] = [
         UNIQUE (endpoint_id, event_id)
       )`,
       `CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at)`,
-      // Each attempt: when, the answer's status (0: none), latency, the answer's first bytes or the error.
+      // Each attempt: its number, when, the answer's status (0: none), latency, the answer's first bytes or the error.
       `CREATE TABLE webhook_attempts (
         id TEXT PRIMARY KEY,
         delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id),
         endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id),
+        attempt INTEGER NOT NULL,
         at BIGINT NOT NULL,
         status INTEGER NOT NULL,
         latency_ms INTEGER NOT NULL,

@@ -157,13 +157,7 @@ function registerLogActions(app: Hono<PortalEnv>, portal: Portal): void {
     if (!e) return render(c, portal, 404, "Not found", notFound);
     const done = await retryNow(portal.db, e.id, c.req.param("delivery"), portal.clock());
     portal.webhooks?.wake();
-    return showEndpoint(
-      portal,
-      c,
-      e,
-      200,
-      done ? "The delivery is sent again now." : "That delivery cannot be retried now.",
-    );
+    return c.redirect(`/webhooks/${e.id}?done=${done ? "retry" : "busy"}`, 303);
   });
   app.post("/webhooks/:id/replay", async (c) => {
     const e = await endpointOf(portal, c);

@@ -122,6 +122,14 @@ describe("webhooks", () => {
     await delivered(portal, 2);
     expect(receiver.received.map((r) => r.path).sort()).toEqual(["/a", "/a", "/b"]);
 
+    // A replay of the range of both events' instants sends them to /a again, with the same IDs.
+    const sent = receiver.received.filter((r) => r.path === "/a").map((r) => r.id);
+    await client.get(`/webhooks/${a.id}`);
+    const replay = await client.post(`/webhooks/${a.id}/replay`, { from: "2026-11-22T19:00", to: "2026-11-22T22:00" });
+    expect(replay.text).toContain("2 events will be sent again.");
+    await portal.webhooks!.deliverer.flush();
+    expect(receiver.received.slice(3).map((r) => `${r.path} ${r.id}`)).toEqual(sent.map((id) => `/a ${id}`));
+
     // A rotation with 24 hours' overlap: a delivery carries both signatures, and either secret verifies it.
     await client.get(`/webhooks/${a.id}`);
     const rotated = await client.post(`/webhooks/${a.id}/rotate`, { grace: "24h" });

@@ -21,9 +21,9 @@ export async function finishAttempt(
 ): Promise<number | null> {
   return db.transaction(async (tx) => {
     await tx.run(
-      `INSERT INTO webhook_attempts (id, delivery_id, endpoint_id, at, status, latency_ms, answer)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      [randomId(20), c.id, c.endpoint.id, now, result.status, result.latencyMs, result.answer],
+      `INSERT INTO webhook_attempts (id, delivery_id, endpoint_id, attempt, at, status, latency_ms, answer)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [randomId(20), c.id, c.endpoint.id, c.attempts, now, result.status, result.latencyMs, result.answer],
     );
     const [state, nextAt] = ok ? ["delivered", now] : retryAt === null ? ["failed", now] : ["pending", retryAt];
     await tx.run(
@@ -73,7 +73,7 @@ export async function readLog(db: PortalDatabase, endpointId: string, limit = 50
   const attempts = await db.all(
     `SELECT a.at, d.event_id, e.type, a.status, a.latency_ms, a.answer FROM webhook_attempts a
      JOIN webhook_deliveries d ON d.id = a.delivery_id JOIN webhook_events e ON e.id = d.event_id
-     WHERE a.endpoint_id = ? ORDER BY a.at DESC, a.id LIMIT ?`,
+     WHERE a.endpoint_id = ? ORDER BY a.at DESC, a.attempt DESC, a.id LIMIT ?`,
     [endpointId, limit],
   );
   return {
