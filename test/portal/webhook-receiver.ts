@@ -4,7 +4,7 @@ import { createServer } from "node:http";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { once } from "node:events";
 
-export interface Received {
+interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   /** The webhook-id header. */

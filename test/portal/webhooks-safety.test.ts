@@ -45,7 +45,7 @@ async function owner(portal: TestPortal, email = `owner-${n++}@example.test`) {
 const adding = (client: PortalClient, url: string) => client.post("/webhooks", { url, "sale.begins": "on" });
 const endpointId = (text: string) => /href="\/webhooks\/([a-z0-9]{16})"/.exec(text)![1]!;
 
-describe("webhooks' safety", () => {
+describe("webhooks' address checks", () => {
   it("refuses private, loopback, link-local and unspecified addresses when an endpoint is added", async () => {
     const strict = await owner(await portalWith({ allow: [] }));
     const refused = [
@@ -120,7 +120,9 @@ describe("webhooks' safety", () => {
     expect(log).toContain("<td>307</td>");
     expect(log).toMatch(/pending, next attempt/);
   });
+});
 
+describe("webhooks' roles and failing endpoints", () => {
   it("lets a viewer see the endpoints and their log, and answers each of a viewer's POSTs 403", async () => {
     const portal = await portalWith({ allow: LOOPBACK });
     const own = await owner(portal);

@@ -91,7 +91,7 @@ async function delivered(portal: TestPortal, count: number) {
 
 const headersOf = (r: Receiver, i: number) => r.received[i]!.headers as Record<string, string>;
 
-describe("webhooks", () => {
+describe("webhooks' deliveries", () => {
   it("sends the stream's events signed (standardwebhooks verifies them), with affid, filtered, through a rotation", async () => {
     const api = await startApi();
     const receiver = await startReceiver();
@@ -154,7 +154,9 @@ describe("webhooks", () => {
     expect(() => new Webhook(newest).verify(receiver.received[last]!.body, headersOf(receiver, last))).not.toThrow();
     expect(() => new Webhook(next).verify(receiver.received[last]!.body, headersOf(receiver, last))).toThrow();
   });
+});
 
+describe("webhooks' retries", () => {
   it("sends a receiver that was down every event once it is back, at the retry schedule's times", async () => {
     const api = await startApi();
     const receiver = await startReceiver();

@@ -108,7 +108,7 @@ export async function retryNow(db: PortalDatabase, endpointId: string, deliveryI
 }
 
 /** The most events one replay sends. */
-export const REPLAY_MAX = 10_000;
+const REPLAY_MAX = 10_000;
 
 /**
  * Sends the endpoint again every event of its types and stores whose instant is in [from, to] (at most REPLAY_MAX),

@@ -44,7 +44,7 @@ export interface EndpointFields {
 }
 
 /** Why the URL may not be sent to (scheme, credentials, address), or null. */
-export async function urlRefusal(guard: AddressGuard, text: string): Promise<string | null> {
+async function urlRefusal(guard: AddressGuard, text: string): Promise<string | null> {
   const url = new URL(text);
   const plain = url.protocol === "http:";
   if (!plain && url.protocol !== "https:") return "The URL must start with https://";

@@ -39,7 +39,7 @@ function storeAndAt(e: StreamEvent, now: number): { store: string; at: number } 
 }
 
 /** Queues one delivery of `eventId` to `endpointId` (none if it has one already); returns whether it was queued. */
-export async function queueDelivery(tx: Queries, endpointId: string, eventId: string, seq: number, now: number) {
+async function queueDelivery(tx: Queries, endpointId: string, eventId: string, seq: number, now: number) {
   return tx.run(
     `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, seq, state, attempts, next_at, lease, lease_until, created)
      VALUES (?, ?, ?, ?, 'pending', 0, ?, '', 0, ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING`,

@@ -8,7 +8,7 @@ import { isIP } from "node:net";
 import type { AddressGuard } from "./address-guard.ts";
 
 /** How much of an answer is read (and kept in the attempts' log), bytes. */
-export const ANSWER_BYTES = 1024;
+const ANSWER_BYTES = 1024;
 
 /** What an attempt came to: the status (0: no answer), how long it took, the answer's first bytes or the error. */
 export interface AttemptResult {

@@ -12,7 +12,7 @@ const SECRET_BYTES = 24;
 export const newWebhookSecret = () => SECRET_PREFIX + randomBytes(SECRET_BYTES).toString("base64");
 
 /** The `v1,<base64>` signature of one delivery under `secret`. */
-export function signature(secret: string, id: string, timestamp: number, body: Buffer | string): string {
+function signature(secret: string, id: string, timestamp: number, body: Buffer | string): string {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), "base64");
   const mac = createHmac("sha256", key).update(`${id}.${timestamp}.`).update(body).digest("base64");
   return `v1,${mac}`;
