@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { pruneWebhooks, RETENTION_MS } from "../../src/portal/webhooks/retention.ts";
 import { RETRY_SCHEDULE_MS } from "../../src/portal/webhooks/schedule.ts";
 import { T0, standardCatalog, startTestApi, withKey } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
@@ -194,6 +195,14 @@ describe("webhooks' retries", () => {
     portal.clock.now += 86_400_000;
     await portal.webhooks!.deliverer.flush();
     expect(receiver.received).toHaveLength(12); // delivered: never sent again
+    // A month on, the log, the finished deliveries and their events are deleted; a pending delivery's event is kept.
+    const count = async (table: string) => Number((await portal.db.all(`SELECT COUNT(*) AS n FROM ${table}`))[0]!.n);
+    expect([await count("webhook_attempts"), await count("webhook_events")]).toEqual([12, 2]);
+    portal.clock.now += RETENTION_MS;
+    await pruneWebhooks(portal.db, portal.clock.now);
+    expect([await count("webhook_attempts"), await count("webhook_deliveries"), await count("webhook_events")]).toEqual(
+      [0, 0, 0],
+    );
   });
 
   it("loses nothing when the portal restarts mid-retry: the retry and the events of its downtime are sent", async () => {

@@ -69,6 +69,9 @@ const NODE_TIMERS: Scheduler = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** The wait before another look when deliveries are due but none could be claimed (endpoints at their limit), ms. */
+const BUSY_WAIT_MS = 1000;
+
 /** The running sender. */
 export interface Deliverer {
   /** Asks for a look at the queue (an event was queued). */
@@ -135,7 +138,10 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   async function schedule(): Promise<void> {
     const due = await nextDelivery(db).catch(() => null);
     if (stopped || running) return;
-    const delay = due === null ? settings.pollMs : Math.min(settings.pollMs, Math.max(0, due - clock()));
+    // Due already, after a pass that claimed what it could: held by endpoints at their limit (their sends wake us as
+    // they end; another process's, not), so look again in a second rather than at once.
+    const wait = due === null ? settings.pollMs : due - clock();
+    const delay = Math.min(settings.pollMs, wait > 0 ? wait : BUSY_WAIT_MS);
     timers.clearTimeout(timer);
     timer = timers.setTimeout(wake, delay);
   }

@@ -4,11 +4,13 @@
 import type { lookup as dnsLookup } from "node:dns";
 import type { PortalDatabase } from "../../db/database.ts";
 import type { Scheduler } from "../../serve/events/instant-timer.ts";
+import { errorLine } from "../../errors.ts";
 import type { Mailer } from "../mailer.ts";
 import { createAddressGuard } from "./address-guard.ts";
 import type { AddressGuard } from "./address-guard.ts";
 import { createDeliverer } from "./deliverer.ts";
 import type { Deliverer, DelivererSettings } from "./deliverer.ts";
+import { PRUNE_EVERY_MS, pruneWebhooks } from "./retention.ts";
 import { startStreamReader } from "./stream-reader.ts";
 import type { StreamReader } from "./stream-reader.ts";
 
@@ -70,12 +72,22 @@ export function startWebhooks(options: {
     ? startStreamReader({ db, apiUrl: options.apiUrl, apiKey: settings.apiKey, clock, log, queued: deliverer.wake })
     : null;
   deliverer.wake(); // deliveries left due by an earlier run
+  const prune = () =>
+    pruneWebhooks(db, clock()).catch((err: unknown) =>
+      log(JSON.stringify(errorLine("error", "webhook_prune_failed", err, { at: clock() }))),
+    );
+  let pruning = prune();
+  const pruneTimer = setInterval(() => {
+    pruning = pruning.then(prune);
+  }, PRUNE_EVERY_MS).unref();
   return {
     guard,
     deliverer,
     reader,
     wake: deliverer.wake,
     close: async () => {
+      clearInterval(pruneTimer);
+      await pruning;
       await reader?.close();
       await deliverer.close();
     },
