@@ -2,8 +2,14 @@
 // address is refused when added, and at connect time too (a name that resolved to a public address when it was added
 // and to 127.0.0.1 when sent: DNS rebinding); plain http only to WEBHOOKS_ALLOW's addresses; a redirect is not
 // followed; a viewer sees the pages and every POST is a 403; an endpoint failing for 5 days is disabled and its owners
-// mailed once. Deliveries here are test events (the portal reads no stream: no API key).
+// mailed once; https receivers' certificates are checked. Deliveries here are test events (the portal reads no stream: no API key).
+import { execFileSync } from "node:child_process";
 import type { lookup } from "node:dns";
+import { once } from "node:events";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer as createHttpsServer } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { StartPortalOptions } from "../../src/portal/server.ts";
@@ -184,5 +190,49 @@ describe("webhooks' roles and failing endpoints", () => {
     await own.post(`/webhooks/${id}/enable`, {});
     await portal.webhooks!.deliverer.flush();
     expect(receiver.received.length).toBeGreaterThan(before);
+  });
+});
+
+describe("webhooks over https", () => {
+  it("sends to an https receiver, checking its certificate (a test CA given to the portal)", async () => {
+    // A self-signed certificate for 127.0.0.1, made by openssl for this test.
+    const dir = await mkdtemp(join(tmpdir(), "fsa-tls-"));
+    execFileSync(
+      "openssl",
+      [
+        ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"],
+        ...["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
+      ],
+      { stdio: "ignore" },
+    );
+    const cert = await readFile(join(dir, "cert.pem"), "utf8");
+    const received: string[] = [];
+    const server = createHttpsServer({ key: await readFile(join(dir, "key.pem")), cert }, (req, res) => {
+      received.push(String(req.headers["webhook-id"]));
+      req.resume();
+      req.on("end", () => res.writeHead(200).end("ok"));
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    opened.push({ close: () => new Promise((done) => server.close(done)) });
+    const url = `https://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+    const trusting = await portalWith({ allow: ["127.0.0.1"], ca: cert });
+    const client = await owner(trusting);
+    const id = endpointId((await adding(client, url)).text);
+    await client.get(`/webhooks/${id}`);
+    await client.post(`/webhooks/${id}/test`, {});
+    await trusting.webhooks!.deliverer.flush();
+    expect(received).toHaveLength(1);
+    // A portal that does not trust the certificate sends nothing: the attempt fails on it, and the log says why.
+    const wary = await portalWith({ allow: ["127.0.0.1"] });
+    const other = await owner(wary);
+    const refused = endpointId((await adding(other, url)).text);
+    await other.get(`/webhooks/${refused}`);
+    await other.post(`/webhooks/${refused}/test`, {});
+    await wary.webhooks!.deliverer.flush();
+    expect(received).toHaveLength(1);
+    expect((await other.get(`/webhooks/${refused}`)).text).toMatch(/self[- ]signed certificate/);
+    await rm(dir, { recursive: true, force: true });
   });
 });
