@@ -4,6 +4,7 @@ import { z } from "zod";
 import { DEFAULT_HOST, DEFAULT_KEYS_PER_ACCOUNT, DEFAULT_MAIL_FROM, DEFAULT_PORTAL_PORT } from "./defaults.ts";
 import { TrustProxySchema } from "./proxies.ts";
 import { decimal, isSet, parseWith, Port } from "./rules.ts";
+import { parseWebhooksAllow } from "./webhooks-allow.ts";
 
 const PortalConfigSchema = z.object({
   /** Env PORTAL_PORT. Default 8081. */
@@ -35,6 +36,27 @@ const PortalConfigSchema = z.object({
     .transform((v) => Buffer.from(v, "base64"))
     .refine((key) => key.length === 32, "PORTAL_SECRET_KEY must be 32 bytes, base64 (openssl rand -base64 32)")
     .optional(),
+  /**
+   * WEBHOOKS_API_KEY: an API key of the portal's own (`npm run keys`), with which it reads the API's event stream to
+   * send webhooks. Unset: no events are read (endpoints can still be added, and sent test events).
+   */
+  webhooksApiKey: z
+    .string()
+    .regex(/^[A-Za-z0-9]{32}$/, "WEBHOOKS_API_KEY must be an API key (32 letters and digits)")
+    .optional(),
+  /**
+   * WEBHOOKS_ALLOW: addresses and CIDR networks (or `loopback`) webhooks may be sent to though they are not public, by
+   * plain http too (tests, private deployments). Default none: https to public addresses only.
+   */
+  webhooksAllow: z
+    .string()
+    .default("")
+    .transform((v, ctx) => {
+      const allowed = parseWebhooksAllow(v);
+      if (typeof allowed !== "string") return allowed;
+      ctx.addIssue({ code: "custom", message: allowed });
+      return z.NEVER;
+    }),
 });
 export type PortalConfig = z.infer<typeof PortalConfigSchema>;
 
@@ -49,6 +71,8 @@ const PORTAL_ENV_NAMES = {
   approval: "PORTAL_APPROVAL",
   trustProxy: "TRUST_PROXY",
   secretKey: "PORTAL_SECRET_KEY",
+  webhooksApiKey: "WEBHOOKS_API_KEY",
+  webhooksAllow: "WEBHOOKS_ALLOW",
 } as const satisfies Record<keyof z.input<typeof PortalConfigSchema>, string>;
 
 /** Reads the portal's settings from `env` (PORTAL_PORT, PORTAL_HOST or HOST, PORTAL_URL, SMTP_URL, ...). */

@@ -318,6 +318,73 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE organisations ADD COLUMN require_two_factor INTEGER NOT NULL DEFAULT 0`,
     ],
   },
+  // Version 13 depends on 9 only (organisations, accounts): it may be applied before or after 11 and 12.
+  {
+    version: 13,
+    name: "webhooks: endpoints (secrets sealed), the events followed from the API's stream, deliveries and attempts",
+    statements: [
+      // `secret`, `previous`: the whsec_ secrets sealed under PORTAL_SECRET_KEY (AES-256-GCM, bound to the endpoint's
+      // ID); `previous` is signed with too until `previous_until`. `types`, `stores`: space-separated, "" for all.
+      // `failing_since`: the first failed attempt since the last success (NULL: not failing).
+      `CREATE TABLE webhook_endpoints (
+        id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL REFERENCES organisations (id),
+        url TEXT NOT NULL,
+        types TEXT NOT NULL,
+        stores TEXT NOT NULL,
+        affid TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        previous TEXT,
+        previous_until BIGINT NOT NULL DEFAULT 0,
+        enabled INTEGER NOT NULL,
+        disabled_reason TEXT NOT NULL DEFAULT '',
+        failing_since BIGINT,
+        created BIGINT NOT NULL,
+        created_by TEXT NOT NULL
+      )`,
+      `CREATE INDEX webhook_endpoints_org ON webhook_endpoints (org_id)`,
+      // An event as the API's stream sent it (without affid): its ID, type, store, instant (`at`, ms) and data.
+      `CREATE TABLE webhook_events (
+        id TEXT PRIMARY KEY,
+        type TEXT NOT NULL,
+        store TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        received BIGINT NOT NULL,
+        data TEXT NOT NULL
+      )`,
+      `CREATE INDEX webhook_events_at ON webhook_events (at)`,
+      // Where the portal's reading of the API's stream is (the last event ID), by stream name.
+      `CREATE TABLE webhook_cursor (name TEXT PRIMARY KEY, last_id TEXT NOT NULL, updated BIGINT NOT NULL)`,
+      // One event to one endpoint: `state` pending, delivered or failed; `attempts` made; a sender holds it while
+      // `lease_until` is ahead (its `lease` token names it); `seq` orders the queue.
+      `CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id),
+        event_id TEXT NOT NULL REFERENCES webhook_events (id),
+        seq BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_at BIGINT NOT NULL,
+        lease TEXT NOT NULL DEFAULT '',
+        lease_until BIGINT NOT NULL DEFAULT 0,
+        created BIGINT NOT NULL,
+        UNIQUE (endpoint_id, event_id)
+      )`,
+      `CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at)`,
+      // Each attempt: its number, when, the answer's status (0: none), latency, the answer's first bytes or the error.
+      `CREATE TABLE webhook_attempts (
+        id TEXT PRIMARY KEY,
+        delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id),
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id),
+        attempt INTEGER NOT NULL,
+        at BIGINT NOT NULL,
+        status INTEGER NOT NULL,
+        latency_ms INTEGER NOT NULL,
+        answer TEXT NOT NULL
+      )`,
+      `CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, at)`,
+    ],
+  },
 ];
 
 /** Migration 8's statements for one usage table (`table`, counted by `period`): made again with the route in its key. */

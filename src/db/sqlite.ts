@@ -110,10 +110,13 @@ export async function openSqlite(path: string): Promise<PortalDatabase> {
   /** The migrations' write transaction, which the statements `exclusive`'s work makes go through. */
   const held = new AsyncLocalStorage<Transaction>();
   const on = () => held.getStore() ?? client;
+  const serial = createSerial(held);
   const all = async (sql: string, params?: SqlValue[]) =>
-    (await on().execute({ sql, args: args(params) })).rows.map((r) => toRow(r as unknown as Record<string, unknown>));
+    serial(async () =>
+      (await on().execute({ sql, args: args(params) })).rows.map((r) => toRow(r as unknown as Record<string, unknown>)),
+    );
   const run = async (sql: string, params?: SqlValue[]) =>
-    (await on().execute({ sql, args: args(params) })).rowsAffected;
+    serial(async () => (await on().execute({ sql, args: args(params) })).rowsAffected);
   return {
     dialect: "sqlite",
     all,
@@ -121,39 +124,69 @@ export async function openSqlite(path: string): Promise<PortalDatabase> {
     async batch(statements) {
       const batch = statements.map((s) => ({ sql: s.sql, args: args(s.params) }));
       const tx = held.getStore();
-      await (tx ? tx.batch(batch) : client.batch(batch, "write"));
+      await serial(() => (tx ? tx.batch(batch) : client.batch(batch, "write")));
     },
-    async transaction(work) {
-      if (held.getStore()) return work({ all, run }); // already inside exclusive's transaction
-      const tx = await client.transaction("write");
-      try {
-        const queries: Queries = {
-          all: async (sql, params) =>
-            (await tx.execute({ sql, args: args(params) })).rows.map((r) =>
-              toRow(r as unknown as Record<string, unknown>),
-            ),
-          run: async (sql, params) => (await tx.execute({ sql, args: args(params) })).rowsAffected,
-        };
-        const result = await work(queries);
-        await tx.commit();
-        return result;
-      } finally {
-        tx.close(); // rolls back what was not committed
-      }
-    },
+    transaction: (work) => (held.getStore() ? work({ all, run }) : serial(() => inTransaction(client, args, work))), // in exclusive's already
     // One write transaction (BEGIN IMMEDIATE) holds SQLite's write lock across `work`: another opener migrating at
     // the same moment waits for it, then finds the migrations applied.
     async exclusive(work) {
       if (held.getStore()) return work();
-      const tx = await retryBusy(() => client.transaction("write"));
-      try {
-        const result = await held.run(tx, work);
-        await tx.commit();
-        return result;
-      } finally {
-        tx.close();
-      }
+      return serial(async () => {
+        const tx = await retryBusy(() => client.transaction("write"));
+        try {
+          const result = await held.run(tx, work);
+          await tx.commit();
+          return result;
+        } finally {
+          tx.close();
+        }
+      });
     },
     close: () => Promise.resolve(client.close()),
   };
+}
+
+/**
+ * The driver runs a statement on the thread, and one that meets another connection's lock waits for it there (the busy
+ * timeout), holding the event loop: a statement of this process sent while one of its own transactions is open (its
+ * statements run between awaits) would wait for a lock that transaction cannot release, and fail with SQLITE_BUSY after
+ * the timeout. So this process's statements and transactions take turns here, each waiting without holding the thread;
+ * what a transaction's or `exclusive`'s work runs goes straight through (it is already inside).
+ */
+function createSerial(held: AsyncLocalStorage<Transaction>) {
+  let queue: Promise<unknown> = Promise.resolve();
+  return <T>(work: () => Promise<T>): Promise<T> => {
+    if (held.getStore() || inside.getStore()) return work();
+    const turn = queue.then(work, work);
+    queue = turn.catch(() => {});
+    return turn;
+  };
+}
+
+/** Marks the work of a transaction (see createSerial). */
+const inside = new AsyncLocalStorage<true>();
+
+/** Reading and writing through `on` (a transaction). */
+const queriesOn = (on: Transaction, args: (params?: SqlValue[]) => InValue[]): Queries => ({
+  all: async (sql, params) =>
+    (await on.execute({ sql, args: args(params) })).rows.map((r) => toRow(r as unknown as Record<string, unknown>)),
+  run: async (sql, params) => (await on.execute({ sql, args: args(params) })).rowsAffected,
+});
+
+/** `work` in one write transaction of its own, through its statements. */
+async function inTransaction<T>(
+  client: Client,
+  args: (params?: SqlValue[]) => InValue[],
+  work: (tx: Queries) => Promise<T>,
+): Promise<T> {
+  return inside.run(true, async () => {
+    const tx = await client.transaction("write");
+    try {
+      const result = await work(queriesOn(tx, args));
+      await tx.commit();
+      return result;
+    } finally {
+      tx.close(); // rolls back what was not committed
+    }
+  });
 }

@@ -29,6 +29,7 @@ import { registerTwoFactorRoutes } from "./two-factor-routes.ts";
 import { useTwoFactorRequirement } from "./two-factor-requirement.ts";
 import { registerTeamRoutes } from "./team-routes.ts";
 import { registerUsageRoutes } from "./usage-routes.ts";
+import { registerWebhookRoutes } from "./webhook-routes.ts";
 import { DEFAULT_KEYS_PER_ACCOUNT } from "../config/defaults.ts";
 import { cookiesAreSecure, csrfToken, preSessionSecret, readSessionCookie } from "./session-cookies.ts";
 import { FAVICON } from "./favicon.ts";
@@ -69,6 +70,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
     log: () => {},
     trustProxy: [],
     secretKey: null,
+    webhooks: null,
     ...options,
   };
   const app = new Hono<PortalEnv>();
@@ -101,6 +103,7 @@ export function createPortalApp(options: PortalOptions): Hono<PortalEnv> {
   registerOrgSettingsRoutes(app, portal);
   registerOperatorRoutes(app, portal);
   registerUsageRoutes(app, portal);
+  registerWebhookRoutes(app, portal);
   registerConsoleRoutes(app, portal);
   registerErrorPages(app, portal);
   return app;

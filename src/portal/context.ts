@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { clientKey } from "../serve/admission/client-address.ts";
 import type { PortalDatabase } from "../db/database.ts";
 import type { Mailer } from "./mailer.ts";
+import type { AddressGuard } from "./webhooks/address-guard.ts";
 import type { Account } from "./store/accounts.ts";
 import type { MemberRole, Membership } from "./store/organisations.ts";
 import type { SessionLimits } from "./store/sessions.ts";
@@ -45,6 +46,11 @@ export interface PortalOptions {
    * Default null: two-factor sign-in cannot be set up, and TOTP codes cannot be checked (recovery codes still can).
    */
   secretKey?: Buffer | null;
+  /**
+   * Webhooks (src/portal/webhooks/): the address guard new endpoints' URLs are checked with, and the sender's wake-up.
+   * Default null: the pages say webhooks are not set up, and no endpoint can be added.
+   */
+  webhooks?: { guard: AddressGuard; wake(): void } | null;
 }
 
 /** The options with every default filled in. */

@@ -25,6 +25,7 @@ export async function runPortal(
     approval: config.approval,
     trustProxy: config.trustProxy,
     secretKey: config.secretKey ?? null,
+    webhookSettings: { apiKey: config.webhooksApiKey, allow: config.webhooksAllow },
     mailer: createMailer(config.smtpUrl, config.mailFrom, log),
     log,
   });

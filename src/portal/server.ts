@@ -12,6 +12,8 @@ import { createOutbox } from "./outbox.ts";
 import { GRACE_CHECK_MS, mailGraceEndings } from "./security-mail.ts";
 import { errorLine } from "../errors.ts";
 import type { Outbox, OutboxSettings } from "./outbox.ts";
+import { startWebhooks } from "./webhooks/start-webhooks.ts";
+import type { Webhooks, WebhookSettings } from "./webhooks/start-webhooks.ts";
 
 /** What startPortal needs: the app's options, less the database (opened from `databaseUrl`) and the URL (known once listening). */
 export interface StartPortalOptions extends Omit<PortalOptions, "db" | "publicUrl" | "mailer"> {
@@ -26,6 +28,8 @@ export interface StartPortalOptions extends Omit<PortalOptions, "db" | "publicUr
   mailer: MailTransport;
   /** The outbox's sender. Default DEFAULT_OUTBOX. */
   outbox?: Partial<OutboxSettings>;
+  /** Webhooks (they run when `secretKey` is set). Default: no API key (no events read), no addresses allowed. */
+  webhookSettings?: WebhookSettings;
 }
 
 /** A running portal. */
@@ -42,6 +46,8 @@ export interface RunningPortal {
    * start and every GRACE_CHECK_MS; returns the mails' count.
    */
   mailGraceEndings(): Promise<number>;
+  /** The webhooks' sender and stream reader; null without a secret key. */
+  webhooks: Webhooks | null;
   close(): Promise<void>;
 }
 
@@ -54,7 +60,17 @@ export async function startPortal(options: StartPortalOptions): Promise<RunningP
   const publicUrl = () => options.publicUrl ?? url;
   const log = options.log ?? (() => {});
   const outbox = createOutbox({ db, transport: options.mailer, publicUrl, clock, log, settings: options.outbox });
-  const app = createPortalApp({ ...options, db, clock, publicUrl, mailer: outbox });
+  const webhooks = startWebhooks({
+    db,
+    mailer: outbox,
+    secretKey: options.secretKey ?? null,
+    apiUrl: options.apiUrl,
+    clock,
+    log,
+    publicUrl,
+    settings: options.webhookSettings ?? {},
+  });
+  const app = createPortalApp({ ...options, db, clock, publicUrl, mailer: outbox, webhooks });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -79,9 +95,11 @@ export async function startPortal(options: StartPortalOptions): Promise<RunningP
     migrated,
     outbox,
     mailGraceEndings: checkGrace,
+    webhooks,
     close: async () => {
       clearInterval(graceTimer);
       await checking;
+      await webhooks?.close();
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await outbox.close();

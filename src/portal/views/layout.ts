@@ -24,6 +24,7 @@ export function page(ctx: PageContext, title: string, body: Html): Html {
     ? html`<nav aria-label="Portal">
         ${ctx.account.role === "owner" || ctx.account.role === "developer" ? html`<a href="/keys">API keys</a>` : ""}
         ${ctx.account.role ? html`<a href="/usage">Usage</a>` : ""}
+        ${ctx.account.role ? html`<a href="/webhooks">Webhooks</a>` : ""}
         <a href="/console">Console</a>
         ${ctx.account.role ? html`<a href="/team">Team</a>` : ""}
         <a href="/account">Account</a>

@@ -1,0 +1,140 @@
+// What an attempt leaves in the database: its line in the attempts' log, and the delivery's next state (delivered,
+// due again at its next retry, or failed); the endpoint's failing streak; and the log as the portal's pages read it.
+import type { PortalDatabase } from "../../db/database.ts";
+import { randomId } from "../secrets.ts";
+import { wants } from "./endpoints.ts";
+import type { AttemptResult } from "./send.ts";
+import type { Claimed } from "./queue.ts";
+
+/**
+ * Records an attempt at `c` and its outcome: delivered (`retryAt` ignored), due again at `retryAt`, or failed (null).
+ * The delivery changes only while `c`'s lease is still its own. Returns when the endpoint's failing streak began (null:
+ * it is not failing).
+ */
+export async function finishAttempt(
+  db: PortalDatabase,
+  c: Claimed,
+  result: AttemptResult,
+  ok: boolean,
+  retryAt: number | null,
+  now: number,
+): Promise<number | null> {
+  return db.transaction(async (tx) => {
+    await tx.run(
+      `INSERT INTO webhook_attempts (id, delivery_id, endpoint_id, attempt, at, status, latency_ms, answer)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [randomId(20), c.id, c.endpoint.id, c.attempts, now, result.status, result.latencyMs, result.answer],
+    );
+    const [state, nextAt] = ok ? ["delivered", now] : retryAt === null ? ["failed", now] : ["pending", retryAt];
+    await tx.run(
+      "UPDATE webhook_deliveries SET state = ?, next_at = ?, lease = '', lease_until = 0 WHERE id = ? AND lease = ?",
+      [state, nextAt, c.id, c.lease],
+    );
+    if (ok) {
+      await tx.run("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?", [c.endpoint.id]);
+      return null;
+    }
+    const rows = await tx.all(
+      "UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since",
+      [now, c.endpoint.id],
+    );
+    return rows[0] ? Number(rows[0].failing_since) : null;
+  });
+}
+
+/** A delivery as the log shows it. */
+export interface DeliveryLine {
+  id: string;
+  eventId: string;
+  type: string;
+  state: string;
+  attempts: number;
+  nextAt: number;
+  created: number;
+}
+
+/** An attempt as the log shows it. */
+export interface AttemptLine {
+  at: number;
+  eventId: string;
+  type: string;
+  status: number;
+  latencyMs: number;
+  answer: string;
+}
+
+/** The endpoint's latest deliveries and attempts (at most `limit` of each), newest first. */
+export async function readLog(db: PortalDatabase, endpointId: string, limit = 50) {
+  const deliveries = await db.all(
+    `SELECT d.id, d.event_id, e.type, d.state, d.attempts, d.next_at, d.created FROM webhook_deliveries d
+     JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = ? ORDER BY d.created DESC, d.seq DESC LIMIT ?`,
+    [endpointId, limit],
+  );
+  const attempts = await db.all(
+    `SELECT a.at, d.event_id, e.type, a.status, a.latency_ms, a.answer FROM webhook_attempts a
+     JOIN webhook_deliveries d ON d.id = a.delivery_id JOIN webhook_events e ON e.id = d.event_id
+     WHERE a.endpoint_id = ? ORDER BY a.at DESC, a.attempt DESC, a.id LIMIT ?`,
+    [endpointId, limit],
+  );
+  return {
+    deliveries: deliveries.map((r): DeliveryLine => ({
+      id: String(r.id),
+      eventId: String(r.event_id),
+      type: String(r.type),
+      state: String(r.state),
+      attempts: Number(r.attempts),
+      nextAt: Number(r.next_at),
+      created: Number(r.created),
+    })),
+    attempts: attempts.map((r): AttemptLine => ({
+      at: Number(r.at),
+      eventId: String(r.event_id),
+      type: String(r.type),
+      status: Number(r.status),
+      latencyMs: Number(r.latency_ms),
+      answer: String(r.answer),
+    })),
+  };
+}
+
+/** Makes a delivery of the endpoint due now (pending or failed, not one being sent); returns whether it did. */
+export async function retryNow(db: PortalDatabase, endpointId: string, deliveryId: string, now: number) {
+  const changed = await db.run(
+    `UPDATE webhook_deliveries SET state = 'pending', next_at = ? WHERE id = ? AND endpoint_id = ?
+       AND state <> 'delivered' AND lease_until <= ?`,
+    [now, deliveryId, endpointId, now],
+  );
+  return changed === 1;
+}
+
+/** The most events one replay sends. */
+const REPLAY_MAX = 10_000;
+
+/**
+ * Sends the endpoint again every event of its types and stores whose instant is in [from, to] (at most REPLAY_MAX),
+ * each as one delivery due now (with the event's ID: a receiver that keeps IDs sees a repeat). Returns the count.
+ */
+export async function replayEvents(
+  db: PortalDatabase,
+  endpoint: { id: string; types: string[]; stores: string[] },
+  from: number,
+  to: number,
+  now: number,
+): Promise<number> {
+  const events = await db.all(
+    `SELECT id, type, store FROM webhook_events WHERE at >= ? AND at <= ? AND type LIKE 'sale.%' ORDER BY at, id LIMIT ?`,
+    [from, to, REPLAY_MAX],
+  );
+  const wanted = events.filter((e) => wants(endpoint, String(e.type), String(e.store)));
+  await db.transaction(async (tx) => {
+    for (const [i, e] of wanted.entries())
+      await tx.run(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, seq, state, attempts, next_at, lease, lease_until, created)
+         VALUES (?, ?, ?, ?, 'pending', 0, ?, '', 0, ?) ON CONFLICT (endpoint_id, event_id)
+         DO UPDATE SET state = 'pending', attempts = 0, next_at = excluded.next_at, seq = excluded.seq,
+           created = excluded.created`,
+        [randomId(20), endpoint.id, String(e.id), now * 1000 + i, now, now],
+      );
+  });
+  return wanted.length;
+}

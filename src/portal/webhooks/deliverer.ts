@@ -1,0 +1,210 @@
+// The webhook sender: claims due deliveries (queue.ts), signs each (signing.ts) and POSTs it (send.ts), then records
+// the attempt and, on failure, when to try again (schedule.ts). A timer waits for the next delivery
+// due (no polling every second; a look at least every `pollMs` for what other processes queued). An endpoint failing
+// for `disableAfterMs` is disabled and its owners mailed through the outbox.
+import type { PortalDatabase } from "../../db/database.ts";
+import type { Scheduler } from "../../serve/events/instant-timer.ts";
+import { errorLine } from "../../errors.ts";
+import type { Mailer } from "../mailer.ts";
+import { organisationRecipients } from "../security-mail.ts";
+import { queueMail } from "../store/outbox-rows.ts";
+import type { AddressGuard } from "./address-guard.ts";
+import { finishAttempt } from "./attempts.ts";
+import { setEndpointEnabled } from "./endpoints.ts";
+import type { Endpoint } from "./endpoints.ts";
+import { MAX_BODY_BYTES, renderPayload } from "./payload.ts";
+import { claimDeliveries, nextDelivery } from "./queue.ts";
+import type { Claimed } from "./queue.ts";
+import { retryAt } from "./schedule.ts";
+import { delivered, sendWebhook } from "./send.ts";
+import type { AttemptResult } from "./send.ts";
+import { signedHeaders, unsealWebhookSecret } from "./signing.ts";
+
+/** How the sender works. */
+export interface DelivererSettings {
+  /** Deliveries in flight at once to one endpoint, over every process. */
+  perEndpoint: number;
+  /** Deliveries in flight at once in this process. */
+  senders: number;
+  /** One attempt's limit, ms. */
+  timeoutMs: number;
+  /** How long a claim keeps other senders off a delivery, ms: longer than an attempt. */
+  leaseMs: number;
+  /** An endpoint failing (no success) for this long is disabled at its next failure, ms. */
+  disableAfterMs: number;
+  /** The longest wait between looks at the queue, ms. */
+  pollMs: number;
+}
+
+/** Defaults: 4 at once an endpoint, 32 a process, 10 s an attempt, 60 s leases, disabled after 5 days, a look a minute. */
+const DEFAULT_DELIVERER: DelivererSettings = {
+  perEndpoint: 4,
+  senders: 32,
+  timeoutMs: 10_000,
+  leaseMs: 60_000,
+  disableAfterMs: 5 * 86_400_000,
+  pollMs: 60_000,
+};
+
+export interface DelivererOptions {
+  db: PortalDatabase;
+  mailer: Mailer;
+  /** The portal's key (PORTAL_SECRET_KEY), which unseals the secrets. */
+  secretKey: Buffer;
+  guard: AddressGuard;
+  clock: () => number;
+  log: (line: string) => void;
+  publicUrl: () => string;
+  /** A number in [0, 1) for the jitter. Default Math.random. */
+  random?: () => number;
+  /** Extra certificate authorities (tests' https receivers). */
+  ca?: string;
+  settings?: Partial<DelivererSettings>;
+  /** The timer that waits for the next delivery due (tests: one on their clock). Default node's, unref'd. */
+  scheduler?: Scheduler;
+}
+
+const NODE_TIMERS: Scheduler = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** The wait before another look when deliveries are due but none could be claimed (endpoints at their limit), ms. */
+const BUSY_WAIT_MS = 1000;
+
+/** The running sender. */
+export interface Deliverer {
+  /** Asks for a look at the queue (an event was queued). */
+  wake: () => void;
+  /** Sends what is due now and waits until nothing is in flight. */
+  flush(): Promise<void>;
+  /** Stops claiming, and waits for the attempts in flight. */
+  close(): Promise<void>;
+}
+
+/** Makes the sender; it first looks at the queue on `wake` or `flush`. */
+export function createDeliverer(options: DelivererOptions): Deliverer {
+  const { db, clock } = options;
+  const settings = { ...DEFAULT_DELIVERER, ...options.settings };
+  const random = options.random ?? Math.random;
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let running: Promise<void> | null = null;
+  let wanted = false;
+  const timers = options.scheduler ?? NODE_TIMERS;
+  let timer: unknown;
+  const logError = (event: string, err: unknown) =>
+    options.log(JSON.stringify(errorLine("error", event, err, { at: clock() })));
+
+  const attempt = async (c: Claimed) => {
+    const result = await deliver(options, settings, c);
+    const now = clock();
+    const ok = delivered(result);
+    const failingSince = await finishAttempt(db, c, result, ok, ok ? null : retryAt(c.attempts, now, random), now);
+    if (failingSince !== null && now - failingSince >= settings.disableAfterMs)
+      await disableFailing(options, c.endpoint, failingSince, now);
+  };
+
+  /** Claims what is due, endpoint by endpoint, while this process has senders free; the sends run on their own. */
+  async function pass(): Promise<void> {
+    const full: string[] = [];
+    while (!stopped && inFlight.size < settings.senders) {
+      const now = clock();
+      const got = await claimDeliveries(db, now, now + settings.leaseMs, settings.perEndpoint, full);
+      if (!got) return;
+      full.push(got.endpointId);
+      for (const c of got.claimed) {
+        const sending: Promise<void> = attempt(c)
+          .catch((err: unknown) => logError("webhook_attempt_failed", err))
+          .finally(() => {
+            inFlight.delete(sending);
+            wake();
+          });
+        inFlight.add(sending);
+      }
+    }
+  }
+
+  async function loop(): Promise<void> {
+    while (wanted && !stopped) {
+      wanted = false;
+      await pass().catch((err: unknown) => logError("webhooks_failed", err));
+    }
+    running = null;
+    await schedule();
+  }
+
+  /** Looks again when the next delivery falls due, or after `pollMs` at most. */
+  async function schedule(): Promise<void> {
+    const due = await nextDelivery(db).catch(() => null);
+    if (stopped || running) return;
+    // Due already, after a pass that claimed what it could: held by endpoints at their limit (their sends wake us as
+    // they end; another process's, not), so look again in a second rather than at once.
+    const wait = due === null ? settings.pollMs : due - clock();
+    const delay = Math.min(settings.pollMs, wait > 0 ? wait : BUSY_WAIT_MS);
+    timers.clearTimeout(timer);
+    timer = timers.setTimeout(wake, delay);
+  }
+
+  function wake(): void {
+    if (stopped) return;
+    wanted = true;
+    running ??= loop();
+  }
+
+  return {
+    wake,
+    async flush() {
+      do {
+        wake();
+        await running;
+        await Promise.all([...inFlight]);
+      } while (wanted);
+    },
+    async close() {
+      stopped = true;
+      timers.clearTimeout(timer);
+      await running;
+      await Promise.all([...inFlight]);
+    },
+  };
+}
+
+/** One attempt at `c`: its body, signed with the endpoint's secrets (both during a rotation's overlap), sent. */
+async function deliver(options: DelivererOptions, settings: DelivererSettings, c: Claimed): Promise<AttemptResult> {
+  const now = options.clock();
+  const body = renderPayload(c.event, c.endpoint.affid, c.received);
+  if (body.length > MAX_BODY_BYTES)
+    return { status: 0, latencyMs: 0, answer: `not sent: the body is ${body.length} bytes, over ${MAX_BODY_BYTES}` };
+  const sealed = [
+    c.endpoint.secret,
+    ...(c.endpoint.previous && c.endpoint.previousUntil > now ? [c.endpoint.previous] : []),
+  ];
+  const secrets = sealed.map((s) => unsealWebhookSecret(options.secretKey, c.endpoint.id, s)).filter((s) => s !== null);
+  if (secrets.length === 0) return { status: 0, latencyMs: 0, answer: "not sent: the secret cannot be unsealed" };
+  const headers = signedHeaders(secrets, c.event.id, Math.floor(now / 1000), body);
+  return sendWebhook(c.endpoint.url, headers, body, {
+    guard: options.guard,
+    timeoutMs: settings.timeoutMs,
+    ca: options.ca,
+  });
+}
+
+/** Disables an endpoint that kept failing and mails its organisation's owners (once: the change is made once). */
+async function disableFailing(options: DelivererOptions, e: Endpoint, since: number, now: number): Promise<void> {
+  const days = Math.floor((now - since) / 86_400_000);
+  const reason = `every attempt failed for ${days} days (since ${new Date(since).toISOString().slice(0, 16)} UTC)`;
+  const recipients = await organisationRecipients(options.db, e.orgId);
+  const mail = {
+    subject: "A webhook endpoint was disabled on the developer portal",
+    text:
+      `The webhook endpoint ${e.url} was disabled: ${reason}.\n\nNo events are sent to it until a member enables it ` +
+      `again at ${options.publicUrl()}/webhooks/${e.id}. Deliveries that had not failed for good are sent then.\n`,
+  };
+  const done = await options.db.transaction(async (tx) => {
+    if ((await setEndpointEnabled(tx, e.id, false, reason)) !== 1) return false;
+    for (const to of recipients) await queueMail(tx, { to, ...mail }, now);
+    return true;
+  });
+  if (done) options.mailer.queued();
+}
