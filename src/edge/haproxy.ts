@@ -2,6 +2,8 @@
 // written from the keys file, and a Front that keeps a running HAProxy's map in step through its runtime API
 // (`stats socket`): a change as `set`/`add`/`del map`, the whole set as a new version (`prepare map`, `add map @<v>`,
 // `commit map @<v>`) so that requests never see half a map.
+import { randomBytes } from "node:crypto";
+import { rename, unlink, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { DEFAULT_KEY_RATE_LIMIT } from "../config/defaults.ts";
 import type { KeysFile } from "../keys/keys-file.ts";
@@ -55,6 +57,18 @@ export function renderHaproxyMap(states: readonly KeyState[]): string {
     .filter((s) => s.valid !== null)
     .map((s) => `${mapKeyOf(s.hash)} ${mapValueOf(s.valid!)}\n`)
     .join("");
+}
+
+/** Writes the map file atomically (a temporary file renamed over it): HAProxy reads it whole when it starts. */
+export async function writeHaproxyMap(path: string, states: readonly KeyState[]): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
+  try {
+    await writeFile(tmp, renderHaproxyMap(states), { flag: "wx", mode: 0o644 });
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** `host:port` (TCP) or a path (a unix socket). */
