@@ -1,6 +1,6 @@
 // Edge benchmark (issue 26): a product detail and the all-store sale list polled by 1, 100 and 10,000 distinct keys
 // through the shipped fronts with keys checked at the edge (deploy/nginx, deploy/varnish), against nginx serving the
-// same bytes from a file; the fronts, nginx and the server as deployed share one core, wrk has the other. For each run,
+// same bytes from a file (and deploy/haproxy, keys looked up in its map: bench/lib/haproxy-front.ts); the fronts, nginx and the server as deployed share one core, wrk has the other. For each run,
 // the requests that reached the server (the resource, and key checks), counted in its request log. With one key, two
 // controls beside them: each front's cache with no key check at all, the ceiling a check's cost is measured against.
 // Run: npm run bench -- edge [--duration 10] [--warmup 2] [--rounds 1] [--connections 64] [--keys 1,100,10000]
@@ -28,6 +28,7 @@ import type { Run, Stream } from "./lib/rounds.ts";
 import { loadNote, preflight, startDeployedOn } from "./lib/servers.ts";
 import { prepareSnapshot } from "./lib/snapshot.ts";
 import { runWrk } from "./lib/wrk.ts";
+import { haproxyMemory, startHaproxyEdge } from "./lib/haproxy-front.ts";
 import type { WrkOptions } from "./lib/wrk.ts";
 
 const repoRoot = join(import.meta.dirname, "..");
@@ -55,6 +56,10 @@ const o = {
 /** Hits through a front against nginx serving the same bytes from a file, on the same core. */
 const TARGET = 0.9;
 const FRONTS = ["nginx edge", "varnish edge"] as const;
+/** HAProxy asks the server nothing (its map is told of keys) and its 2.6 cache lets misses through at once. */
+const HAPROXY = "haproxy edge";
+/** HAProxy's hits with 10,000 keys against its own with 1. */
+const HAPROXY_KEYS_TARGET = 0.8;
 /**
  * Controls, polled with one key: each front's cache with no key check at all, the most a check could leave it. nginx:
  * the shipped configuration without its `auth_request` (the maps, log format and cache as shipped); Varnish: a VCL that
@@ -150,7 +155,7 @@ async function main(): Promise<number> {
     log("writing the catalog and building the snapshot ...");
     const snap = await prepareSnapshot(workDir, {
       baseUrl: "https://api.example.test",
-      stableFor: 60 + o.keyCounts.length * 2 * 3 * (o.warmup + o.duration + 3) * o.rounds,
+      stableFor: 60 + o.keyCounts.length * 2 * 4 * (o.warmup + o.duration + 3) * o.rounds,
       log,
       ...(args.products ? { products: Number(args.products) } : {}),
     });
@@ -210,6 +215,14 @@ async function main(): Promise<number> {
     });
     stops.push(() => varnish.stop());
     fronts["varnish edge"] = { front: varnish, pid: workerPid(varnish, true) };
+    const haproxy = await startHaproxyEdge({
+      dir: join(workDir, "haproxy"),
+      port: await freePort(),
+      keysFile: snap.keysFile,
+      ...edge,
+    });
+    stops.push(() => haproxy.stop());
+    fronts[HAPROXY] = { front: haproxy, pid: haproxy.child.pid! };
     const nginxBare = await startNginxFront({
       program: requireProgram("nginx"),
       dir: join(workDir, "nginx-no-check"),
@@ -405,6 +418,15 @@ async function main(): Promise<number> {
         );
       }
     }
+    verdicts.push(
+      ...(await haproxyVerdicts(results, {
+        dir: join(workDir, "haproxy-memory"),
+        upstreamPort: server.port,
+        core,
+        wrkCore: pre.cores?.wrk ?? null,
+        path: resources.product,
+      })),
+    );
     const lines = [
       "",
       `edge benchmark: ${o.rounds} round(s); keys checked at the edge (deploy/nginx, deploy/varnish) against nginx serving the same bytes from a file`,
@@ -425,6 +447,48 @@ async function main(): Promise<number> {
     if (args.keep) log(`kept ${workDir}`);
     else await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** HAProxy's hits with many keys against its own with one, its server requests, and its memory at 100,000 keys. */
+async function haproxyVerdicts(
+  results: { path: string; n: number; front: string; run: Run; origin?: { resource: number; checks: number } }[],
+  at: { dir: string; upstreamPort: number; core: string | undefined; wrkCore: number | null; path: string },
+): Promise<Verdict[]> {
+  const out: Verdict[] = [];
+  for (const r of results.filter((x) => x.front === HAPROXY)) {
+    const one = results.find((x) => x.front === HAPROXY && x.path === r.path && x.n === Math.min(...o.keyCounts));
+    const ratio = r.run.r.requestsPerSec / (one?.run.r.requestsPerSec ?? NaN);
+    if (r.n >= 10_000)
+      out.push(
+        verdict(
+          ratio >= HAPROXY_KEYS_TARGET,
+          `${HAPROXY} ${r.path}, ${fmtInt(r.n)} keys: ${ratio.toFixed(2)}x its req/s with 1 key (>= ${HAPROXY_KEYS_TARGET}x)`,
+        ),
+      );
+    if (r.origin)
+      out.push(
+        ...note(
+          "info",
+          `${HAPROXY} ${r.path}, ${fmtInt(r.n)} keys: the server saw ${fmtInt(r.origin.resource)} requests for the resource, ${fmtInt(r.origin.checks)} checks`,
+        ),
+      );
+  }
+  const m = await haproxyMemory({
+    dir: at.dir,
+    port: await freePort(),
+    upstreamPort: at.upstreamPort,
+    path: at.path,
+    n: 100_000,
+    wrkCore: at.wrkCore,
+    ...(at.core ? { cpus: at.core } : {}),
+  });
+  out.push(
+    ...note(
+      "info",
+      `${HAPROXY} memory: ${m.oneKeyMb.toFixed(1)} MB with 1 key, ${m.mapMb.toFixed(1)} MB with 100,000 in its map (resync ${fmtInt(m.resyncMs)} ms), ${m.bucketsMb.toFixed(1)} MB once each made a request (${fmtInt(m.requests)} requests)`,
+    ),
+  );
+  return out;
 }
 
 runBench(main, log);

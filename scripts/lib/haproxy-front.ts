@@ -55,7 +55,7 @@ export async function startHaproxyFront(o: {
   cfg = edit(cfg, "log /dev/log local0", "log stdout format raw local0");
   cfg = edit(cfg, "bind :80", `bind 127.0.0.1:${o.port}`);
   cfg = edit(cfg, "127.0.0.1:8080", `127.0.0.1:${o.upstreamPort}`);
-  if (o.threads) cfg = edit(cfg, "global\n", `global\n    nbthread ${o.threads}\n`);
+  if (o.threads) cfg = edit(cfg, "\nglobal\n", `\nglobal\n    nbthread ${o.threads}\n`);
   await writeFile(join(o.dir, "haproxy.cfg"), cfg);
   const args = ["-db", "-f", join(o.dir, "haproxy.cfg")];
   const child = o.cpus

@@ -68,21 +68,26 @@ describe("HAProxy's map and log", () => {
       (await send(haproxy.url, "/v1/products/categories.json?affid=log", { headers: { "X-Api-Key": api.key } })).status,
     ).toBe(200);
     expect((await send(haproxy.url, "/v1/products/categories.json?affid=nokey")).status).toBe(401);
+    const wrong = `/v1/products/categories.json?APIKEY=${api.key}&affid=wrong&ap%69key=${"A".repeat(32)}`;
+    expect((await send(haproxy.url, wrong)).status).toBe(401);
     const lines = async () =>
       (await readFile(haproxy.log, "utf8")).split("\n").filter((l) => l.includes("/v1/products/"));
     // HAProxy writes a request's line once its answer is sent: wait for the last one.
-    for (let deadline = Date.now() + 5_000; (await lines()).length < 5 && Date.now() < deadline;)
+    for (let deadline = Date.now() + 5_000; (await lines()).length < 6 && Date.now() < deadline;)
       await new Promise((r) => setTimeout(r, 10));
     expect(
       (await lines()).map((l) =>
         / "(GET \S+) HTTP\/1\.1" (\d+) \d+ rt=\d+ cache=(\S+) server=(\S+) key=(\S+)$/.exec(l)?.slice(1),
       ),
     ).toEqual([
-      ["GET /v1/products/categories.json?apikey=[redacted]&affid=log", "200", "-", "api", "test"],
-      ["GET /v1/products/categories.json?apikey=[redacted]&affid=log", "200", "HIT", "<CACHE>", "test"],
-      ["GET /v1/products/categories.json?apikey=[redacted]&affid=log", "200", "HIT", "<CACHE>", "test"],
+      // a checked request's target as it goes on, its key parameter taken out
+      ["GET /v1/products/categories.json?affid=log", "200", "-", "api", "test"],
+      ["GET /v1/products/categories.json?affid=log", "200", "HIT", "<CACHE>", "test"],
+      ["GET /v1/products/categories.json?affid=log", "200", "HIT", "<CACHE>", "test"],
       ["GET /v1/products/categories.json?affid=log", "200", "HIT", "<CACHE>", "test"],
       ["GET /v1/products/categories.json?affid=nokey", "401", "-", "api", "-"],
+      // a refused one's as sent, its key parameters redacted
+      ["GET /v1/products/categories.json?apikey=[redacted]&affid=wrong&apikey=[redacted]", "401", "-", "api", "-"],
     ]);
     expect((await readFile(haproxy.log, "utf8")).includes(api.key)).toBe(false);
   });
