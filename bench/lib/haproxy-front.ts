@@ -59,7 +59,7 @@ export async function haproxyMemory(o: EdgeOptions & { path: string; n: number; 
     const run = await runWrk(`${h.url}${o.path}`, {
       core: o.wrkCore,
       connections: 1,
-      duration: Math.max(5, Math.ceil(o.n / 5_000)),
+      duration: Math.max(5, Math.ceil(o.n / 2_500)),
       headers: {},
       script,
     });

@@ -38,7 +38,7 @@ export function keyStatesOf(
 }
 
 /** A valid key's map value: `<name>:<rate>:<burst>:<interval>:<tolerance>` (interval 0: not limited at the front). */
-export function mapValueOf(valid: NonNullable<KeyState["valid"]>): string {
+function mapValueOf(valid: NonNullable<KeyState["valid"]>): string {
   const exact = Math.round(TICKS_PER_SECOND / valid.rate);
   const interval = exact === 0 ? 0 : Math.min(MAX_INTERVAL, exact);
   const tolerance = Math.min(MAX_TOLERANCE, (valid.burst - 1) * interval);
