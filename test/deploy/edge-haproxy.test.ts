@@ -8,7 +8,7 @@ import type { HaproxyFront } from "../../scripts/lib/haproxy-front.ts";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { createHaproxyFront, keyStatesOf, renderHaproxyMap, runtimeCommand } from "../../src/edge/haproxy.ts";
 import type { KeyState } from "../../src/edge/front.ts";
-import { loadKeysFile } from "../../src/keys/keys-file.ts";
+import { createKey, loadKeysFile, revokeKey } from "../../src/keys/keys-file.ts";
 import { describeEdgeContract, send } from "../helpers/edge-contract.ts";
 import { freePort, startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
@@ -90,6 +90,29 @@ describe("HAProxy's map and log", () => {
       ["GET /v1/products/categories.json?apikey=[redacted]&affid=wrong&apikey=[redacted]", "401", "-", "api", "-"],
     ]);
     expect((await readFile(haproxy.log, "utf8")).includes(api.key)).toBe(false);
+  });
+
+  it("refuses a revoked key at once when told, though a copy it was served is still fresh", async () => {
+    const front = createHaproxyFront("haproxy", haproxy.socket);
+    const k = await createKey(api.keysFile, "revoked-now", new Date());
+    await api.handler.reload();
+    await front.push(await statesOf(api.keysFile));
+    const target = `/v1/products/categories.json?apikey=${k}&affid=revoked`;
+    const before = [await send(haproxy.url, target), await send(haproxy.url, target)];
+    expect(before.map((r) => [r.status, r.headers["x-cache"]])).toEqual([
+      [200, "MISS"],
+      [200, "HIT"],
+    ]);
+    const revoked = Date.now();
+    await revokeKey(api.keysFile, "revoked-now");
+    await Promise.all([api.handler.reload(), front.push(await statesOf(api.keysFile))]);
+    const after = await send(haproxy.url, target);
+    const ms = Date.now() - revoked;
+    console.log(
+      `HAProxy: a revoked key was refused ${ms} ms after the revocation (the keys file written, then pushed)`,
+    );
+    expect([after.status, after.headers["x-cache"]]).toEqual([401, undefined]);
+    expect(ms).toBeLessThan(2_000);
   });
 
   it("resyncs 100,000 keys in one new version while requests flow, never refusing a valid key", async () => {
