@@ -115,6 +115,21 @@ describe("HAProxy's map and log", () => {
     expect(ms).toBeLessThan(2_000);
   });
 
+  it("keeps no copy of a path the API reads as under /v1/ but spelt otherwise (its key unchecked here)", async () => {
+    for (const target of [
+      `//v1/products/sizes.json?apikey=${api.key}`,
+      `/%761/products/sizes.json?apikey=${api.key}`,
+      `/v1//products/sizes.json?apikey=${api.key}`,
+    ]) {
+      const answers = [await send(haproxy.url, target), await send(haproxy.url, target)];
+      const seen = answers.map((r) => [r.status, r.headers["x-cache"] ?? "none"]);
+      expect([target, seen.some(([, cache]) => cache === "HIT" && !target.startsWith("/v1/"))]).toEqual([
+        target,
+        false,
+      ]);
+    }
+  });
+
   it("resyncs 100,000 keys in one new version while requests flow, never refusing a valid key", async () => {
     const front = createHaproxyFront("haproxy", haproxy.socket);
     const others: KeyState[] = Array.from({ length: 100_000 }, (_, i) => ({
