@@ -14,7 +14,10 @@ export interface FrontConfig {
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
-/** The scheme each kind is pushed to with: nginx and Varnish over HTTP, HAProxy's runtime API over TCP. */
+/**
+ * The scheme each kind is pushed to with: nginx and Varnish over HTTP, HAProxy's runtime API over TCP
+ * (`tcp://host:port`) or its unix socket (`unix:///run/haproxy/flash-sale-api.sock`, as deploy/haproxy ships it).
+ */
 const SCHEME: Record<FrontKind, string> = { nginx: "http:", varnish: "http:", haproxy: "tcp:" };
 
 /** One `name=[kind:]url` entry, or the message that says what is wrong with it. */
@@ -38,6 +41,11 @@ function parseFront(entry: string): FrontConfig | string {
     url = new URL(rest);
   } catch {
     return `front ${name}: ${JSON.stringify(rest)} is not a URL`;
+  }
+  if (kind === "haproxy" && url.protocol === "unix:") {
+    if (url.host || !url.pathname.startsWith("/") || url.pathname === "/" || url.search || url.hash)
+      return `front ${name}: a haproxy front's unix socket is unix:///<absolute path>, not ${JSON.stringify(rest)}`;
+    return { name, kind, url: `unix://${url.pathname}` };
   }
   if (
     url.protocol !== SCHEME[kind] ||

@@ -130,6 +130,10 @@ describe("parseConfig: valid environments", () => {
         ],
       },
     ],
+    [
+      { EDGE_FRONTS: "haproxy=unix:///run/haproxy/flash-sale-api.sock" },
+      { edgeFronts: [{ name: "haproxy", kind: "haproxy", url: "unix:///run/haproxy/flash-sale-api.sock" }] },
+    ],
     [{ EDGE_FRONTS: " , " }, { edgeFronts: [] }],
     [{ VARIANT_CACHE_MB: "0" }, { variantCacheBytes: 0 }],
     [{ VARIANT_CACHE_MB: "256" }, { variantCacheBytes: 256 * 1024 * 1024 }],
@@ -284,6 +288,14 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     [
       { EDGE_FRONTS: "nginx=http://127.0.0.1/purge" },
       'configuration: edgeFronts: front nginx: a nginx front is reached at http://host:port (no path, query or credentials), not "http://127.0.0.1/purge"',
+    ],
+    [
+      { EDGE_FRONTS: "haproxy=unix://run/haproxy.sock" },
+      'configuration: edgeFronts: front haproxy: a haproxy front\'s unix socket is unix:///<absolute path>, not "unix://run/haproxy.sock"',
+    ],
+    [
+      { EDGE_FRONTS: "nginx=unix:///run/nginx.sock" },
+      'configuration: edgeFronts: front nginx: a nginx front is reached at http://host:port (no path, query or credentials), not "unix:///run/nginx.sock"',
     ],
     [{ EDGE_FRONTS: "nginx=not a url" }, 'configuration: edgeFronts: front nginx: "not a url" is not a URL'],
     [{ VARIANT_CACHE_MB: "-1" }, "configuration: variantCacheMb: Too small: expected number to be >=0"],

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHaproxyFront } from "../../scripts/lib/haproxy-front.ts";
 import type { HaproxyFront } from "../../scripts/lib/haproxy-front.ts";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
+import { parseConfig } from "../../src/config/api-settings.ts";
+import { createFronts } from "../../src/edge/fronts.ts";
 import { createHaproxyFront, keyStatesOf, renderHaproxyMap, runtimeCommand } from "../../src/edge/haproxy.ts";
 import type { KeyState } from "../../src/edge/front.ts";
 import { createKey, loadKeysFile, revokeKey } from "../../src/keys/keys-file.ts";
@@ -113,6 +115,19 @@ describe("HAProxy's map and log", () => {
     );
     expect([after.status, after.headers["x-cache"]]).toEqual([401, undefined]);
     expect(ms).toBeLessThan(2_000);
+  });
+
+  it("is pushed to as EDGE_FRONTS names it (its runtime API's unix socket), as the server's pusher makes it", async () => {
+    const fronts = parseConfig({ EDGE_FRONTS: `edge-1=haproxy:unix://${haproxy.socket}` }).edgeFronts;
+    const [front] = createFronts(fronts);
+    const k = await createKey(api.keysFile, "pushed-by-config", new Date());
+    await api.handler.reload();
+    await front!.resync(await statesOf(api.keysFile));
+    const target = `/v1/products/categories.json?apikey=${k}&affid=by-config`;
+    expect((await send(haproxy.url, target)).status).toBe(200);
+    await revokeKey(api.keysFile, "pushed-by-config");
+    await Promise.all([api.handler.reload(), front!.push(await statesOf(api.keysFile))]);
+    expect((await send(haproxy.url, target)).status).toBe(401);
   });
 
   it("never refuses a key whose bucket refilled between its requests (its full instant already past)", async () => {
