@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { hashPassword } from "../../src/portal/passwords.ts";
 import { createAccount, updateAccount } from "../../src/portal/store/accounts.ts";
-import { checkWidths, WIDTHS } from "./page-check.ts";
+import { checkWidths, openPhone, WIDTHS } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
@@ -65,19 +65,7 @@ describe("passkeys in Chromium", () => {
   });
 
   /** A phone's browser that records what its pages ask of other hosts and any CSP complaint or script error. */
-  async function phone(options: BrowserContextOptions = {}) {
-    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true, ...options });
-    const page = await context.newPage();
-    page.on("request", (r) => {
-      if (r.isNavigationRequest() || !/^https?:/.test(r.url())) return;
-      if (new URL(r.url()).origin !== new URL(r.frame().url()).origin) elsewhere.push(r.url());
-    });
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
-    return { context, page };
-  }
+  const phone = (options: BrowserContextOptions = {}) => openPhone(browser, problems, elsewhere, options);
   const signInWithPassword = async (page: Page) => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill(EMAIL);

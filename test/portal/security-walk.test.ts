@@ -17,7 +17,7 @@ import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { loadKeysFile } from "../../src/keys/keys-file.ts";
 import { hashPassword } from "../../src/portal/passwords.ts";
 import { createAccount } from "../../src/portal/store/accounts.ts";
-import { checkWidths, WIDTHS } from "./page-check.ts";
+import { checkWidths, openPhone, signInWithPassword } from "./page-check.ts";
 import { bothDatabases, withPostgresAndSmtp } from "./postgres-server.ts";
 import type { PostgresServer } from "./postgres-server.ts";
 import { startTestPortal } from "./portal-client.ts";
@@ -48,22 +48,9 @@ describe.each(bothDatabases(() => postgres))("issue 36's walk in Chromium on $na
   const check = async (page: Page, shot: string) => {
     problems.push(...(await checkWidths(page, shot, shots)));
   };
-  /** A phone's browser of its own (cookies apart), whose script errors and CSP refusals are problems. */
-  const phone = async () => {
-    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true });
-    const page = await context.newPage();
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
-    return page;
-  };
-  const signInWithPassword = async (page: Page, email: string) => {
-    await page.goto(`${portal.url}/sign-in`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  };
+  /** A phone's browser of its own, whose script errors and CSP refusals are problems. */
+  const phone = async () => (await openPhone(browser, problems)).page;
+  const signIn = (page: Page, email: string) => signInWithPassword(page, portal.url, email, PASSWORD);
   const signOut = (page: Page) => page.getByRole("button", { name: "Sign out" }).click();
   const codeAt = (secret: string, at: number) =>
     new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: at });
@@ -107,7 +94,7 @@ describe.each(bothDatabases(() => postgres))("issue 36's walk in Chromium on $na
   it("walks roles, a key's mail, required two-factor, passkeys, TOTP, a recovery code and a removal", async () => {
     // The owner invites a developer and a viewer, who make their accounts from the mailed links.
     const owner = await phone();
-    await signInWithPassword(owner, OWNER);
+    await signIn(owner, OWNER);
     await owner.getByRole("link", { name: "Team" }).click();
     for (const [email, role] of [
       [DEV, "developer"],
@@ -189,7 +176,7 @@ describe.each(bothDatabases(() => postgres))("issue 36's walk in Chromium on $na
 
     // The owner signs in with TOTP: a wrong code and the code already used at setup are refused; the next step's works.
     await signOut(owner);
-    await signInWithPassword(owner, OWNER);
+    await signIn(owner, OWNER);
     await owner.getByRole("heading", { name: "Enter your code" }).waitFor();
     await owner.goto(`${portal.url}/keys`); // two-factor cannot be skipped by going to a page directly
     expect(new URL(owner.url()).pathname).toBe("/sign-in/code");
@@ -208,7 +195,7 @@ describe.each(bothDatabases(() => postgres))("issue 36's walk in Chromium on $na
     // A recovery code signs in once.
     for (const works of [true, false]) {
       await signOut(owner);
-      await signInWithPassword(owner, OWNER);
+      await signIn(owner, OWNER);
       await owner.getByRole("textbox", { name: "Code" }).fill(codes[0]!);
       await owner.getByRole("button", { name: "Sign in", exact: true }).click();
       if (works) await owner.getByRole("heading", { name: "API keys" }).waitFor();

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { hashPassword } from "../../src/portal/passwords.ts";
 import { createAccount, updateAccount } from "../../src/portal/store/accounts.ts";
-import { checkWidths, WIDTHS } from "./page-check.ts";
+import { checkWidths, openPhone, signInWithPassword } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { linkIn, startSmtpServer } from "./smtp-server.ts";
@@ -33,16 +33,8 @@ describe("teams in Chromium", () => {
   const check = async (page: Page, name: string) => {
     problems.push(...(await checkWidths(page, name, SHOTS)));
   };
-  /** A phone's browser, whose script errors and CSP refusals are problems. */
-  const phone = async () => {
-    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true });
-    const page = await context.newPage();
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
-    return page;
-  };
+  /** A phone's browser of its own, whose script errors and CSP refusals are problems. */
+  const phone = async () => (await openPhone(browser, problems)).page;
   /** An account made in the database, its address confirmed (an admin when `operator`). */
   const account = async (email: string, partner: string, operator = false) => {
     const now = portal.clock.now;
@@ -55,12 +47,7 @@ describe("teams in Chromium", () => {
     if (operator) await updateAccount(portal.db, made!.id, { role: "admin" });
     return made!;
   };
-  const signIn = async (page: Page, email: string) => {
-    await page.goto(`${portal.url}/sign-in`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  };
+  const signIn = (page: Page, email: string) => signInWithPassword(page, portal.url, email, PASSWORD);
   const invitation = async (email: string) => {
     const link = new URL(linkIn(await smtp.waitForMail(email, /You are invited/)));
     return `${portal.url}${link.pathname}${link.search}`;

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { hashPassword } from "../../src/portal/passwords.ts";
 import { createAccount, updateAccount } from "../../src/portal/store/accounts.ts";
-import { checkWidths, WIDTHS } from "./page-check.ts";
+import { checkWidths, openPhone } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
@@ -58,20 +58,8 @@ describe("two-factor sign-in in Chromium", () => {
     await smtp?.stop();
   });
 
-  /** A phone's browser that records what its pages ask of other hosts and any CSP complaint. */
-  async function phone() {
-    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true });
-    const page = await context.newPage();
-    page.on("request", (r) => {
-      if (r.isNavigationRequest() || !/^https?:/.test(r.url())) return;
-      if (new URL(r.url()).origin !== new URL(r.frame().url()).origin) elsewhere.push(r.url());
-    });
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
-    return { context, page };
-  }
+  /** A phone's browser that records what its pages ask of other hosts and any CSP complaint or script error. */
+  const phone = () => openPhone(browser, problems, elsewhere);
   const signInWithPassword = async (page: Page) => {
     await page.goto(`${portal.url}/sign-in`);
     await page.getByLabel("Email").fill(EMAIL);

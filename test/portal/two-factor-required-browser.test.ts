@@ -16,7 +16,7 @@ import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { hashPassword } from "../../src/portal/passwords.ts";
 import { createAccount } from "../../src/portal/store/accounts.ts";
 import { addMember } from "../../src/portal/store/organisations.ts";
-import { checkWidths, WIDTHS } from "./page-check.ts";
+import { checkWidths, openPhone, signInWithPassword } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
@@ -37,22 +37,9 @@ describe("required two-factor sign-in in Chromium", () => {
   const check = async (page: Page, name: string) => {
     problems.push(...(await checkWidths(page, name, SHOTS)));
   };
-  /** A phone's browser, whose script errors and CSP refusals are problems. */
-  const phone = async () => {
-    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true });
-    const page = await context.newPage();
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
-    return page;
-  };
-  const signIn = async (page: Page, email: string) => {
-    await page.goto(`${portal.url}/sign-in`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  };
+  /** A phone's browser of its own, whose script errors and CSP refusals are problems. */
+  const phone = async () => (await openPhone(browser, problems)).page;
+  const signIn = (page: Page, email: string) => signInWithPassword(page, portal.url, email, PASSWORD);
   /** From the two-factor page: the password, the setup page (checked as `shot` when given), the code. */
   const setUp = async (page: Page, shot?: string) => {
     await page.locator('form[action="/account/two-factor/setup"]').getByLabel("Current password").fill(PASSWORD);
