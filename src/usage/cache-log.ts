@@ -94,18 +94,24 @@ export function countNginxLine(line: string, meter: Meter, nowMs: number): boole
   return true;
 }
 
-/** Follows the nginx access log `file` from its end (through rotations, as `tail -F` does) until `stop`. */
-export function followNginx(options: {
+/** What following a front's log needs: tail's program, the file, the meter counted into, the clock, what to do at exit. */
+interface FollowOptions {
   /** tail's program. */
   program: string;
   file: string;
   meter: Meter;
   now: () => number;
   onExit: (code: number | null, stderr: string) => void;
-}): LogFollower {
-  const args = ["-F", "-n", "0", options.file];
-  return follow(options.program, args, (line) => countNginxLine(line, options.meter, options.now()), options.onExit);
 }
+
+/** Follows the log `file` from its end (through rotations, as `tail -F` does) until `stop`, each line to `countLine`. */
+function followLines(countLine: typeof countNginxLine, options: FollowOptions): LogFollower {
+  const args = ["-F", "-n", "0", options.file];
+  return follow(options.program, args, (line) => countLine(line, options.meter, options.now()), options.onExit);
+}
+
+/** Follows the nginx access log `file`, counting what nginx answered (countNginxLine). */
+export const followNginx = (options: FollowOptions): LogFollower => followLines(countNginxLine, options);
 
 /**
  * The end of a line of deploy/haproxy's log format (after syslog's prefix, if it went through syslog): `"<method>
@@ -127,17 +133,8 @@ export function countHaproxyLine(line: string, meter: Meter, nowMs: number): boo
   return true;
 }
 
-/** Follows the HAProxy log `file` (syslog's, e.g. /var/log/haproxy.log) from its end, as `tail -F` does. */
-export function followHaproxy(options: {
-  program: string;
-  file: string;
-  meter: Meter;
-  now: () => number;
-  onExit: (code: number | null, stderr: string) => void;
-}): LogFollower {
-  const args = ["-F", "-n", "0", options.file];
-  return follow(options.program, args, (line) => countHaproxyLine(line, options.meter, options.now()), options.onExit);
-}
+/** Follows the HAProxy log `file` (syslog's, e.g. /var/log/haproxy.log), counting what HAProxy answered. */
+export const followHaproxy = (options: FollowOptions): LogFollower => followLines(countHaproxyLine, options);
 
 /** Runs `program`, passes each line of its output to `count`, and counts the lines it counted. */
 function follow(
