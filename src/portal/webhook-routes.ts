@@ -4,7 +4,7 @@
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
-import { accountOf, formOf, orgOf, pageContext, render, requireRole } from "./context.ts";
+import { accountOf, clientAddress, formOf, orgOf, pageContext, render, requireRole } from "./context.ts";
 import { GRACE_PERIODS, RotateSchema, parseForm } from "./forms.ts";
 import { readLog, replayEvents, retryNow } from "./webhooks/attempts.ts";
 import { parseEndpointForm, parseRange } from "./webhooks/endpoint-form.ts";
@@ -23,6 +23,8 @@ import { newWebhookSecret, sealWebhookSecret } from "./webhooks/signing.ts";
 import { deleteForm, endpointPage, endpointsPage, secretShown } from "./views/webhook-pages.ts";
 import type { EndpointForm } from "./views/webhook-pages.ts";
 import { randomId } from "./secrets.ts";
+import { recordAudit } from "./store/audit.ts";
+import type { AuditEvent } from "./store/audit.ts";
 
 /** The most endpoints an organisation may have. */
 const MAX_ENDPOINTS = 20;
@@ -53,6 +55,16 @@ function doneMessage(done: string | undefined, n: number): string | undefined {
   if (done === "replay") return `${n} event${n === 1 ? "" : "s"} will be sent again.`;
   return undefined;
 }
+
+/** Records a change of endpoint `e` on the organisation's trail, by the signed-in member. */
+const audit = (portal: Portal, c: PortalContext, event: AuditEvent, e: { url: string }, detail = "") =>
+  recordAudit(portal.db, orgOf(c).id, {
+    at: portal.clock(),
+    event,
+    detail: `${e.url}${detail}`,
+    address: clientAddress(c),
+    actor: accountOf(c).email,
+  });
 
 /** The organisation's endpoint named in the path, or null. */
 const endpointOf = (portal: Portal, c: PortalContext) =>
@@ -96,6 +108,7 @@ async function addEndpoint(portal: Portal, c: PortalContext) {
     createdBy: accountOf(c).email,
   };
   await insertEndpoint(portal.db, made);
+  await audit(portal, c, "webhook.added", made);
   const e = (await findEndpoint(portal.db, orgOf(c).id, id))!;
   return render(c, portal, 200, "Endpoint added", secretShown(e, secret, "The endpoint is added."));
 }
@@ -112,6 +125,7 @@ function registerChanges(app: Hono<PortalEnv>, portal: Portal): void {
     const sealed = sealWebhookSecret(portal.secretKey, e.id, secret);
     if (!(await rotateEndpointSecret(portal.db, e, sealed, graceMs ? portal.clock() + graceMs : 0)))
       return showEndpoint(portal, c, e, 400, "The secret was changed meanwhile: try again.");
+    await audit(portal, c, "webhook.rotated", e, graceMs ? " (the previous secret signs too for a while)" : "");
     const intro = graceMs
       ? "The secret is replaced; the previous one signs too until the time you chose."
       : "The secret is replaced.";
@@ -125,6 +139,7 @@ function registerChanges(app: Hono<PortalEnv>, portal: Portal): void {
       const e = await endpointOf(portal, c);
       if (!e) return render(c, portal, 404, "Not found", notFound);
       await setEndpointEnabled(portal.db, e.id, enabled, `disabled by ${accountOf(c).email}`);
+      await audit(portal, c, enabled ? "webhook.enabled" : "webhook.disabled", e);
       if (enabled) portal.webhooks?.wake();
       return c.redirect(`/webhooks/${e.id}`, 303);
     });
@@ -137,6 +152,7 @@ function registerChanges(app: Hono<PortalEnv>, portal: Portal): void {
     const e = await endpointOf(portal, c);
     if (!e) return render(c, portal, 404, "Not found", notFound);
     await deleteEndpoint(portal.db, e.id);
+    await audit(portal, c, "webhook.deleted", e);
     return showList(portal, c, 200, { message: `The endpoint ${e.url} was deleted.` });
   });
 }

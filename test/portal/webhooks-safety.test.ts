@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { StartPortalOptions } from "../../src/portal/server.ts";
+import { findAccountByEmail } from "../../src/portal/store/accounts.ts";
+import { listAudit } from "../../src/portal/store/audit.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { linkIn, startSmtpServer } from "./smtp-server.ts";
@@ -158,6 +160,27 @@ describe("webhooks' roles and failing endpoints", () => {
       expect((await viewer.post(path, { url: "http://127.0.0.1:9/x", grace: "now" })).status, path).toBe(403);
     expect((await own.get(`/webhooks/${id}`)).text).toContain("enabled");
     expect((await own.get("/webhooks")).text.match(/Settings and log/g)).toHaveLength(1);
+  });
+
+  it("puts each change of an endpoint on the organisation's trail, naming the member who made it", async () => {
+    const portal = await portalWith({ allow: LOOPBACK });
+    const email = `trail-${n++}@example.test`;
+    const own = await owner(portal, email);
+    const id = endpointId((await adding(own, "http://127.0.0.1:9/trail")).text);
+    await own.get(`/webhooks/${id}`);
+    await own.post(`/webhooks/${id}/rotate`, { grace: "now" });
+    await own.get(`/webhooks/${id}`);
+    for (const action of ["disable", "enable", "delete"]) await own.post(`/webhooks/${id}/${action}`, {});
+    const trail = (await listAudit(portal.db, (await findAccountByEmail(portal.db, email))!.id)).reverse();
+    const events = trail.filter((e) => e.event.startsWith("webhook."));
+    expect(events.map((e) => e.event)).toEqual([
+      "webhook.added",
+      "webhook.rotated",
+      "webhook.disabled",
+      "webhook.enabled",
+      "webhook.deleted",
+    ]);
+    expect(events.every((e) => e.actor === email && e.detail.startsWith("http://127.0.0.1:9/trail"))).toBe(true);
   });
 
   it("disables an endpoint that failed for 5 days and mails its owners once", async () => {
