@@ -2,6 +2,7 @@
 // one whose every push since its last resync reached it (in step). A push that fails puts its front out of step (its
 // checks held briefly, EDGE_KEY_TTL) until a resync, retried with backoff, reaches it. Each server process pushes
 // what its own reloads find (a duplicate push, from another worker or replica, is harmless: a purge or ban twice).
+import type { EdgeHolds } from "../serve/handler-types.ts";
 import type { KeyRecord } from "../keys/keys-file.ts";
 import type { KeyState } from "./front.ts";
 import type { PushedFront } from "./fronts.ts";
@@ -32,11 +33,9 @@ export interface FrontStatus {
   resyncs: { ok: number; failed: number };
 }
 
-export interface EdgePusher {
+export interface EdgePusher extends EdgeHolds {
   /** The keys file's records as a reload found them: the changes are pushed (at start: every front resynced). */
   keysLoaded(records: readonly KeyRecord[]): void;
-  /** May the check `query` about `hash`, asked by the front named `front`, be held for EDGE_KEY_HOLD? */
-  mayHold(front: string | undefined, hash: string, query: string): boolean;
   status(): FrontStatus[];
   /** Resolves once nothing is being pushed, nor due to be pushed again (tests). */
   idle(): Promise<void>;

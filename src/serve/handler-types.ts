@@ -2,12 +2,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config/api-settings.ts";
 import type { ErrorLog } from "../errors.ts";
+import type { KeyRecord } from "../keys/keys-file.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { AdmissionOptions } from "./admission/admission.ts";
 import type { Metrics } from "./metrics-registry.ts";
 import type { EventStreamOptions } from "./events/hub.ts";
 import type { Usage } from "../usage/hand-over.ts";
-import type { EdgePusher } from "../edge/pusher.ts";
 
 export type { ErrorLog };
 
@@ -57,7 +57,7 @@ export interface HandlerOptions
    * The pushes to the fronts (src/edge/pusher.ts): told of the keys at every load, and asked whether a front's check
    * may be held for `edgeKeyHold`. Default none: every check is held `edgeKeyTtl`.
    */
-  edge?: Pick<EdgePusher, "keysLoaded" | "mayHold">;
+  edge?: EdgeHolds;
   /** Called once per request with its log entry. Default: no logging. */
   log?: (entry: RequestLog) => void;
   /** Called with every unexpected error answered with a 500 (its stack, the request's method and path). Default: none. */
@@ -114,4 +114,16 @@ interface HandlerStats {
   };
   /** Calendar feeds kept (at most 32, without affid) and rendered so far (src/serve/endpoints/calendar-feeds.ts renders ahead). */
   calendars: { feeds: number; renders: number };
+}
+
+/**
+ * What the server asks of the pushes to the fronts (src/edge/pusher.ts's EdgePusher has it): told of the keys file's
+ * records at every load, and whether a front's check may be held for `edgeKeyHold`. Declared here, where it is used,
+ * so that the server does not import the room above it.
+ */
+export interface EdgeHolds {
+  /** The keys file's records as a reload found them. */
+  keysLoaded(records: readonly KeyRecord[]): void;
+  /** May the check `query` about `hash`, asked by the front named `front`, be held for EDGE_KEY_HOLD? */
+  mayHold(front: string | undefined, hash: string, query: string): boolean;
 }
