@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import { hashPassword } from "../../src/portal/passwords.ts";
 import { createAccount } from "../../src/portal/store/accounts.ts";
-import { checkWidths, WIDTHS } from "./page-check.ts";
+import { checkWidths, openPhone, signInWithPassword } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { startSmtpServer } from "./smtp-server.ts";
@@ -62,16 +62,8 @@ describe("webhooks in Chromium", () => {
       now,
       true,
     );
-    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true });
-    const page = await context.newPage();
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
-    await page.goto(`${portal.url}/sign-in`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    const { page } = await openPhone(browser, problems);
+    await signInWithPassword(page, portal.url, email, PASSWORD);
     await page.getByRole("link", { name: "Webhooks" }).click();
     await check(page, "1-endpoints-empty");
 
