@@ -2,7 +2,7 @@
 // real nginx: the requests it answers from its cache, and its 429s, never reach a server, so they are counted from
 // its access log (`key=<name>`, `cache=`, `upstream=`; src/usage/cache-log.ts, followed as `tail -F` does) into the
 // same store as the server's own counts: every request counted once, under its key's name.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { join } from "node:path";
 import { requireProgram } from "../../scripts/lib/test-programs.ts";
 import type { Front, NginxLogs } from "../../scripts/lib/fronts.ts";
@@ -11,10 +11,9 @@ import { openDatabase } from "../../src/db/database.ts";
 import { followNginx } from "../../src/usage/cache-log.ts";
 import { startUsage } from "../../src/usage/hand-over.ts";
 import type { Usage } from "../../src/usage/hand-over.ts";
-import { countsOnDay } from "../../src/usage/store.ts";
-import type { Counts } from "../../src/usage/store.ts";
 import { iso, standardCatalog, startTestApi, tempDir } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
+import { expectHitsAndLimitsCounted, storedWhen } from "./front-hits.ts";
 import { startNginx } from "../helpers/fronts.ts";
 
 const TAIL = requireProgram("tail");
@@ -55,45 +54,18 @@ describe("usage behind nginx", () => {
       onExit: () => {},
     });
     const db = await openDatabase(databaseUrl);
-    /** Hands both sides over until `key`'s stored requests reach `n` (bounded: lines reach the log after the answer). */
-    const stored = async (key: string, n: number): Promise<Counts> => {
-      await serverUsage.flush();
-      for (let deadline = Date.now() + 10_000; Date.now() < deadline;) {
-        await frontUsage.flush();
-        const c = await countsOnDay(db, [key], Date.now());
-        if (c.ok + c.not_modified + c.client_error + c.limited >= n) return c;
-        await new Promise((r) => setImmediate(r));
-      }
-      return countsOnDay(db, [key], Date.now());
-    };
+    const stored = storedWhen(db, serverUsage, frontUsage);
     try {
       const probeKey = await createKey(api.keysFile, "probe", new Date(), { rate: 1e9, burst: 1e9 });
       const slowKey = await createKey(api.keysFile, "slow", new Date(), { rate: 1, burst: 2 });
       await api.handler.reload();
       // tail starts at the file's end: a probe with another key until one of its hits is seen.
-      for (let deadline = Date.now() + 10_000; follower.counted === 0 && Date.now() < deadline;)
-        await (await fetch(`${nginx.url}/v1/products/sizes.json?apikey=${probeKey}`)).arrayBuffer();
-      expect(follower.counted).toBeGreaterThan(0);
-      const polls = 30;
-      let hits = 0;
-      for (let i = 0; i < polls; i++) {
-        const r = await fetch(`${nginx.url}/v1/sales/active.json?apikey=${api.key}`);
-        await r.arrayBuffer();
-        expect(r.status).toBe(200);
-        if (r.headers.get("x-cache") === "HIT") hits++;
-      }
-      expect(hits).toBeGreaterThanOrEqual(polls - 2);
-      expect(await stored("test", polls)).toMatchObject({ ok: polls, not_modified: 0, client_error: 0, limited: 0 });
-      // Over its rate at the edge: nginx's own 429s (the API never sees them).
-      const statuses: number[] = [];
-      for (let i = 0; i < 10; i++) {
-        const r = await fetch(`${nginx.url}/v1/sales/active.json?apikey=${slowKey}`);
-        await r.arrayBuffer();
-        statuses.push(r.status);
-      }
-      const limited = statuses.filter((s) => s === 429).length;
-      expect(limited).toBeGreaterThan(0);
-      expect(await stored("slow", 10)).toMatchObject({ ok: 10 - limited, limited });
+      await expectHitsAndLimitsCounted({
+        url: nginx.url,
+        counted: () => follower.counted,
+        stored,
+        keys: { test: api.key, slow: slowKey, probe: probeKey },
+      });
     } finally {
       follower.stop();
       await db.close();
