@@ -1,7 +1,7 @@
 // Edge benchmark (issues 26 and 37): a product detail and the all-store sale list polled by 1, 100, 10,000 and 100,000
-// distinct keys through the shipped fronts with keys checked at the edge (deploy/nginx, deploy/varnish; and
-// deploy/haproxy, keys looked up in its map: bench/lib/haproxy-front.ts), against nginx serving the same bytes from a
-// file; the fronts, nginx and the server as deployed share one core, wrk has the other.
+// distinct keys through the shipped fronts with keys checked at the edge (deploy/nginx, deploy/varnish), against nginx
+// serving the same bytes from a file (HAProxy was measured here too until it was retired: docs/deploy.md); the fronts,
+// nginx and the server as deployed share one core, wrk has the other.
 // The server pushes key changes to the fronts (EDGE_FRONTS), so they hold each check for EDGE_KEY_HOLD (an hour);
 // every key is checked once before the runs (the warm-up), and the requests that reached the server during a run
 // (the resource, and key checks: 0 expected) are counted in its request log. Each front's rate with many keys is set
@@ -31,7 +31,6 @@ import type { Run, Stream } from "./lib/rounds.ts";
 import { loadNote, preflight, startDeployedOn } from "./lib/servers.ts";
 import { prepareSnapshot } from "./lib/snapshot.ts";
 import { runWrk } from "./lib/wrk.ts";
-import { haproxyMemory, startHaproxyEdge } from "./lib/haproxy-front.ts";
 import type { WrkOptions } from "./lib/wrk.ts";
 
 const repoRoot = join(import.meta.dirname, "..");
@@ -65,10 +64,6 @@ const HOLD = 3600;
 /** The edge fronts: each one's name in EDGE_FRONTS (the name its configuration sends in X-Edge-Front). */
 const FRONTS = ["nginx edge", "varnish edge"] as const;
 const FRONT_KINDS: Record<(typeof FRONTS)[number], string> = { "nginx edge": "nginx", "varnish edge": "varnish" };
-/** HAProxy asks the server nothing (its map is told of keys) and its 2.6 cache lets misses through at once. */
-const HAPROXY = "haproxy edge";
-/** HAProxy's hits with 10,000 keys against its own with 1. */
-const HAPROXY_KEYS_TARGET = 0.8;
 /**
  * Controls, polled with one key: each front's cache with no key check at all, the most a check could leave it. nginx:
  * the shipped configuration without its `auth_request` (the maps, log format and cache as shipped); Varnish: a VCL that
@@ -331,14 +326,6 @@ async function main(): Promise<number> {
     };
     const memory: { n: number; front: string; rss: number; disk: number | null }[] = [];
     await frontsInStep(origin, metricsToken);
-    const haproxy = await startHaproxyEdge({
-      dir: join(workDir, "haproxy"),
-      port: await freePort(),
-      keysFile: snap.keysFile,
-      ...edge,
-    });
-    stops.push(() => haproxy.stop());
-    fronts[HAPROXY] = { front: haproxy, pid: haproxy.child.pid! };
     const nginxBare = await startNginxFront({
       program: requireProgram("nginx"),
       purgeModule: requireProgram("ngx_http_cache_purge_module.so"),
@@ -541,15 +528,6 @@ async function main(): Promise<number> {
         );
       }
     }
-    verdicts.push(
-      ...(await haproxyVerdicts(results, {
-        dir: join(workDir, "haproxy-memory"),
-        upstreamPort: server.port,
-        core,
-        wrkCore: pre.cores?.wrk ?? null,
-        path: resources.product,
-      })),
-    );
     const lines = [
       "",
       `edge benchmark: ${o.rounds} round(s); keys checked at the edge (deploy/nginx, deploy/varnish) against nginx serving the same bytes from a file`,
@@ -572,48 +550,6 @@ async function main(): Promise<number> {
     if (args.keep) log(`kept ${workDir}`);
     else await rm(workDir, { recursive: true, force: true });
   }
-}
-
-/** HAProxy's hits with many keys against its own with one, its server requests, and its memory at 100,000 keys. */
-async function haproxyVerdicts(
-  results: { path: string; n: number; front: string; run: Run; origin?: { resource: number; checks: number } }[],
-  at: { dir: string; upstreamPort: number; core: string | undefined; wrkCore: number | null; path: string },
-): Promise<Verdict[]> {
-  const out: Verdict[] = [];
-  for (const r of results.filter((x) => x.front === HAPROXY)) {
-    const one = results.find((x) => x.front === HAPROXY && x.path === r.path && x.n === Math.min(...o.keyCounts));
-    const ratio = r.run.r.requestsPerSec / (one?.run.r.requestsPerSec ?? NaN);
-    if (r.n >= 10_000)
-      out.push(
-        verdict(
-          ratio >= HAPROXY_KEYS_TARGET,
-          `${HAPROXY} ${r.path}, ${fmtInt(r.n)} keys: ${ratio.toFixed(2)}x its req/s with 1 key (>= ${HAPROXY_KEYS_TARGET}x)`,
-        ),
-      );
-    if (r.origin)
-      out.push(
-        ...note(
-          "info",
-          `${HAPROXY} ${r.path}, ${fmtInt(r.n)} keys: the server saw ${fmtInt(r.origin.resource)} requests for the resource, ${fmtInt(r.origin.checks)} checks`,
-        ),
-      );
-  }
-  const m = await haproxyMemory({
-    dir: at.dir,
-    port: await freePort(),
-    upstreamPort: at.upstreamPort,
-    path: at.path,
-    n: 100_000,
-    wrkCore: at.wrkCore,
-    ...(at.core ? { cpus: at.core } : {}),
-  });
-  out.push(
-    ...note(
-      "info",
-      `${HAPROXY} memory: ${m.oneKeyMb.toFixed(1)} MB with 1 key, ${m.mapMb.toFixed(1)} MB with 100,000 in its map (resync ${fmtInt(m.resyncMs)} ms), ${m.bucketsMb.toFixed(1)} MB once each made a request (${fmtInt(m.requests)} requests)`,
-    ),
-  );
-  return out;
 }
 
 runBench(main, log);

@@ -46,12 +46,6 @@ export const TEST_PROGRAMS: readonly TestProgram[] = [
     paths: ["/usr/lib/nginx/modules/ngx_http_cache_purge_module.so"],
     file: true,
   },
-  {
-    name: "haproxy",
-    debian: "haproxy",
-    why: "checks keys and caches in front of a server (deploy/haproxy)",
-    paths: ["/usr/sbin/haproxy"],
-  },
   { name: "varnishadm", debian: "varnish", why: "bans cached responses in the Varnish test" },
   {
     name: "libvmod_vsthrottle.so",

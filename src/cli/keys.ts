@@ -1,7 +1,5 @@
 // `npm run keys -- create | set | rotate | revoke | list`: manages the API keys file (hashes only) so nobody edits it by
 // hand; with KEYS_SYNC=shared, the keys every machine shares through Redis (and this machine's copy of them).
-// `haproxy-map <file>` and `haproxy-sync <runtime socket>`: deploy/haproxy's map of the valid keys' hashes, written
-// from the keys file, or brought in step in a running HAProxy (src/edge/haproxy.ts).
 import { parseConfig } from "../config/api-settings.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 import type { KeyRecord, Limits } from "../keys/keys-file.ts";
@@ -18,10 +16,9 @@ import {
 import { KeysLockedError } from "../keys/keys-lock.ts";
 import { KeysUnavailableError } from "../keys/keys-store.ts";
 import { startKeySyncFor } from "./start-key-sync.ts";
-import { createHaproxyFront, keyStatesOf, writeHaproxyMap } from "../edge/haproxy.ts";
 
 const USAGE =
-  "usage: npm run keys -- create <name> [--rate N] [--burst N] | set <name> [--rate N] [--burst N] [--default] | rotate <name> [--grace 24h] | revoke <name> | list | haproxy-map <file> | haproxy-sync <host:port or socket path>";
+  "usage: npm run keys -- create <name> [--rate N] [--burst N] | set <name> [--rate N] [--burst N] [--default] | rotate <name> [--grace 24h] | revoke <name> | list";
 /** How long a key replaced by `rotate` keeps working unless --grace says otherwise. */
 const DEFAULT_GRACE = "24h";
 const MAX_GRACE_MS = 365 * 86_400_000;
@@ -92,8 +89,6 @@ async function main(argv: string[]): Promise<number> {
     rotate: ["grace"],
     revoke: [],
     list: [],
-    "haproxy-map": [],
-    "haproxy-sync": [],
   };
   const flags = allowed[command ?? ""];
   if (!flags) throw new UsageError(command ? `unknown command "${command}"; ${USAGE}` : USAGE);
@@ -101,11 +96,7 @@ async function main(argv: string[]): Promise<number> {
   if (stray) throw new UsageError(`${command} takes no --${stray}; ${USAGE}`);
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"; ${USAGE}`);
   if ((command === "list") !== (name === undefined))
-    throw new UsageError(
-      command === "list"
-        ? `list takes no name; ${USAGE}`
-        : `${command} needs ${command!.startsWith("haproxy-") ? "where" : "a key name"}; ${USAGE}`,
-    );
+    throw new UsageError(command === "list" ? `list takes no name; ${USAGE}` : `${command} needs a key name; ${USAGE}`);
   const limits: Limits = {};
   const rate = parseRate(values.rate);
   const burst = parseBurst(values.burst);
@@ -141,16 +132,6 @@ async function main(argv: string[]): Promise<number> {
         console.error(
           `rotated key "${name}"; the new key is shown only now; ${grace > 0 ? `the old one works until ${until}` : "the old one is refused once servers reload (within seconds)"}`,
         );
-        return 0;
-      }
-      case "haproxy-map":
-      case "haproxy-sync": {
-        await shared?.sync();
-        const states = keyStatesOf(await loadKeysFile(file), Date.now());
-        if (command === "haproxy-map") await writeHaproxyMap(name!, states);
-        else await createHaproxyFront("haproxy", name!).resync(states);
-        const valid = states.filter((s) => s.valid !== null).length;
-        console.error(`${command === "haproxy-map" ? "wrote" : "synced"} ${name}: ${valid} valid keys' hashes`);
         return 0;
       }
       case "revoke":

@@ -1,16 +1,14 @@
-// `npm run usage -- varnish [-n <instance>]`, `npm run usage -- nginx <access log>` and `npm run usage -- haproxy
-// <log>`: count the requests the shipped
+// `npm run usage -- varnish [-n <instance>]` and `npm run usage -- nginx <access log>`: count the requests the shipped
 // front answers itself (from its cache, or its 429s) against their keys' names (src/usage/cache-log.ts) and hand
 // them to the usage store (DATABASE_URL) as the API servers do. Run it on each front's machine, beside the front.
 import { parseConfig } from "../config/api-settings.ts";
 import { describeError } from "../errors.ts";
-import { followHaproxy, followNginx, followVarnish } from "../usage/cache-log.ts";
+import { followNginx, followVarnish } from "../usage/cache-log.ts";
 import type { LogFollower } from "../usage/cache-log.ts";
 import { startUsage } from "../usage/hand-over.ts";
 import { parseCommandLine, UsageError } from "./args.ts";
 
-const USAGE =
-  "npm run usage -- varnish [-n <varnishd instance name>] | nginx <its flash_sale_api access log> | haproxy <its log>";
+const USAGE = "npm run usage -- varnish [-n <varnishd instance name>] | nginx <its flash_sale_api access log>";
 
 function main(): void {
   const { positionals, values } = parseCommandLine(
@@ -20,7 +18,7 @@ function main(): void {
   const [front, file] = positionals;
   const valid =
     (front === "varnish" && positionals.length === 1) ||
-    ((front === "nginx" || front === "haproxy") && positionals.length === 2 && values.n === undefined);
+    (front === "nginx" && positionals.length === 2 && values.n === undefined);
   if (!valid) throw new UsageError(USAGE);
   const config = parseConfig(process.env);
   const usage = startUsage({
@@ -49,15 +47,6 @@ function main(): void {
       onExit: onExit("varnishncsa"),
     });
     console.error(`usage: counting what Varnish answers itself${values.n ? ` (instance ${values.n})` : ""} per key`);
-  } else if (front === "haproxy") {
-    follower = followHaproxy({
-      program: "tail",
-      file: file!,
-      meter: usage.meter,
-      now: Date.now,
-      onExit: onExit("tail"),
-    });
-    console.error(`usage: counting what HAProxy answers itself per key, from ${file}`);
   } else {
     follower = followNginx({ program: "tail", file: file!, meter: usage.meter, now: Date.now, onExit: onExit("tail") });
     console.error(`usage: counting what nginx answers itself per key, from ${file}`);

@@ -93,7 +93,7 @@ export const ConfigSchema = z
     edgeKeyTtl: decimal(z.number().int().min(0).max(60)).default(DEFAULT_EDGE_KEY_TTL),
     /**
      * The fronts the server pushes every change of a key to (src/edge/), so that they may hold a check for
-     * EDGE_KEY_HOLD: comma-separated `name=url` (the kind is the name: nginx, varnish, haproxy) or `name=kind:url`,
+     * EDGE_KEY_HOLD: comma-separated `name=url` (the kind is the name: nginx, varnish) or `name=kind:url`,
      * e.g. `varnish=http://127.0.0.1:6081,edge2=nginx:http://10.0.0.2:80`. A front names itself in the check's
      * `X-Edge-Front` header. Env EDGE_FRONTS. Default none: every check is held EDGE_KEY_TTL.
      */

@@ -2,8 +2,8 @@
 // the configuration can check them without loading src/edge/.
 import { z } from "zod";
 
-/** The kinds of front a push can reach: deploy/nginx (purge), deploy/varnish (ban), deploy/haproxy. */
-const FRONT_KINDS = ["nginx", "varnish", "haproxy"] as const;
+/** The kinds of front a push can reach: deploy/nginx (purge), deploy/varnish (ban). */
+const FRONT_KINDS = ["nginx", "varnish"] as const;
 export type FrontKind = (typeof FRONT_KINDS)[number];
 
 /** One front: the name it gives in `X-Edge-Front`, its kind, and the address its pushes go to. */
@@ -14,11 +14,8 @@ export interface FrontConfig {
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
-/**
- * The scheme each kind is pushed to with: nginx and Varnish over HTTP, HAProxy's runtime API over TCP
- * (`tcp://host:port`) or its unix socket (`unix:///run/haproxy/flash-sale-api.sock`, as deploy/haproxy ships it).
- */
-const SCHEME: Record<FrontKind, string> = { nginx: "http:", varnish: "http:", haproxy: "tcp:" };
+/** The scheme each kind is pushed to with: both over HTTP. */
+const SCHEME: Record<FrontKind, string> = { nginx: "http:", varnish: "http:" };
 
 /** One `name=[kind:]url` entry, or the message that says what is wrong with it. */
 function parseFront(entry: string): FrontConfig | string {
@@ -34,6 +31,8 @@ function parseFront(entry: string): FrontConfig | string {
     kind = prefix[1] as FrontKind;
     rest = rest.slice(prefix[0].length);
   }
+  if (kind === ("haproxy" as string))
+    return `front ${name}: HAProxy is no longer a shipped front (docs/deploy.md, "HAProxy, retired"); its pushes are not made`;
   if (!FRONT_KINDS.includes(kind))
     return `front ${name}: its kind ${prefix ? JSON.stringify(kind) + " is not" : "is not given and its name is not"} one of ${FRONT_KINDS.join(", ")} (name=kind:url)`;
   let url: URL;
@@ -42,18 +41,7 @@ function parseFront(entry: string): FrontConfig | string {
   } catch {
     return `front ${name}: ${JSON.stringify(rest)} is not a URL`;
   }
-  if (kind === "haproxy" && url.protocol === "unix:") {
-    if (url.host || !url.pathname.startsWith("/") || url.pathname === "/" || url.search || url.hash)
-      return `front ${name}: a haproxy front's unix socket is unix:///<absolute path>, not ${JSON.stringify(rest)}`;
-    return { name, kind, url: `unix://${url.pathname}` };
-  }
-  if (
-    url.protocol !== SCHEME[kind] ||
-    (kind === "haproxy" && !url.port) ||
-    url.pathname.replace(/^\/$/, "") ||
-    url.search ||
-    url.username
-  )
+  if (url.protocol !== SCHEME[kind] || url.pathname.replace(/^\/$/, "") || url.search || url.username)
     return `front ${name}: a ${kind} front is reached at ${SCHEME[kind]}//host:port (no path, query or credentials), not ${JSON.stringify(rest)}`;
   return { name, kind, url: `${url.protocol}//${url.host}` };
 }

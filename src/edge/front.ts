@@ -1,4 +1,4 @@
-// What the API tells the fronts (deploy/nginx, deploy/varnish, deploy/haproxy) about keys: one key's state by its hash,
+// What the API tells the fronts (deploy/nginx, deploy/varnish) about keys: one key's state by its hash,
 // and a front the changes are pushed to, so that a front may hold a key check for an hour (docs/deploy.md).
 
 /** One key as the fronts are told of it, by its hash (the keys file holds no key). */

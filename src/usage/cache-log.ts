@@ -1,8 +1,8 @@
-// Usage answered by a cache in front of the API. Varnish's request log (varnishncsa, reading its shared memory log),
-// the shipped nginx's access log and the shipped HAProxy's log give every request the front answered itself, from its cache (a hit) or on its
+// Usage answered by a cache in front of the API. Varnish's request log (varnishncsa, reading its shared memory log)
+// and the shipped nginx's access log give every request the front answered itself, from its cache (a hit) or on its
 // own (the 429 of a key over its rate), each counted against its key as the servers count the requests that reach
 // them. Misses and passes reach a server, which counts them, so nothing is counted twice. The shipped configurations
-// log the key's name (Varnish: `std.log("key:<name>")`; nginx and HAProxy: `key=<name>`), once its check has passed, and never
+// log the key's name (Varnish: `std.log("key:<name>")`; nginx: `key=<name>`), once its check has passed, and never
 // the key: nothing here sees a key. Each request is counted under its path's route class, as the servers count theirs.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -112,29 +112,6 @@ function followLines(countLine: typeof countNginxLine, options: FollowOptions): 
 
 /** Follows the nginx access log `file`, counting what nginx answered (countNginxLine). */
 export const followNginx = (options: FollowOptions): LogFollower => followLines(countNginxLine, options);
-
-/**
- * The end of a line of deploy/haproxy's log format (after syslog's prefix, if it went through syslog): `"<method>
- * <path>[?<query>] <version>" <status> <bytes> rt=<ms> cache=<HIT or -> server=<server> key=<name>`. The path is as
- * the client sent it (percent-encoded); the bytes are the whole answer's, headers included (HAProxy logs no body size).
- */
-const HAPROXY_LINE = /"[A-Z]+ ([^"?]*)(?:\?[^"]*)? [^" ]+" (\d{3}) (\d+) rt=\S+ cache=(\S+) server=(\S+) key=(\S+)$/;
-
-/**
- * One log line of the shipped HAProxy: counted when HAProxy answered it for a named key, from its cache (HIT) or
- * with its own 429 (no server, `<NOSRV>`); returns whether it was.
- */
-export function countHaproxyLine(line: string, meter: Meter, nowMs: number): boolean {
-  const m = HAPROXY_LINE.exec(line);
-  if (!m) return false;
-  const [, path, status, bytes, cache, server, key] = m;
-  if (key === "-" || !(cache === "HIT" || (status === "429" && server === "<NOSRV>"))) return false;
-  meter.count(key!, routeOfPath(path!), Number(status), Number(bytes), nowMs);
-  return true;
-}
-
-/** Follows the HAProxy log `file` (syslog's, e.g. /var/log/haproxy.log), counting what HAProxy answered. */
-export const followHaproxy = (options: FollowOptions): LogFollower => followLines(countHaproxyLine, options);
 
 /** Runs `program`, passes each line of its output to `count`, and counts the lines it counted. */
 function follow(

@@ -95,23 +95,6 @@ describe("keys CLI", { timeout: SLOW }, () => {
     );
   });
 
-  it("writes deploy/haproxy's map: one line per valid key, its hash and limits, never the key", async () => {
-    const dir = await tempDir();
-    const file = join(dir, "keys.json");
-    const a = (await keys(file, "create", "partner-a")).stdout.trim();
-    const b = (await keys(file, "create", "partner-b", "--rate", "2", "--burst", "3")).stdout.trim();
-    const c = (await keys(file, "create", "partner-c")).stdout.trim();
-    expect((await keys(file, "revoke", "partner-c")).status).toBe(0);
-    const written = await keys(file, "haproxy-map", join(dir, "keys.map"));
-    expect([written.status, written.stderr]).toEqual([0, `wrote ${join(dir, "keys.map")}: 2 valid keys' hashes\n`]);
-    const map = await readFile(join(dir, "keys.map"), "utf8");
-    const hex = (k: string) => hashKey(k).slice("sha256:".length);
-    // <name>:<rate>:<burst>:<interval>:<tolerance>, in 10 us ticks: 1e5 / rate, and (burst - 1) intervals.
-    expect(map).toBe(`${hex(a)} partner-a:50:200:2000:398000\n${hex(b)} partner-b:2:3:50000:100000\n`);
-    for (const k of [a, b, c]) expect(map).not.toContain(k);
-    expect((await keys(file, "haproxy-map")).status).toBe(2);
-  });
-
   it("answers every bad input with one line on stderr and exit code 2, leaving the file as it was", async () => {
     const file = join(await tempDir(), "keys.json");
     expect((await keys(file, "create", "a", "--rate", "5")).status).toBe(0);

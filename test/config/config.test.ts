@@ -112,12 +112,11 @@ describe("parseConfig: valid environments", () => {
     [{ EDGE_KEY_HOLD: "0" }, { edgeKeyHold: 0 }],
     [{ EDGE_KEY_HOLD: "86400" }, { edgeKeyHold: 86_400 }],
     [
-      { EDGE_FRONTS: "varnish=http://127.0.0.1:6081, nginx=http://127.0.0.1:8080/,haproxy=tcp://127.0.0.1:9999" },
+      { EDGE_FRONTS: "varnish=http://127.0.0.1:6081, nginx=http://127.0.0.1:8080/" },
       {
         edgeFronts: [
           { name: "varnish", kind: "varnish", url: "http://127.0.0.1:6081" },
           { name: "nginx", kind: "nginx", url: "http://127.0.0.1:8080" },
-          { name: "haproxy", kind: "haproxy", url: "tcp://127.0.0.1:9999" },
         ],
       },
     ],
@@ -129,10 +128,6 @@ describe("parseConfig: valid environments", () => {
           { name: "v1", kind: "varnish", url: "http://cache.internal:6081" },
         ],
       },
-    ],
-    [
-      { EDGE_FRONTS: "haproxy=unix:///run/haproxy/flash-sale-api.sock" },
-      { edgeFronts: [{ name: "haproxy", kind: "haproxy", url: "unix:///run/haproxy/flash-sale-api.sock" }] },
     ],
     [{ EDGE_FRONTS: " , " }, { edgeFronts: [] }],
     [{ VARIANT_CACHE_MB: "0" }, { variantCacheBytes: 0 }],
@@ -267,11 +262,11 @@ describe("parseConfig: invalid values, each with its exact message", () => {
     ],
     [
       { EDGE_FRONTS: "edge=http://127.0.0.1:6081" },
-      "configuration: edgeFronts: front edge: its kind is not given and its name is not one of nginx, varnish, haproxy (name=kind:url)",
+      "configuration: edgeFronts: front edge: its kind is not given and its name is not one of nginx, varnish (name=kind:url)",
     ],
     [
       { EDGE_FRONTS: "edge=squid:http://127.0.0.1:3128" },
-      'configuration: edgeFronts: front edge: its kind "squid" is not one of nginx, varnish, haproxy (name=kind:url)',
+      'configuration: edgeFronts: front edge: its kind "squid" is not one of nginx, varnish (name=kind:url)',
     ],
     [
       { EDGE_FRONTS: "Edge=nginx:http://127.0.0.1:80" },
@@ -290,8 +285,8 @@ describe("parseConfig: invalid values, each with its exact message", () => {
       'configuration: edgeFronts: front nginx: a nginx front is reached at http://host:port (no path, query or credentials), not "http://127.0.0.1/purge"',
     ],
     [
-      { EDGE_FRONTS: "haproxy=unix://run/haproxy.sock" },
-      'configuration: edgeFronts: front haproxy: a haproxy front\'s unix socket is unix:///<absolute path>, not "unix://run/haproxy.sock"',
+      { EDGE_FRONTS: "haproxy=unix:///run/haproxy/flash-sale-api.sock" },
+      'configuration: edgeFronts: front haproxy: HAProxy is no longer a shipped front (docs/deploy.md, "HAProxy, retired"); its pushes are not made',
     ],
     [
       { EDGE_FRONTS: "nginx=unix:///run/nginx.sock" },

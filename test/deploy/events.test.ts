@@ -1,15 +1,11 @@
-// GET /v1/events through the shipped fronts, the real nginx (deploy/nginx/flash-sale-api.conf), varnishd
-// (deploy/varnish/default.vcl) and haproxy (deploy/haproxy/haproxy.cfg) in front of a real server on the real clock: the stream's first comment comes at once
+// GET /v1/events through the shipped fronts, the real nginx (deploy/nginx/flash-sale-api.conf) and varnishd
+// (deploy/varnish/default.vcl) in front of a real server on the real clock: the stream's first comment comes at once
 // and a sale's beginning within a second of its instant (nothing buffered), every client gets a stream of its own
 // from the server (nothing cached or shared), and Last-Event-ID reaches the server (a client resuming through the
 // front gets what it missed). Two sales begin a few seconds after the server starts.
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startHaproxyFront } from "../../scripts/lib/haproxy-front.ts";
-import { requireProgram } from "../../scripts/lib/test-programs.ts";
-import { keyStatesOf, renderHaproxyMap } from "../../src/edge/haproxy.ts";
-import { loadKeysFile } from "../../src/keys/keys-file.ts";
-import { freePort, iso, sale, standardCatalog, startTestApi, tempDir } from "../helpers/fixture.ts";
+import { iso, sale, standardCatalog, startTestApi } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 import { startNginx } from "../helpers/fronts.ts";
 import { openSse } from "../helpers/sse.ts";
@@ -37,19 +33,8 @@ beforeAll(async () => {
   // The fronts' key checks (GET /edge/key) are answered to a trusted proxy only.
   api = await startTestApi(catalog, { clock: Date.now, trustProxy: ["127.0.0.1"] });
   const port = Number(new URL(api.url).port);
-  const haproxyOptions = {
-    program: requireProgram("haproxy"),
-    dir: await tempDir("fsa-haproxy-"),
-    port: await freePort(),
-    upstreamPort: port,
-    map: renderHaproxyMap(keyStatesOf(await loadKeysFile(api.keysFile), Date.now())),
-  };
-  const [nginx, varnish, haproxy] = await Promise.all([
-    startNginx(port),
-    startVarnish(VCL, port),
-    startHaproxyFront(haproxyOptions),
-  ]);
-  fronts.push({ name: "nginx", ...nginx }, { name: "Varnish", ...varnish }, { name: "HAProxy", ...haproxy });
+  const [nginx, varnish] = await Promise.all([startNginx(port), startVarnish(VCL, port)]);
+  fronts.push({ name: "nginx", ...nginx }, { name: "Varnish", ...varnish });
 }, 60_000);
 
 afterAll(async () => {
@@ -67,7 +52,7 @@ async function open(base: string, headers: Record<string, string> = {}) {
   return { c, firstCommentMs: performance.now() - started };
 }
 
-describe("GET /v1/events through the shipped nginx, Varnish and HAProxy", () => {
+describe("GET /v1/events through the shipped nginx and Varnish", () => {
   it("streams at once, unbuffered and unshared, within a second of the instant; Last-Event-ID passes through", async () => {
     const streams = await Promise.all(
       fronts.map(async (f) => ({ front: f, a: await open(f.url), b: await open(f.url) })),

@@ -26,13 +26,6 @@ interface RunningFront {
 interface FrontRules {
   /** Whether the front's Cache-Control (with its Age) stands for the origin's. */
   cacheControl(origin: string | undefined, front: string | undefined, age: number): boolean;
-  /**
-   * A front told of keys rather than asking the server (HAProxy's map): tells it the keys file changed. Without it,
-   * the front asks the server's GET /edge/key about each key.
-   */
-  keysChanged?(keysFile: string): Promise<void>;
-  /** Whether requests that find no copy wait for the one fetching it (HAProxy 2.6's cache does not). Default true. */
-  collapsesMisses?: boolean;
 }
 
 /** Headers every front owns: framing, its own identity, the cache's verdict and age, and the per-key rate limit. */
@@ -285,28 +278,19 @@ export function describeEdgeContract(
       const keys: string[] = [];
       for (let i = 0; i < 20; i++) keys.push(await createKey(api.keysFile, `partner-${i}`, new Date()));
       await api.handler.reload();
-      await rules.keysChanged?.(api.keysFile);
       const path = "/v1/products/2/detail.json";
       const from = logs.length;
-      // All at once: the requests that find no copy wait for the one that fetches it (or, for a front whose cache
-      // does not make them wait, one after the other).
-      const answers =
-        rules.collapsesMisses === false
-          ? await keys.reduce(
-              async (done, k) => [...(await done), await send(front.url, `${path}?apikey=${k}`)],
-              Promise.resolve([] as Answer[]),
-            )
-          : await Promise.all(keys.map((k) => send(front.url, `${path}?apikey=${k}`)));
+      // All at once: the requests that find no copy wait for the one that fetches it.
+      const answers = await Promise.all(keys.map((k) => send(front.url, `${path}?apikey=${k}`)));
       expect(answers.map((r) => r.status)).toEqual(keys.map(() => 200));
       const asked = logs.slice(from);
       expect(asked.filter((l) => l.path === path).length).toBe(1);
-      expect(asked.filter((l) => l.path === "/edge/key").length).toBe(rules.keysChanged ? 0 : keys.length);
+      expect(asked.filter((l) => l.path === "/edge/key").length).toBe(keys.length);
     });
 
     it("keeps one copy for keys in the query and in either header, and never lets a header's key admit another request", async () => {
       const k = await createKey(api.keysFile, "header-partner", new Date());
       await api.handler.reload();
-      await rules.keysChanged?.(api.keysFile);
       const path = "/v1/products/2/detail.json?affid=headers";
       const from = logs.length;
       const ways: HeaderKeyCase[] = [
@@ -334,12 +318,10 @@ export function describeEdgeContract(
     it("refuses a revoked key within 2 s plus the check's cache time (EDGE_KEY_TTL, 2 s) of the revocation", async () => {
       const k = await createKey(api.keysFile, "revoked-soon", new Date());
       await api.handler.reload();
-      await rules.keysChanged?.(api.keysFile);
       const target = `/v1/sales/women/active.json?apikey=${k}`;
       expect((await send(front.url, target)).status).toBe(200);
       await revokeKey(api.keysFile, "revoked-soon");
       const revoked = Date.now();
-      await rules.keysChanged?.(api.keysFile);
       let status = 200;
       while (status === 200 && Date.now() - revoked < 10_000) {
         await new Promise((r) => setTimeout(r, 20));
@@ -355,7 +337,6 @@ export function describeEdgeContract(
     it("answers a key over its own limit with the API's 429 and Retry-After, and serves it again once it refills", async () => {
       const k = await createKey(api.keysFile, "limited", new Date(), { rate: 1, burst: 4 });
       await api.handler.reload();
-      await rules.keysChanged?.(api.keysFile);
       const target = `/v1/products/categories.json?apikey=${k}`;
       const statuses: number[] = [];
       let refused: Answer | undefined;

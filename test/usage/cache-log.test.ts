@@ -1,7 +1,7 @@
 // The fronts' log lines as usage: which are counted (what the front answered itself, for a named key) and which are
 // left to the server that answered them. The real fronts' lines are counted in nginx.test.ts and varnish.test.ts.
 import { describe, expect, it } from "vitest";
-import { countCacheLine, countHaproxyLine, countNginxLine } from "../../src/usage/cache-log.ts";
+import { countCacheLine, countNginxLine } from "../../src/usage/cache-log.ts";
 import { Meter } from "../../src/usage/meter.ts";
 
 const T = Date.parse("2026-11-22T17:00:00Z");
@@ -48,33 +48,6 @@ describe("nginx's access log (deploy/nginx's flash_sale_api format)", () => {
   ])("leaves %s", (tail) => {
     const m = new Meter("t", 100);
     expect(countNginxLine(REQUEST + tail, m, T)).toBe(false);
-    expect(m.take()).toBeNull();
-  });
-});
-
-describe("HAProxy's log (deploy/haproxy's log-format, through syslog or not)", () => {
-  const SYSLOG = "Nov 22 17:00:00 edge-1 haproxy[812]: ";
-  const LINE = '127.0.0.1 [22/Nov/2026:17:00:00.123] "GET /v1/sales/active.json?apikey=[redacted] HTTP/1.1" ';
-  it.each([
-    [LINE + "200 123 rt=0 cache=HIT server=<CACHE> key=demo", [1, 0, 0, 0, 0, 123]],
-    [SYSLOG + LINE + "304 80 rt=0 cache=HIT server=<CACHE> key=demo", [0, 1, 0, 0, 0, 80]],
-    // HAProxy's own 429 for a key over its rate
-    [LINE + "429 356 rt=0 cache=- server=<NOSRV> key=demo", [0, 0, 0, 1, 0, 356]],
-  ])("counts %s", (line, counts) => {
-    const m = new Meter("t", 100);
-    expect(countHaproxyLine(line, m, T)).toBe(true);
-    expect(m.take()!.rows[0]).toMatchObject({ key: "demo", route: "sale_list", counts });
-  });
-
-  it.each([
-    // the API answered these (a miss, a refusal passed on, the API's own 429), and counted them
-    LINE + "200 123 rt=3 cache=- server=api key=demo",
-    LINE + "429 99 rt=1 cache=- server=api key=demo",
-    LINE + "401 495 rt=1 cache=- server=api key=-",
-    "not a line of that format",
-  ])("leaves %s", (line) => {
-    const m = new Meter("t", 100);
-    expect(countHaproxyLine(line, m, T)).toBe(false);
     expect(m.take()).toBeNull();
   });
 });

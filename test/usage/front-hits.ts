@@ -1,4 +1,4 @@
-// What the usage tests of a front (nginx, HAProxy) check once its log is followed: cache hits and the front's own 429s
+// What the usage tests of a front (nginx) check once its log is followed: cache hits and the front's own 429s
 // counted and stored under the key's name, though the API never saw them.
 import { expect } from "vitest";
 import type { PortalDatabase } from "../../src/db/database.ts";
