@@ -385,6 +385,25 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, at)`,
     ],
   },
+  // Version 14 depends on 13 only.
+  {
+    version: 14,
+    name: "a new webhook signing secret shown once, on the endpoint's page an addition or rotation redirects to",
+    statements: [
+      // One per session and endpoint: `session_hash` the session ID's SHA-256 (as sessions.id_hash); `sealed` the
+      // secret under PORTAL_SECRET_KEY (AES-256-GCM), bound to the endpoint and to the session's ID itself, which the
+      // database does not hold. Deleted by the statement that shows it, or once a few minutes old.
+      `CREATE TABLE webhook_secret_reveals (
+        session_hash TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        intro TEXT NOT NULL,
+        sealed TEXT NOT NULL,
+        created BIGINT NOT NULL,
+        PRIMARY KEY (session_hash, endpoint_id)
+      )`,
+      `CREATE INDEX webhook_secret_reveals_created ON webhook_secret_reveals (created)`,
+    ],
+  },
 ];
 
 /** Migration 8's statements for one usage table (`table`, counted by `period`): made again with the route in its key. */

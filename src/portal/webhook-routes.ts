@@ -1,6 +1,8 @@
 // The webhooks pages' routes: every member of an organisation sees its endpoints and their delivery logs; owners and
 // developers add, rotate, disable, enable, delete, test, retry and replay (a viewer's POST is answered 403). An
-// endpoint ID not of the session's organisation is a 404. A new secret is shown once, in the answer to the form.
+// endpoint ID not of the session's organisation is a 404. A new secret is shown once, by POST, redirect, GET: the form
+// records it for the session (webhooks/secret-reveals.ts) and answers 303 to the endpoint's page, which shows it once;
+// a reload shows the page without it, and makes nothing again.
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
@@ -19,8 +21,10 @@ import {
 } from "./webhooks/endpoints.ts";
 import type { Endpoint } from "./webhooks/endpoints.ts";
 import { queueTestEvent } from "./webhooks/queue.ts";
+import { recordSecretReveal, takeSecretReveal } from "./webhooks/secret-reveals.ts";
+import type { SecretReveal } from "./webhooks/secret-reveals.ts";
 import { newWebhookSecret, sealWebhookSecret } from "./webhooks/signing.ts";
-import { deleteForm, endpointPage, endpointsPage, secretShown } from "./views/webhook-pages.ts";
+import { deleteForm, endpointPage, endpointsPage } from "./views/webhook-pages.ts";
 import type { EndpointForm } from "./views/webhook-pages.ts";
 import { randomId } from "./secrets.ts";
 import { recordAudit } from "./store/audit.ts";
@@ -40,11 +44,18 @@ const showList = async (portal: Portal, c: PortalContext, status: 200 | 400 | 40
   return render(c, portal, status, "Webhooks", body);
 };
 
-/** The endpoint's page, with a message. */
-const showEndpoint = async (portal: Portal, c: PortalContext, e: Endpoint, status: 200 | 400, message?: string) => {
+/** The endpoint's page, with a message, or with a new secret shown this once. */
+const showEndpoint = async (
+  portal: Portal,
+  c: PortalContext,
+  e: Endpoint,
+  status: 200 | 400,
+  message?: string,
+  reveal?: SecretReveal,
+) => {
   const log = await readLog(portal.db, e.id);
-  const body = endpointPage(pageContext(c, portal), e, log, manages(c), portal.clock(), message);
-  return render(c, portal, status, "Webhook endpoint", body);
+  const body = endpointPage(pageContext(c, portal), e, log, manages(c), portal.clock(), message, reveal);
+  return render(c, portal, status, reveal ? "New signing secret" : "Webhook endpoint", body);
 };
 
 /** What the page says after an action redirected to it (POST, redirect, GET: a reload does not do it again). */
@@ -53,7 +64,22 @@ function doneMessage(done: string | undefined, n: number): string | undefined {
   if (done === "retry") return "The delivery is sent again now.";
   if (done === "busy") return "That delivery cannot be retried now (it is being sent, or was delivered).";
   if (done === "replay") return `${n} event${n === 1 ? "" : "s"} will be sent again.`;
+  if (done === "secret")
+    return "The signing secret was shown once, when it was made, and is not shown again. If it was not kept, rotate the secret for a new one.";
   return undefined;
+}
+
+/** Records `secret` for this session to see once on endpoint `endpointId`'s page, and redirects there. */
+async function revealOnce(portal: Portal, c: PortalContext, endpointId: string, secret: string, intro: string) {
+  await recordSecretReveal(
+    portal.db,
+    portal.secretKey!,
+    c.get("sessionId")!,
+    endpointId,
+    { secret, intro },
+    portal.clock(),
+  );
+  return c.redirect(`/webhooks/${endpointId}?done=secret`, 303);
 }
 
 /** Records a change of endpoint `e` on the organisation's trail, by the signed-in member. */
@@ -81,13 +107,19 @@ export function registerWebhookRoutes(app: Hono<PortalEnv>, portal: Portal): voi
   app.get("/webhooks/:id", async (c) => {
     const e = await endpointOf(portal, c);
     if (!e) return render(c, portal, 404, "Not found", notFound);
-    return showEndpoint(portal, c, e, 200, doneMessage(c.req.query("done"), Number(c.req.query("n") ?? 0)));
+    const done = c.req.query("done");
+    const reveal =
+      done === "secret" && portal.secretKey
+        ? await takeSecretReveal(portal.db, portal.secretKey, c.get("sessionId")!, e.id, portal.clock())
+        : null;
+    if (reveal) return showEndpoint(portal, c, e, 200, undefined, reveal);
+    return showEndpoint(portal, c, e, 200, doneMessage(done, Number(c.req.query("n") ?? 0)));
   });
   registerChanges(app, portal);
   registerLogActions(app, portal);
 }
 
-/** A new endpoint from the list's form: its secret shown once. */
+/** A new endpoint from the list's form: its secret shown once, on its page. */
 async function addEndpoint(portal: Portal, c: PortalContext) {
   if (!portal.webhooks || !portal.secretKey) return showList(portal, c, 409);
   const body = await formOf(c);
@@ -109,8 +141,7 @@ async function addEndpoint(portal: Portal, c: PortalContext) {
   };
   await insertEndpoint(portal.db, made);
   await audit(portal, c, "webhook.added", made);
-  const e = (await findEndpoint(portal.db, orgOf(c).id, id))!;
-  return render(c, portal, 200, "Endpoint added", secretShown(e, secret, "The endpoint is added."));
+  return revealOnce(portal, c, id, secret, "The endpoint is added.");
 }
 
 /** Rotation, disable, enable, delete. */
@@ -129,7 +160,7 @@ function registerChanges(app: Hono<PortalEnv>, portal: Portal): void {
     const intro = graceMs
       ? "The secret is replaced; the previous one signs too until the time you chose."
       : "The secret is replaced.";
-    return render(c, portal, 200, "New signing secret", secretShown(e, secret, intro));
+    return revealOnce(portal, c, e.id, secret, intro);
   });
   for (const [action, enabled] of [
     ["disable", false],

@@ -1,6 +1,7 @@
 // Issue 38's webhooks pages in a real browser (Debian's Chromium, playwright-core), on SQLite: an owner adds an
-// endpoint (a real receiver on 127.0.0.1, WEBHOOKS_ALLOW=loopback) from the form, copies the secret shown once, sends a
-// test event, and sees the attempt in the delivery log; a failing delivery is retried from its button. Every page is
+// endpoint (a real receiver on 127.0.0.1, WEBHOOKS_ALLOW=loopback) from the form, copies the secret shown once on the
+// endpoint's page the form redirects to (a reload shows it no more, and adds nothing), rotates it (the same, once),
+// sends a test event, and sees the attempt in the delivery log; a failing delivery is retried from its button. Every page is
 // checked with axe-core (no violation of any impact) at a desktop's width and a phone's; screenshots in
 // /tmp/shots-webhooks/.
 import { randomBytes } from "node:crypto";
@@ -53,7 +54,7 @@ describe("webhooks in Chromium", () => {
     await smtp?.stop();
   });
 
-  it("adds an endpoint, shows its secret once, sends a test event and shows the attempt in the log", async () => {
+  it("adds an endpoint, shows its secret once, rotates it, sends a test event and shows the attempt in the log", async () => {
     const now = portal.clock.now;
     const email = "hooks@example.test";
     await createAccount(
@@ -79,16 +80,30 @@ describe("webhooks in Chromium", () => {
     await page.getByRole("button", { name: "Add endpoint" }).click();
     const secret = await page.getByLabel(/The signing secret/).inputValue();
     expect(secret).toMatch(/^whsec_/);
+    expect(await main(page)).toContain("The endpoint is added.");
+    expect(new URL(page.url()).pathname).toMatch(/^\/webhooks\/[a-z0-9]{16}$/);
     await check(page, "3-secret-shown");
+    // The page the form redirected to, reloaded: a GET, which adds nothing and shows the secret no more.
+    await page.reload();
+    expect(await page.getByLabel(/The signing secret/).count()).toBe(0);
+    expect(await main(page)).toContain("The signing secret was shown once");
+    await check(page, "4-secret-reloaded");
 
-    await page.getByRole("link", { name: "The endpoint's page" }).click();
+    await page.getByRole("button", { name: "Rotate the secret" }).click();
+    const rotated = await page.getByLabel(/The signing secret/).inputValue();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    expect(await main(page)).toContain("The secret is replaced");
+    await page.reload();
+    expect(await page.getByLabel(/The signing secret/).count()).toBe(0);
+
     receiver.answer = () => 503;
     await page.getByRole("button", { name: "Send a test event" }).click();
     await portal.webhooks!.deliverer.flush();
     await page.reload();
     expect(await main(page)).toMatch(/none|503/);
     expect(await main(page)).toContain("answer 503");
-    await check(page, "4-log-failed");
+    await check(page, "5-log-failed");
 
     receiver.answer = () => 200;
     await page.getByRole("button", { name: /^Retry now/ }).click();
@@ -97,13 +112,14 @@ describe("webhooks in Chromium", () => {
     await page.reload();
     expect(await main(page)).toContain("answer 200");
     expect(await main(page)).toContain("delivered");
-    await check(page, "5-log-delivered");
+    await check(page, "6-log-delivered");
     expect(receiver.received).toHaveLength(2);
 
     await page.getByRole("link", { name: "Delete" }).click();
-    await check(page, "6-delete");
+    await check(page, "7-delete");
     await page.getByRole("button", { name: "Delete the endpoint" }).click();
     expect(await main(page)).toContain("was deleted");
+    expect(await main(page)).toContain("No endpoints yet.");
     expect(problems).toEqual([]);
   }, 120_000);
 });

@@ -16,7 +16,7 @@ import type { StartPortalOptions } from "../../src/portal/server.ts";
 import { findAccountByEmail } from "../../src/portal/store/accounts.ts";
 import { listAudit } from "../../src/portal/store/audit.ts";
 import { PortalClient, signUpAndVerify, startTestPortal } from "./portal-client.ts";
-import type { TestPortal } from "./portal-client.ts";
+import type { Page, TestPortal } from "./portal-client.ts";
 import { linkIn, startSmtpServer } from "./smtp-server.ts";
 import type { SmtpServer } from "./smtp-server.ts";
 import { heldTimers, startReceiver } from "./webhook-receiver.ts";
@@ -51,7 +51,8 @@ async function owner(portal: TestPortal, email = `owner-${n++}@example.test`) {
 }
 
 const adding = (client: PortalClient, url: string) => client.post("/webhooks", { url, "sale.begins": "on" });
-const endpointId = (text: string) => /href="\/webhooks\/([a-z0-9]{16})"/.exec(text)![1]!;
+/** The ID of the endpoint whose page an addition redirected to. */
+const endpointId = (page: Page) => /^\/webhooks\/([a-z0-9]{16})\?/.exec(page.url)![1]!;
 
 describe("webhooks' address checks", () => {
   it("refuses private, loopback, link-local and unspecified addresses when an endpoint is added", async () => {
@@ -103,7 +104,7 @@ describe("webhooks' address checks", () => {
     const port = new URL(receiver.url).port;
     const added = await adding(client, `https://rebind.example.test:${port}/hook`);
     expect(added.status).toBe(200);
-    const id = endpointId(added.text);
+    const id = endpointId(added);
     rebound = true;
     await client.get(`/webhooks/${id}`);
     await client.post(`/webhooks/${id}/test`, {});
@@ -118,7 +119,7 @@ describe("webhooks' address checks", () => {
       res.writeHead(307, { location: `${target.url}/stolen` }).end();
       return 307;
     };
-    const redirected = endpointId((await adding(other, `${receiver.url}/hook`)).text);
+    const redirected = endpointId(await adding(other, `${receiver.url}/hook`));
     await other.get(`/webhooks/${redirected}`);
     await other.post(`/webhooks/${redirected}/test`, {});
     await allowing.webhooks!.deliverer.flush();
@@ -134,7 +135,7 @@ describe("webhooks' roles and failing endpoints", () => {
   it("lets a viewer see the endpoints and their log, and answers each of a viewer's POSTs 403", async () => {
     const portal = await portalWith({ allow: LOOPBACK });
     const own = await owner(portal);
-    const id = endpointId((await adding(own, "http://127.0.0.1:9/hook")).text);
+    const id = endpointId(await adding(own, "http://127.0.0.1:9/hook"));
     const viewerEmail = `viewer-${n++}@example.test`;
     await own.get("/team");
     await own.post("/team/invite", { email: viewerEmail, role: "viewer" });
@@ -166,7 +167,7 @@ describe("webhooks' roles and failing endpoints", () => {
     const portal = await portalWith({ allow: LOOPBACK });
     const email = `trail-${n++}@example.test`;
     const own = await owner(portal, email);
-    const id = endpointId((await adding(own, "http://127.0.0.1:9/trail")).text);
+    const id = endpointId(await adding(own, "http://127.0.0.1:9/trail"));
     await own.get(`/webhooks/${id}`);
     await own.post(`/webhooks/${id}/rotate`, { grace: "now" });
     await own.get(`/webhooks/${id}`);
@@ -190,7 +191,7 @@ describe("webhooks' roles and failing endpoints", () => {
     const portal = await portalWith({ allow: LOOPBACK });
     const email = `failing-${n++}@example.test`;
     const own = await owner(portal, email);
-    const id = endpointId((await adding(own, `${receiver.url}/hook`)).text);
+    const id = endpointId(await adding(own, `${receiver.url}/hook`));
     for (let day = 0; day <= 5; day++) {
       await own.get(`/webhooks/${id}`);
       await own.post(`/webhooks/${id}/test`, {});
@@ -242,7 +243,7 @@ describe("webhooks over https", () => {
     const url = `https://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
     const trusting = await portalWith({ allow: ["127.0.0.1"], ca: cert });
     const client = await owner(trusting);
-    const id = endpointId((await adding(client, url)).text);
+    const id = endpointId(await adding(client, url));
     await client.get(`/webhooks/${id}`);
     await client.post(`/webhooks/${id}/test`, {});
     await trusting.webhooks!.deliverer.flush();
@@ -250,7 +251,7 @@ describe("webhooks over https", () => {
     // A portal that does not trust the certificate sends nothing: the attempt fails on it, and the log says why.
     const wary = await portalWith({ allow: ["127.0.0.1"] });
     const other = await owner(wary);
-    const refused = endpointId((await adding(other, url)).text);
+    const refused = endpointId(await adding(other, url));
     await other.get(`/webhooks/${refused}`);
     await other.post(`/webhooks/${refused}/test`, {});
     await wary.webhooks!.deliverer.flush();

@@ -78,7 +78,7 @@ async function addEndpoint(client: PortalClient, fields: Record<string, string>)
   const page = await client.post("/webhooks", fields);
   expect(page.status, page.text).toBe(200);
   const secret = /value="(whsec_[A-Za-z0-9+/=]+)"/.exec(page.text)![1]!;
-  const id = /href="\/webhooks\/([a-z0-9]{16})"/.exec(page.text)![1]!;
+  const id = /^\/webhooks\/([a-z0-9]{16})\?/.exec(page.url)![1]!; // the page the form redirected to
   return { id, secret };
 }
 

@@ -1,11 +1,12 @@
-// The webhooks pages: an organisation's endpoints and the form that adds one, the page that shows a secret once, and
-// an endpoint's page (its settings, rotation, disable/enable, test event, delete, replay, and its delivery log).
+// The webhooks pages: an organisation's endpoints and the form that adds one, and an endpoint's page (a new secret on
+// it once, its settings, rotation, disable/enable, test event, delete, replay, and its delivery log).
 // Owners and developers see the forms; viewers see the same pages without them.
 import { html } from "hono/html";
 import type { FieldErrors } from "../forms.ts";
 import type { AttemptLine, DeliveryLine } from "../webhooks/attempts.ts";
 import { EVENT_TYPES } from "../webhooks/endpoints.ts";
 import type { Endpoint } from "../webhooks/endpoints.ts";
+import type { SecretReveal } from "../webhooks/secret-reveals.ts";
 import { RETRY_SCHEDULE_TEXT } from "../webhooks/schedule.ts";
 import { csrfField, field, notice, when } from "./layout.ts";
 import type { Html, PageContext } from "./layout.ts";
@@ -98,16 +99,15 @@ export function endpointsPage(
     }`;
 }
 
-/** A secret, shown this once. */
-export function secretShown(endpoint: Endpoint, secret: string, intro: string): Html {
-  return html`<p role="status">${intro}</p>
+/** A new secret, shown this once (a reload of the page shows it no more). */
+function secretShown(endpoint: Endpoint, reveal: SecretReveal): Html {
+  return html`<p role="status">${reveal.intro}</p>
     <p><strong>Copy it now: this is the only time it is shown.</strong> We keep it sealed, to sign deliveries with.</p>
     <div class="field">
       <label for="new-secret">The signing secret of ${endpoint.url}</label>
-      <input id="new-secret" class="secret" type="text" readonly value="${secret}" />
+      <input id="new-secret" class="secret" type="text" readonly value="${reveal.secret}" />
     </div>
-    <p><button type="button" data-copy="new-secret" hidden>Copy the secret</button></p>
-    <p><a class="button" href="/webhooks/${endpoint.id}">The endpoint's page</a></p>`;
+    <p><button type="button" data-copy="new-secret" hidden>Copy the secret</button></p>`;
 }
 
 /** The endpoint's settings and the forms that change it. */
@@ -214,7 +214,7 @@ function attemptsTable(attempts: AttemptLine[]): Html {
   </table>`;
 }
 
-/** An endpoint's page: settings, actions for those who may, and the delivery log. */
+/** An endpoint's page: a new secret (this once), settings, actions for those who may, and the delivery log. */
 export function endpointPage(
   ctx: PageContext,
   e: Endpoint,
@@ -222,8 +222,9 @@ export function endpointPage(
   manage: boolean,
   now: number,
   message?: string,
+  reveal?: SecretReveal,
 ): Html {
-  return html`${notice(message)}
+  return html`${notice(message)} ${reveal ? secretShown(e, reveal) : ""}
     <dl class="key">
       <dt>URL</dt>
       <dd><code>${e.url}</code></dd>
