@@ -4,6 +4,7 @@
 // records it for the session (webhooks/secret-reveals.ts) and answers 303 to the endpoint's page, which shows it once;
 // a reload shows the page without it, and makes nothing again.
 import type { Hono } from "hono";
+import type { Queries } from "../db/database.ts";
 import { html } from "hono/html";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { accountOf, clientAddress, formOf, orgOf, pageContext, render, requireRole } from "./context.ts";
@@ -69,17 +70,24 @@ function doneMessage(done: string | undefined, n: number): string | undefined {
   return undefined;
 }
 
-/** Records `secret` for this session to see once on endpoint `endpointId`'s page, and redirects there. */
-async function revealOnce(portal: Portal, c: PortalContext, endpointId: string, secret: string, intro: string) {
-  await recordSecretReveal(
-    portal.db,
-    portal.secretKey!,
-    c.get("sessionId")!,
-    endpointId,
-    { secret, intro },
-    portal.clock(),
-  );
-  return c.redirect(`/webhooks/${endpointId}?done=secret`, 303);
+/**
+ * Makes `change` (false: it was not made) and records `secret` for this session to see once on endpoint `endpointId`'s
+ * page, in one transaction.
+ */
+async function revealOnce(
+  portal: Portal,
+  c: PortalContext,
+  endpointId: string,
+  secret: string,
+  intro: string,
+  change: (tx: Queries) => Promise<boolean>,
+): Promise<boolean> {
+  return portal.db.transaction(async (tx) => {
+    if (!(await change(tx))) return false;
+    const at = portal.clock();
+    await recordSecretReveal(tx, portal.secretKey!, c.get("sessionId")!, endpointId, { secret, intro }, at);
+    return true;
+  });
 }
 
 /** Records a change of endpoint `e` on the organisation's trail, by the signed-in member. */
@@ -139,9 +147,10 @@ async function addEndpoint(portal: Portal, c: PortalContext) {
     created: portal.clock(),
     createdBy: accountOf(c).email,
   };
-  await insertEndpoint(portal.db, made);
+  // The endpoint and the secret's one showing are written together: never an endpoint whose secret nobody saw.
+  await revealOnce(portal, c, id, secret, "The endpoint is added.", (tx) => insertEndpoint(tx, made).then(() => true));
   await audit(portal, c, "webhook.added", made);
-  return revealOnce(portal, c, id, secret, "The endpoint is added.");
+  return c.redirect(`/webhooks/${id}?done=secret`, 303);
 }
 
 /** Rotation, disable, enable, delete. */
@@ -154,13 +163,15 @@ function registerChanges(app: Hono<PortalEnv>, portal: Portal): void {
     const secret = newWebhookSecret();
     const graceMs = GRACE_PERIODS[form.data.grace];
     const sealed = sealWebhookSecret(portal.secretKey, e.id, secret);
-    if (!(await rotateEndpointSecret(portal.db, e, sealed, graceMs ? portal.clock() + graceMs : 0)))
-      return showEndpoint(portal, c, e, 400, "The secret was changed meanwhile: try again.");
-    await audit(portal, c, "webhook.rotated", e, graceMs ? " (the previous secret signs too for a while)" : "");
     const intro = graceMs
       ? "The secret is replaced; the previous one signs too until the time you chose."
       : "The secret is replaced.";
-    return revealOnce(portal, c, e.id, secret, intro);
+    // The new secret and its one showing are written together: never a secret signing that nobody saw.
+    const rotate = (tx: Queries) => rotateEndpointSecret(tx, e, sealed, graceMs ? portal.clock() + graceMs : 0);
+    if (!(await revealOnce(portal, c, e.id, secret, intro, rotate)))
+      return showEndpoint(portal, c, e, 400, "The secret was changed meanwhile: try again.");
+    await audit(portal, c, "webhook.rotated", e, graceMs ? " (the previous secret signs too for a while)" : "");
+    return c.redirect(`/webhooks/${e.id}?done=secret`, 303);
   });
   for (const [action, enabled] of [
     ["disable", false],

@@ -58,7 +58,7 @@ export const newEndpointId = () => randomId(16);
 
 /** Adds an endpoint, enabled. */
 export async function insertEndpoint(
-  db: PortalDatabase,
+  db: Queries,
   e: Pick<Endpoint, "id" | "orgId" | "url" | "types" | "stores" | "affid" | "secret" | "created" | "createdBy">,
 ): Promise<void> {
   await db.run(
@@ -87,12 +87,7 @@ export async function enabledEndpoints(db: Queries): Promise<Endpoint[]> {
 }
 
 /** A new secret (sealed), the current one kept as the previous until `until`. */
-export async function rotateEndpointSecret(
-  db: PortalDatabase,
-  e: Endpoint,
-  sealed: string,
-  until: number,
-): Promise<boolean> {
+export async function rotateEndpointSecret(db: Queries, e: Endpoint, sealed: string, until: number): Promise<boolean> {
   const changed = await db.run(
     "UPDATE webhook_endpoints SET secret = ?, previous = ?, previous_until = ? WHERE id = ? AND secret = ?",
     [sealed, until > 0 ? e.secret : null, until, e.id, e.secret],

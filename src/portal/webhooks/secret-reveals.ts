@@ -3,7 +3,7 @@
 // bound to the endpoint and to the session's ID, which the database keeps only hashed; the endpoint's page the form
 // redirects to takes it with the one statement that reads it (DELETE ... RETURNING), so that of two views at once only
 // one shows it, and a reload shows the page without it.
-import type { PortalDatabase } from "../../db/database.ts";
+import type { PortalDatabase, Queries } from "../../db/database.ts";
 import { hashSecret } from "../secrets.ts";
 import { sealSecret, unsealSecret } from "../totp.ts";
 
@@ -24,7 +24,7 @@ export interface SecretReveal {
  * seen there), and deletes the reveals older than SECRET_REVEAL_TTL_MS.
  */
 export async function recordSecretReveal(
-  db: PortalDatabase,
+  db: Queries,
   key: Buffer,
   sessionId: string,
   endpointId: string,
