@@ -152,7 +152,11 @@ async function makeEndpoints(
     for (let n = 0; n < count; n++) {
       if (n % PER_ORG === 0) {
         const k = n / PER_ORG;
-        const made = await createAccount(db, { email: `bench-${k}@example.test`, partner: `Partner ${k}`, password: "!" }, now);
+        const made = await createAccount(
+          db,
+          { email: `bench-${k}@example.test`, partner: `Partner ${k}`, password: "!" },
+          now,
+        );
         orgId = made!.id;
       }
       const id = newEndpointId();
@@ -180,7 +184,11 @@ async function makeEndpoints(
 function portalEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production" };
   for (const name of Object.keys(env))
-    if (/^(PORTAL_|WEBHOOKS_|SMTP_|MAIL_|KEYS_|USAGE|REDIS_|TRUST_PROXY|DATABASE_URL|DATA_DIR|BASE_URL|HOST|PORT)/.test(name))
+    if (
+      /^(PORTAL_|WEBHOOKS_|SMTP_|MAIL_|KEYS_|USAGE|REDIS_|TRUST_PROXY|DATABASE_URL|DATA_DIR|BASE_URL|HOST|PORT)/.test(
+        name,
+      )
+    )
       delete env[name];
   return Object.assign(env, vars);
 }
@@ -217,7 +225,9 @@ async function main(): Promise<number> {
   })();
   try {
     const slots = planSlots(Math.ceil(Date.now() / 1000) + o.buildAllow);
-    log(`writing the catalog and building the snapshot; the first run starts at ${new Date(slots[0]!.begin).toISOString()} ...`);
+    log(
+      `writing the catalog and building the snapshot; the first run starts at ${new Date(slots[0]!.begin).toISOString()} ...`,
+    );
     const snap = await prepareSnapshot(workDir, {
       baseUrl: "https://api.example.test",
       seed: Number(args.seed),
@@ -234,7 +244,9 @@ async function main(): Promise<number> {
     const made = performance.now();
     const secrets = await makeEndpoints(templates.burst, o.endpoints, secretKey, receivers.urlOf);
     await makeEndpoints(templates.none, 0, secretKey, receivers.urlOf);
-    log(`built in ${(snap.buildMs / 1000).toFixed(1)} s; ${o.endpoints} endpoints made in ${((performance.now() - made) / 1000).toFixed(1)} s`);
+    log(
+      `built in ${(snap.buildMs / 1000).toFixed(1)} s; ${o.endpoints} endpoints made in ${((performance.now() - made) / 1000).toFixed(1)} s`,
+    );
     if (Date.now() > slots[0]!.begin)
       throw new CheckError(`the build and the endpoints took until after the first run's start: raise --build-allow`);
 
@@ -282,7 +294,9 @@ async function main(): Promise<number> {
       expect((await httpGet(url)).status === 200, `${snap.product.path}: not 200`);
       const warmAt = slot.instant - (o.leadIn + o.warmup) * 1000;
       if (Date.now() > warmAt - 500)
-        throw new CheckError(`run ${i + 1}: the processes took ${((Date.now() - slot.begin) / 1000).toFixed(1)} s to start, over ${STARTUP_SEC} s`);
+        throw new CheckError(
+          `run ${i + 1}: the processes took ${((Date.now() - slot.begin) / 1000).toFixed(1)} s to start, over ${STARTUP_SEC} s`,
+        );
       await sleepUntil(warmAt);
       const wrk = { core: pre.cores?.wrk ?? null, connections: o.connections, headers: {} };
       if (o.warmup > 0) await runWrk(url, { ...wrk, duration: o.warmup });
@@ -311,9 +325,7 @@ async function main(): Promise<number> {
       }
       const last = got.length ? Math.max(...got.map((a) => a.atMs)) : slot.instant;
       const db =
-        slot.burst && got.length > 0
-          ? await dbShare(profileDir, repoRoot, monoUs(slot.instant), monoUs(last))
-          : null;
+        slot.burst && got.length > 0 ? await dbShare(profileDir, repoRoot, monoUs(slot.instant), monoUs(last)) : null;
       results.push({
         slot,
         wrk: measured,
@@ -350,7 +362,20 @@ function report(
   const withBurst = results.filter((r) => r.slot.burst);
   const without = results.filter((r) => !r.slot.burst);
   const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)}%`;
-  const header = ["round", "run", "delivered", "p50 ms", "p99 ms", "max ms", "API req/s", "API p50", "API p99", "portal busy", "DB", "DB share"];
+  const header = [
+    "round",
+    "run",
+    "delivered",
+    "p50 ms",
+    "p99 ms",
+    "max ms",
+    "API req/s",
+    "API p50",
+    "API p99",
+    "portal busy",
+    "DB",
+    "DB share",
+  ];
   const rows = results.map((r) => {
     const d = r.slot.burst;
     const ms = (x: number) => (Number.isFinite(x) ? fmtMs(x) : "-");
@@ -370,7 +395,8 @@ function report(
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const pad = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const pad = (cells: string[]) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   const p99s = withBurst.map((r) => quantile(r.arrivals, 0.99));
   const ratios = withBurst.flatMap((w) => {
     const base = without.find((x) => x.slot.round === w.slot.round);
@@ -414,7 +440,9 @@ function report(
     `database share of the burst: ${shares.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")} (median ${(median(shares) * 100).toFixed(0)}%); the portal busy ${busyShares.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")} of it`,
     "",
   ];
-  const complete = withBurst.every((r) => r.reached === o.endpoints && r.arrivals.length === o.endpoints && r.repeats === 0 && r.ids.size === 1);
+  const complete = withBurst.every(
+    (r) => r.reached === o.endpoints && r.arrivals.length === o.endpoints && r.repeats === 0 && r.ids.size === 1,
+  );
   const unverified = results.flatMap((r) => r.unverified);
   const verified = results.reduce((n, r) => n + r.verified, 0);
   const verdicts: Verdict[] = [

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { IncomingHttpHeaders, Server } from "node:http";
 
 /** One delivery as a receiver saw it. */
-export interface Arrival {
+interface Arrival {
   endpoint: number;
   /** Epoch ms, sub-ms precision. */
   atMs: number;
@@ -19,7 +19,7 @@ export interface Arrival {
 
 export interface Receivers {
   /** Endpoint `n`'s URL. */
-  urlOf(n: number): string;
+  urlOf: (n: number) => string;
   /** What arrived since the last `reset`. */
   arrivals: Arrival[];
   /** Forgets what arrived (before a run). */
