@@ -28,6 +28,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Webhook } from "standardwebhooks";
+import { cpuSeconds } from "../scripts/lib/proc.ts";
 import { freePort } from "../scripts/lib/server-child.ts";
 import { spawnReady } from "../scripts/lib/spawn-ready.ts";
 import type { ReadyChild } from "../scripts/lib/spawn-ready.ts";
@@ -208,6 +209,8 @@ interface RunResult {
   /** From the instant to the last arrival (a run with the burst). */
   db: DbShare | null;
   burstMs: number;
+  /** The portal's CPU time over the burst, ms. */
+  cpuMs: number | null;
 }
 
 async function main(): Promise<number> {
@@ -301,8 +304,18 @@ async function main(): Promise<number> {
       const wrk = { core: pre.cores?.wrk ?? null, connections: o.connections, headers: {} };
       if (o.warmup > 0) await runWrk(url, { ...wrk, duration: o.warmup });
       receivers.reset();
-      const measured = await runWrk(url, { ...wrk, duration: o.duration });
       const deadline = slot.instant + (o.duration - o.leadIn + TAIL_SEC / 2) * 1000;
+      // The portal's CPU time from the instant until every endpoint has its delivery (to 20 ms, in 10 ms ticks).
+      const portalCpu = (async () => {
+        if (!slot.burst) return null;
+        await sleepUntil(slot.instant);
+        const before = cpuSeconds(portal.pid);
+        while (receivers.arrivals.length < o.endpoints && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
+        const after = cpuSeconds(portal.pid);
+        return before === null || after === null ? null : (after - before) * 1000;
+      })();
+      const measured = await runWrk(url, { ...wrk, duration: o.duration });
       while (slot.burst && receivers.arrivals.length < o.endpoints && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 50));
       const got = [...receivers.arrivals];
@@ -337,6 +350,7 @@ async function main(): Promise<number> {
         verified,
         db,
         burstMs: last - slot.instant,
+        cpuMs: await portalCpu,
       });
       const r = results.at(-1)!;
       log(
@@ -372,6 +386,7 @@ function report(
     "API req/s",
     "API p50",
     "API p99",
+    "portal CPU",
     "portal busy",
     "DB",
     "DB share",
@@ -389,6 +404,7 @@ function report(
       fmtInt(r.wrk.requestsPerSec),
       fmtMs(r.wrk.p50),
       fmtMs(r.wrk.p99),
+      r.cpuMs === null ? "" : `${fmtInt(r.cpuMs)} ms`,
       r.db ? `${fmtInt(r.db.busyUs / 1000)} ms` : "",
       r.db ? `${fmtInt(r.db.dbUs / 1000)} ms` : "",
       r.db ? pct(r.db.dbUs / 1000, r.burstMs) : "",
@@ -405,6 +421,7 @@ function report(
   const ratio = median(ratios);
   const shares = withBurst.flatMap((r) => (r.db ? [r.db.dbUs / 1000 / r.burstMs] : []));
   const busyShares = withBurst.flatMap((r) => (r.db ? [r.db.busyUs / 1000 / r.burstMs] : []));
+  const cpuShares = withBurst.flatMap((r) => (r.cpuMs === null ? [] : [r.cpuMs / r.burstMs]));
   const mid = withBurst.find((r) => r.db && r.db.dbUs / 1000 / r.burstMs === median(shares))?.db;
   const lines = [
     "",
@@ -422,6 +439,7 @@ function report(
     "notes:",
     "  delivered: endpoints that got the sale's sale.begins; p50/p99/max: its arrival at the receiver, ms after the sale's instant",
     "  API: wrk's figures for the product detail over the whole measured run (the instant inside it)",
+    "  portal CPU: the portal's CPU time (/proc) from the instant until every endpoint had its delivery",
     `  portal busy, DB: the portal's CPU profile from the instant to the last arrival (the burst), its samples not idle, and those in src/db/ or the SQLite driver; DB share: DB over the burst's wall time`,
     ...(mid
       ? [
@@ -437,7 +455,7 @@ function report(
       : []),
     "",
     `API p99 with the burst over without, by round: ${ratios.map((x) => fmtX(x)).join(", ")}; median ${fmtX(ratio)}`,
-    `database share of the burst: ${shares.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")} (median ${(median(shares) * 100).toFixed(0)}%); the portal busy ${busyShares.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")} of it`,
+    `database share of the burst: ${shares.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")} (median ${(median(shares) * 100).toFixed(0)}%); the portal busy ${busyShares.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")} of it (profile), on a core ${cpuShares.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")} of it (its CPU time)`,
     "",
   ];
   const complete = withBurst.every(
