@@ -18,6 +18,7 @@ const BENCHMARKS = [
   "edge",
   "portal-mail",
   "portal-signin",
+  "webhooks",
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -6,39 +6,47 @@ import { wants } from "./endpoints.ts";
 import type { AttemptResult } from "./send.ts";
 import type { Claimed } from "./queue.ts";
 
+/** An attempt sent, to be recorded: delivered (`retryAt` ignored), due again at `retryAt`, or failed (null). */
+export interface FinishedAttempt {
+  c: Claimed;
+  result: AttemptResult;
+  ok: boolean;
+  retryAt: number | null;
+  /** When it ended, ms. */
+  now: number;
+}
+
 /**
- * Records an attempt at `c` and its outcome: delivered (`retryAt` ignored), due again at `retryAt`, or failed (null).
- * The delivery changes only while `c`'s lease is still its own. Returns when the endpoint's failing streak began (null:
- * it is not failing).
+ * Records attempts and their outcomes, in one transaction (the sender writes together those that ended meanwhile:
+ * one commit, not one each). A delivery changes only while its claim's lease is still its own. Returns, for each,
+ * when its endpoint's failing streak began (null: it is not failing).
  */
-export async function finishAttempt(
-  db: PortalDatabase,
-  c: Claimed,
-  result: AttemptResult,
-  ok: boolean,
-  retryAt: number | null,
-  now: number,
-): Promise<number | null> {
+export async function finishAttempts(db: PortalDatabase, attempts: readonly FinishedAttempt[]) {
   return db.transaction(async (tx) => {
-    await tx.run(
-      `INSERT INTO webhook_attempts (id, delivery_id, endpoint_id, attempt, at, status, latency_ms, answer)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      [randomId(20), c.id, c.endpoint.id, c.attempts, now, result.status, result.latencyMs, result.answer],
-    );
-    const [state, nextAt] = ok ? ["delivered", now] : retryAt === null ? ["failed", now] : ["pending", retryAt];
-    await tx.run(
-      "UPDATE webhook_deliveries SET state = ?, next_at = ?, lease = '', lease_until = 0 WHERE id = ? AND lease = ?",
-      [state, nextAt, c.id, c.lease],
-    );
-    if (ok) {
-      await tx.run("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?", [c.endpoint.id]);
-      return null;
+    const since: (number | null)[] = [];
+    for (const { c, result, ok, retryAt, now } of attempts) {
+      await tx.run(
+        `INSERT INTO webhook_attempts (id, delivery_id, endpoint_id, attempt, at, status, latency_ms, answer)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [randomId(20), c.id, c.endpoint.id, c.attempts, now, result.status, result.latencyMs, result.answer],
+      );
+      const [state, nextAt] = ok ? ["delivered", now] : retryAt === null ? ["failed", now] : ["pending", retryAt];
+      await tx.run(
+        "UPDATE webhook_deliveries SET state = ?, next_at = ?, lease = '', lease_until = 0 WHERE id = ? AND lease = ?",
+        [state, nextAt, c.id, c.lease],
+      );
+      if (ok) {
+        await tx.run("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?", [c.endpoint.id]);
+        since.push(null);
+        continue;
+      }
+      const rows = await tx.all(
+        "UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since",
+        [now, c.endpoint.id],
+      );
+      since.push(rows[0] ? Number(rows[0].failing_since) : null);
     }
-    const rows = await tx.all(
-      "UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING failing_since",
-      [now, c.endpoint.id],
-    );
-    return rows[0] ? Number(rows[0].failing_since) : null;
+    return since;
   });
 }
 

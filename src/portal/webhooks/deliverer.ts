@@ -9,11 +9,12 @@ import type { Mailer } from "../mailer.ts";
 import { organisationRecipients } from "../security-mail.ts";
 import { queueMail } from "../store/outbox-rows.ts";
 import type { AddressGuard } from "./address-guard.ts";
-import { finishAttempt } from "./attempts.ts";
+import { finishAttempts } from "./attempts.ts";
+import type { FinishedAttempt } from "./attempts.ts";
 import { setEndpointEnabled } from "./endpoints.ts";
 import type { Endpoint } from "./endpoints.ts";
 import { MAX_BODY_BYTES, renderPayload } from "./payload.ts";
-import { claimDeliveries, nextDelivery } from "./queue.ts";
+import { claimDue, nextDelivery, releaseClaims } from "./queue.ts";
 import type { Claimed } from "./queue.ts";
 import { retryAt } from "./schedule.ts";
 import { delivered, sendWebhook } from "./send.ts";
@@ -72,13 +73,16 @@ const NODE_TIMERS: Scheduler = {
 /** The wait before another look when deliveries are due but none could be claimed (endpoints at their limit), ms. */
 const BUSY_WAIT_MS = 1000;
 
+/** How long an attempt's outcome waits for others to be written with, ms: one commit for many at a sale's instant. */
+const WRITE_EVERY_MS = 10;
+
 /** The running sender. */
 export interface Deliverer {
   /** Asks for a look at the queue (an event was queued). */
   wake: () => void;
   /** Sends what is due now and waits until nothing is in flight. */
   flush(): Promise<void>;
-  /** Stops claiming, and waits for the attempts in flight. */
+  /** Stops claiming, waits for the attempts in flight, and gives back what was claimed and not sent. */
   close(): Promise<void>;
 }
 
@@ -96,32 +100,74 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const logError = (event: string, err: unknown) =>
     options.log(JSON.stringify(errorLine("error", event, err, { at: clock() })));
 
+  /** Attempts ended and not yet written, and whether a write is under way. */
+  const ended: { attempt: FinishedAttempt; written: (since: number | null) => void; failed: (err: unknown) => void }[] =
+    [];
+  let writing = false;
+  /** Writes what ended, those that end meanwhile in the next transaction: one commit for many (group commit). */
+  async function writeEnded(): Promise<void> {
+    try {
+      while (ended.length > 0) {
+        const batch = ended.splice(0);
+        try {
+          const since = await finishAttempts(
+            db,
+            batch.map((e) => e.attempt),
+          );
+          batch.forEach((e, i) => e.written(since[i] ?? null));
+        } catch (err) {
+          for (const e of batch) e.failed(err);
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
+  /** Records an attempt (with those ending meanwhile); resolves with its endpoint's failing streak's start. */
+  const record = (attempt: FinishedAttempt) =>
+    new Promise<number | null>((written, failed) => {
+      ended.push({ attempt, written, failed });
+      if (writing) return;
+      writing = true;
+      // The answers of the next WRITE_EVERY_MS are written with this one: SQLite's statements run on the thread and
+      // its promises settle at once, so a write started here would run before the next answer is even read.
+      setTimeout(() => void writeEnded(), WRITE_EVERY_MS);
+    });
+
   const attempt = async (c: Claimed) => {
     const result = await deliver(options, settings, c);
     const now = clock();
     const ok = delivered(result);
-    const failingSince = await finishAttempt(db, c, result, ok, ok ? null : retryAt(c.attempts, now, random), now);
+    const failingSince = await record({ c, result, ok, retryAt: ok ? null : retryAt(c.attempts, now, random), now });
     if (failingSince !== null && now - failingSince >= settings.disableAfterMs)
       await disableFailing(options, c.endpoint, failingSince, now);
   };
 
-  /** Claims what is due, endpoint by endpoint, while this process has senders free; the sends run on their own. */
+  /** Deliveries claimed and waiting for a free sender: claimed `senders` at a time, not one as each send ends. */
+  const ready: Claimed[] = [];
+
+  const start = (c: Claimed) => {
+    const sending: Promise<void> = attempt(c)
+      .catch((err: unknown) => logError("webhook_attempt_failed", err))
+      .finally(() => {
+        inFlight.delete(sending);
+        wake();
+      });
+    inFlight.add(sending);
+  };
+
+  /**
+   * Starts what was claimed while senders are free, and claims the next `senders` due (in one transaction) once all
+   * claimed are started: one claim for many sends, the next batch claimed while the last one's sends are in flight.
+   */
   async function pass(): Promise<void> {
-    const full: string[] = [];
-    while (!stopped && inFlight.size < settings.senders) {
+    while (!stopped) {
+      while (ready.length > 0 && inFlight.size < settings.senders) start(ready.shift()!);
+      if (ready.length > 0) return;
       const now = clock();
-      const got = await claimDeliveries(db, now, now + settings.leaseMs, settings.perEndpoint, full);
-      if (!got) return;
-      full.push(got.endpointId);
-      for (const c of got.claimed) {
-        const sending: Promise<void> = attempt(c)
-          .catch((err: unknown) => logError("webhook_attempt_failed", err))
-          .finally(() => {
-            inFlight.delete(sending);
-            wake();
-          });
-        inFlight.add(sending);
-      }
+      const claimed = await claimDue(db, now, now + settings.leaseMs, settings.perEndpoint, settings.senders);
+      if (claimed.length === 0) return;
+      ready.push(...claimed);
     }
   }
 
@@ -131,7 +177,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       await pass().catch((err: unknown) => logError("webhooks_failed", err));
     }
     running = null;
-    await schedule();
+    // With sends in flight, the end of each wakes the loop: the queue is looked at again once none is.
+    if (inFlight.size === 0) await schedule();
   }
 
   /** Looks again when the next delivery falls due, or after `pollMs` at most. */
@@ -159,13 +206,16 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         wake();
         await running;
         await Promise.all([...inFlight]);
-      } while (wanted);
+        // A send's end may have started another pass (claiming the next batch) meanwhile: wait for it too.
+      } while (wanted || running !== null || inFlight.size > 0 || ready.length > 0);
     },
     async close() {
       stopped = true;
       timers.clearTimeout(timer);
       await running;
       await Promise.all([...inFlight]);
+      // Claimed and not sent: free for the next process at once, their attempt not counted.
+      await releaseClaims(db, ready.splice(0)).catch((err: unknown) => logError("webhook_release_failed", err));
     },
   };
 }

@@ -1,0 +1,122 @@
+// The sender at a sale's instant (issue 38: deliveries start within 1 s of it): one event queued for 120 endpoints
+// on SQLite is sent to each once, through a real receiver on 127.0.0.1, with claims and outcomes written a batch at a
+// time (a claim for up to `senders` deliveries, the attempts that ended meanwhile in one transaction), not a
+// transaction or two for each delivery: the database's transactions are counted on the real database. An endpoint
+// with more deliveries than its limit is never sent more than the limit at once; a sender closed with deliveries
+// claimed and not sent gives them back, due at once and their attempt not counted.
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { openDatabase } from "../../../src/db/database.ts";
+import type { PortalDatabase } from "../../../src/db/database.ts";
+import { migrate } from "../../../src/db/migrations.ts";
+import { createAccount } from "../../../src/portal/store/accounts.ts";
+import { createAddressGuard } from "../../../src/portal/webhooks/address-guard.ts";
+import { createDeliverer } from "../../../src/portal/webhooks/deliverer.ts";
+import { insertEndpoint, newEndpointId } from "../../../src/portal/webhooks/endpoints.ts";
+import { recordEvents } from "../../../src/portal/webhooks/queue.ts";
+import { newWebhookSecret, sealWebhookSecret } from "../../../src/portal/webhooks/signing.ts";
+import { tempDir } from "../../helpers/fixture.ts";
+import { heldTimers, startReceiver } from "../webhook-receiver.ts";
+import type { Receiver } from "../webhook-receiver.ts";
+
+const secretKey = randomBytes(32);
+const NOW = Date.parse("2026-11-22T19:00:00Z");
+const opened: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const c of opened.splice(0).reverse()) await c.close();
+});
+
+/** A SQLite database with `count` endpoints (20 an organisation) wanting sale.begins at `receiver`, and its transactions counted. */
+async function withEndpoints(receiver: Receiver, count: number) {
+  const db = await openDatabase(join(await tempDir("fsa-wh-batches-"), "portal.db"));
+  opened.push(db);
+  await migrate(db, NOW);
+  let orgId = "";
+  for (let n = 0; n < count; n++) {
+    if (n % 20 === 0)
+      orgId = (await createAccount(db, { email: `o${n}@example.test`, partner: "P", password: "!" }, NOW))!.id;
+    const id = newEndpointId();
+    const secret = sealWebhookSecret(secretKey, id, newWebhookSecret());
+    const endpoint = { id, orgId, url: `${receiver.url}/${n}`, types: ["sale.begins"], stores: [], affid: "" };
+    await insertEndpoint(db, { ...endpoint, secret, created: NOW, createdBy: "o@example.test" });
+  }
+  let transactions = 0;
+  const counted: PortalDatabase = {
+    ...db,
+    dialect: db.dialect,
+    transaction: (work) => {
+      transactions++;
+      return db.transaction(work);
+    },
+  };
+  return { db, counted, transactions: () => transactions };
+}
+
+const event = (n: number) => ({
+  id: `${NOW / 1000 + n}.1.AAAAAAAAAAAAAAA${n}`,
+  type: "sale.begins",
+  data: JSON.stringify({ sale: { store: "women" }, at: new Date(NOW + n * 1000).toISOString() }),
+});
+
+function deliverer(db: PortalDatabase, senders: number) {
+  const d = createDeliverer({
+    db,
+    mailer: { send: () => Promise.resolve(), queued: () => {} },
+    secretKey,
+    guard: createAddressGuard(["127.0.0.0/8"]),
+    clock: () => NOW,
+    log: () => {},
+    publicUrl: () => "http://portal.example.test",
+    scheduler: heldTimers().scheduler,
+    settings: { senders },
+  });
+  opened.push(d);
+  return d;
+}
+
+it("sends a sale's event to 120 endpoints once each, claiming and recording a batch at a time", async () => {
+  const receiver = await startReceiver();
+  opened.push(receiver);
+  const { db, counted, transactions } = await withEndpoints(receiver, 120);
+  expect(await recordEvents(db, "events", [event(0)], NOW)).toBe(120);
+  await deliverer(counted, 32).flush();
+  expect(receiver.received.map((r) => r.path).sort()).toEqual(Array.from({ length: 120 }, (_, n) => `/${n}`).sort());
+  const states = await db.all("SELECT state, attempts, COUNT(*) AS n FROM webhook_deliveries GROUP BY state, attempts");
+  expect(states).toEqual([{ state: "delivered", attempts: 1, n: 120 }]);
+  // Claims of 32 (and empty ones as the last sends end) and the outcomes of 10 ms at a time: 33 here; 240 before,
+  // one claim and one outcome a delivery.
+  expect(transactions()).toBeLessThan(60);
+});
+
+it("keeps an endpoint's limit with its deliveries claimed ahead, and gives back on close what it did not send", async () => {
+  const receiver = await startReceiver();
+  opened.push(receiver);
+  receiver.delayMs = 20;
+  const { db } = await withEndpoints(receiver, 1);
+  await recordEvents(
+    db,
+    "events",
+    Array.from({ length: 12 }, (_, n) => event(n)),
+    NOW,
+  );
+  await deliverer(db, 32).flush();
+  expect(receiver.received).toHaveLength(12);
+  expect(receiver.maxInFlight).toBeLessThanOrEqual(4);
+
+  // Two senders: the second batch claimed while the first is in flight, then the sender closed.
+  const { db: second } = await withEndpoints(receiver, 4);
+  await recordEvents(second, "events", [event(0)], NOW);
+  receiver.delayMs = 200;
+  const d = deliverer(second, 2);
+  d.wake();
+  const leased = async () => (await second.all("SELECT id FROM webhook_deliveries WHERE lease_until > 0")).length;
+  while ((await leased()) < 4) await new Promise((r) => setTimeout(r, 5));
+  await d.close();
+  const left = await second.all("SELECT state, attempts, lease_until FROM webhook_deliveries ORDER BY state");
+  expect(left.filter((r) => r.state === "delivered")).toHaveLength(2);
+  expect(left.filter((r) => r.state === "pending")).toEqual([
+    { state: "pending", attempts: 0, lease_until: 0 },
+    { state: "pending", attempts: 0, lease_until: 0 },
+  ]);
+});
