@@ -47,6 +47,8 @@ export interface SpawnReadyOptions {
   stopGraceMs?: number;
   /** How many of the last characters of stderr to keep. Default 20,000. */
   keepStderr?: number;
+  /** Opens an IPC channel (child.send / process.send) beside the three streams. Default false. */
+  ipc?: boolean;
 }
 
 /**
@@ -63,7 +65,11 @@ export async function spawnReady(o: SpawnReadyOptions): Promise<ReadyChild> {
   const nodeArgv = [...(o.nodeArgs ?? []), "--import", "tsx", o.script, ...(o.scriptArgs ?? [])];
   const [cmd, args] =
     o.core === null ? [process.execPath, nodeArgv] : ["taskset", ["-c", String(o.core), process.execPath, ...nodeArgv]];
-  const child = spawn(cmd, args, { cwd: o.cwd, env: o.env, stdio: ["ignore", stdout, "pipe"] });
+  const child = spawn(cmd, args, {
+    cwd: o.cwd,
+    env: o.env,
+    stdio: ["ignore", stdout, "pipe", ...(o.ipc ? ["ipc" as const] : [])],
+  });
 
   let stderr = "";
   let exit: ReturnType<ReadyChild["exit"]> = null;

@@ -50,7 +50,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
     limits: limits ?? undefined,
     usage: usage ?? undefined,
     edge: edge ?? undefined,
-    log: logs ? (entry) => logs.request(entry) : undefined,
+    log: logs?.request,
     onError: logError,
   });
   const reloader = createReloader(handler, config.dataDir, config.keysFile, {

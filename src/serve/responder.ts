@@ -6,7 +6,7 @@ import type { Answer } from "../api/endpoints.ts";
 import type { LoadedSnapshot } from "../snapshot/load.ts";
 import type { Admitted, Gate, RequestInfo } from "./admission/admission.ts";
 import type { createVariants } from "./bodies/variants.ts";
-import type { createResources } from "./bodies/resources.ts";
+import type { Resources } from "./bodies/response-body.ts";
 import type { createCalendarFeeds } from "./endpoints/calendar-feeds.ts";
 import type { Metrics } from "./metrics-registry.ts";
 import type { createEventHub } from "./events/hub.ts";
@@ -18,7 +18,7 @@ export type Sent = [status: number, bytes: number];
 /** Everything one request reads, swapped as one object so a request never sees two snapshots. */
 export interface State {
   snapshot: LoadedSnapshot | null;
-  resources: ReturnType<typeof createResources> | null;
+  resources: Resources | null;
   /** Admission under this state's keys and paths (and the request targets it remembers). */
   gate: Gate;
 }

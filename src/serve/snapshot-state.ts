@@ -10,7 +10,7 @@ import type { KeyRing } from "./admission/api-key-check.ts";
 import { createKeyRing } from "./admission/api-key-check.ts";
 import { loadKeysFile } from "../keys/keys-file.ts";
 import type { createCompressor } from "./bodies/compressor.ts";
-import { createResources } from "./bodies/resources.ts";
+import { createResources } from "./endpoints/resource.ts";
 import type { createCalendarFeeds } from "./endpoints/calendar-feeds.ts";
 import type { createEventHub } from "./events/hub.ts";
 import type { HandlerOptions } from "./handler-types.ts";
@@ -48,7 +48,9 @@ export async function loadState(options: HandlerOptions, { clock, compressor, fe
     return { ring: createKeyRing(keys), told: () => options.edge?.keysLoaded(keys) };
   };
   const first = await loadKeys();
-  let state = stateOf(initial, first.ring);
+  // The state a request is answered from (read once a request), swapped whole by `reload`: a field, not a getter,
+  // which was a call into this file per request.
+  const held = { current: stateOf(initial, first.ring) };
   first.told();
   let events: ReturnType<typeof createEventHub> | null = null;
 
@@ -56,41 +58,36 @@ export async function loadState(options: HandlerOptions, { clock, compressor, fe
   const reload = async () => {
     const loaded = await loadKeys();
     const keys = loaded.ring;
+    const state = held.current;
     let snapshot: LoadedSnapshot;
     try {
       snapshot = await loadSnapshot(options.dataDir, { previous: state.snapshot, bodies });
     } catch (err) {
       // The new keys hold even when the snapshot is refused: a key revoked as a broken snapshot is published is revoked.
-      state = { ...state, gate: gate(keys, state.resources) };
+      held.current = { ...held.current, gate: gate(keys, held.current.resources) };
       loaded.told();
       throw err;
     }
     const old = state.snapshot;
     const snapshotChanged = snapshot.id !== old?.id;
     // New keys (a key may be revoked) or a new snapshot: a new gate, so nothing admitted under the old state is kept.
-    state = snapshotChanged ? stateOf(snapshot, keys) : { ...state, gate: gate(keys, state.resources) };
+    held.current = snapshotChanged ? stateOf(snapshot, keys) : { ...state, gate: gate(keys, state.resources) };
     loaded.told();
     if (snapshotChanged) events?.swap(snapshot);
     // Requests read bodies synchronously, so none reads the replaced snapshot's packs once this turn is over; the
-    // wait covers the sale list composed ahead of time (resources.ts) and leaves room to spare.
-    if (old && old !== state.snapshot) {
-      const served = state.snapshot;
-      setTimeout(() => closeUnusedPacks(old, served), PACK_CLOSE_DELAY_MS).unref();
-    }
+    // wait covers the sale list composed ahead of time (endpoints/resource.ts) and leaves room to spare.
+    const served = held.current.snapshot;
+    if (old && old !== served) setTimeout(() => closeUnusedPacks(old, served), PACK_CLOSE_DELAY_MS).unref();
     return { snapshotChanged };
   };
 
-  return {
-    /** The state a request is answered from (read once a request). */
-    get current() {
-      return state;
-    },
+  return Object.assign(held, {
     bodies,
     reload,
     /** The event hub, told of every new snapshot from now on (and of the current one). */
     attach(hub: ReturnType<typeof createEventHub>) {
       events = hub;
-      hub.swap(state.snapshot);
+      hub.swap(held.current.snapshot);
     },
-  };
+  });
 }

@@ -1,19 +1,20 @@
-// Admission: from a request target to what it asks for, or the error that answers it: the target parsed, the API
-// key checked, the rate limits applied in the order that keeps guessing keys slow, the parameters and path checked.
-import type { IncomingMessage } from "node:http";
+// Admission: from a request to what it asks for, or the error that answers it: the method and Host lines checked,
+// the target parsed, the API key checked, the rate limits applied in the order that keeps guessing keys slow, the
+// parameters and path checked.
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { ApiError, notFound } from "../../errors.ts";
 import type { LoadedSegment } from "../../snapshot/load.ts";
 import type { KeyRing } from "./api-key-check.ts";
 import { matchEndpoint, ROUTE_INDEX } from "../../api/routing.ts";
 import type { RouteIndex } from "../../api/routing.ts";
 import type { Answer, Endpoint } from "../../api/endpoints.ts";
-import { pushRateLimitHeaders } from "./rate-limit.ts";
+import { pushRateLimitHeaders, takeToken } from "./rate-limit.ts";
 import type { Take } from "./rate-limit.ts";
 import { createTrustedPeer } from "./client-address.ts";
 import { createCredentials } from "./credentials.ts";
 import type { Credential, CredentialOptions } from "./credentials.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
-import { headerKeyOf, headerKeyOfRequest } from "./presented-key.ts";
+import { headerKeyOf } from "./presented-key.ts";
 import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
 
@@ -88,6 +89,53 @@ export interface Gate {
   burstOf(credential: Credential, nowMs: number): Take;
 }
 
+const ALLOW = "GET, HEAD";
+
+/**
+ * The method and the Host lines, checked before anything is parsed. Returns true for a CORS preflight (an OPTIONS
+ * with Access-Control-Request-Method: a browser asking whether its script may send a key in a header), which
+ * sendPreflight answers; any other method but GET and HEAD is a 405.
+ */
+export function checkRequest(req: IncomingMessage): boolean {
+  const method = req.method ?? "GET";
+  const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
+  if (method !== "GET" && method !== "HEAD" && !preflight)
+    throw new ApiError(405, "method_not_allowed", `${method} is not allowed; use GET or HEAD`, { Allow: ALLOW });
+  // RFC 9112 section 3.2: a request with more than one Host field line is a 400.
+  if (hostLines(req.rawHeaders) > 1) throw new ApiError(400, "invalid_request", "more than one Host header");
+  return preflight;
+}
+
+/** How many Host field lines a request has (req.headers keeps only the first). */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    // Compared letter by letter (ASCII case folded with | 0x20) rather than lowercased into a new string.
+    if (
+      name.length === 4 &&
+      (name.charCodeAt(0) | 0x20) === 0x68 &&
+      (name.charCodeAt(1) | 0x20) === 0x6f &&
+      (name.charCodeAt(2) | 0x20) === 0x73 &&
+      (name.charCodeAt(3) | 0x20) === 0x74
+    )
+      n++;
+  }
+  return n;
+}
+
+/**
+ * The headers' key (headerKeyOf, presented-key.ts): undefined at the cost of two property reads when a request has
+ * neither header.
+ */
+function headerKeyOfRequest(headers: IncomingHttpHeaders): string | ApiError | undefined {
+  const x = headers["x-api-key"];
+  const a = headers.authorization;
+  if (x === undefined && a === undefined) return undefined;
+  // node joins a repeated X-Api-Key into one value; typed as a list, as any header may be.
+  return headerKeyOf(typeof x === "string" ? x : x?.join(", "), a);
+}
+
 /** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
 const ADMITTED_MAX = 10_000;
 /** Parsed targets kept for requests that were not admitted (see `parsed` in gate). */
@@ -102,7 +150,7 @@ const ADMITTED_MAX_TARGET = 512;
 export function createAdmission(options: AdmissionOptions) {
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   const fromProxy = createTrustedPeer(options.trustProxy ?? []);
-  const { authenticate, takeToken, keyBuckets } = createCredentials(options);
+  const { authenticate, keyBuckets } = createCredentials(options);
 
   return function gate(keys: KeyRing, paths: Paths | null): Gate {
     // Targets answered once, by the exact target: clients poll the same URLs (a sale list with their key) and a CDN
@@ -164,7 +212,7 @@ export function createAdmission(options: AdmissionOptions) {
         if ((known ? known.rateLimited : match?.endpoint.rateLimited) === false)
           pushRateLimitHeaders(headers, credential.limit, keyBuckets.peek(credential.name, credential.limit, nowMs));
         else {
-          const limited = takeToken(credential, nowMs, headers);
+          const limited = takeToken(keyBuckets, credential.name, credential.limit, nowMs, headers);
           if (limited) return limited;
         }
         if (known) return known.missing ?? known;

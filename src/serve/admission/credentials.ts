@@ -1,6 +1,6 @@
 // The keys' side of admission: a request's credential from its key (a key that is not valid counting against the
-// client's address, which is locked out past its limit), and the key's rate limit taken, each refusal an ApiError
-// made once for every request refused the same way.
+// client's address, which is locked out past its limit), each refusal an ApiError made once for every request
+// refused the same way. The key's rate limit is taken by admission (rate-limit.ts's takeToken).
 import type { IncomingMessage } from "node:http";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_KEY_RATE_LIMIT } from "../../config/defaults.ts";
 import { ApiError } from "../../errors.ts";
@@ -8,7 +8,7 @@ import type { KeyRecord } from "../../keys/keys-file.ts";
 import type { KeyRing } from "./api-key-check.ts";
 import { createClientLimitKey } from "./client-address.ts";
 import { presentedKey } from "./presented-key.ts";
-import { pushRateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
+import { TokenBuckets } from "./rate-limit.ts";
 import type { Limit, Limiter } from "./rate-limit.ts";
 
 /** The limits a credential is held to, and where their buckets are kept. */
@@ -40,7 +40,7 @@ export interface Credential {
   usage: string;
 }
 
-/** Returns authenticate, takeToken and the key buckets (to read without taking), under `options`' limits. */
+/** Returns authenticate and the key buckets (for takeToken, and to read without taking), under `options`' limits. */
 export function createCredentials(options: CredentialOptions) {
   const keyLimit = options.keyLimit ?? DEFAULT_KEY_RATE_LIMIT;
   const authFailureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
@@ -112,24 +112,5 @@ export function createCredentials(options: CredentialOptions) {
     return found;
   };
 
-  /** Takes a token from the key's bucket: null, or the 429 when it is empty. */
-  const takeToken = ({ name, limit }: Credential, nowMs: number, headers: string[]): ApiError | null => {
-    const take = keyBuckets.take(name, limit, nowMs);
-    pushRateLimitHeaders(headers, limit, take);
-    if (!take.ok) {
-      return rejection(
-        `429 ${limit.rate} ${limit.burst} ${take.retryAfter}`,
-        () =>
-          new ApiError(
-            429,
-            "rate_limited",
-            `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`,
-            { "Retry-After": String(take.retryAfter) },
-          ),
-      );
-    }
-    return null;
-  };
-
-  return { authenticate, takeToken, keyBuckets };
+  return { authenticate, keyBuckets };
 }

@@ -1,7 +1,6 @@
 // The API key a request presents: the `apikey` query parameter (the original place), an `X-Api-Key` header, or
 // `Authorization: Bearer <key>` (RFC 6750). The same key may be given in several of them; two different keys are a
 // 400, a key given twice in one place a 401, and no key at all the 401 that names the three ways.
-import type { IncomingHttpHeaders } from "node:http";
 import { ApiError } from "../../errors.ts";
 
 const KEY_MISSING = new ApiError(
@@ -47,15 +46,6 @@ export function headerKeyOf(
     key = bearer;
   }
   return key;
-}
-
-/** The headers' key (headerKeyOf): undefined at the cost of two property reads when a request has neither header. */
-export function headerKeyOfRequest(headers: IncomingHttpHeaders): string | ApiError | undefined {
-  const x = headers["x-api-key"];
-  const a = headers.authorization;
-  if (x === undefined && a === undefined) return undefined;
-  // node joins a repeated X-Api-Key into one value; typed as a list, as any header may be.
-  return headerKeyOf(typeof x === "string" ? x : x?.join(", "), a);
 }
 
 /**

@@ -1,4 +1,6 @@
-// Token buckets: per-key request rates, and per-address failed authentications, held in this process's memory.
+// Token buckets: per-key request rates, and per-address failed authentications, held in this process's memory; and
+// a key's token taken for a request, with its RateLimit-* headers or its 429.
+import { ApiError } from "../../errors.ts";
 
 export interface Limit {
   /** Tokens added per second: the sustained request rate. */
@@ -133,4 +135,39 @@ export function pushRateLimitHeaders(headers: string[], limit: Limit, take: Take
     "RateLimit-Reset",
     decimal(take.reset),
   );
+}
+
+// The 429s made so far, one per distinct answer (its rendering is then made once, in respond.ts): emptied when full.
+const tooMany = new Map<string, ApiError>();
+const TOO_MANY_MAX = 1_000;
+
+/**
+ * Takes a token from the bucket of key `name` (held to `limit`) in `buckets` and pushes its RateLimit-* headers:
+ * null, or the 429 when the bucket is empty.
+ */
+export function takeToken(
+  buckets: Limiter,
+  name: string,
+  limit: Limit,
+  nowMs: number,
+  headers: string[],
+): ApiError | null {
+  const take = buckets.take(name, limit, nowMs);
+  pushRateLimitHeaders(headers, limit, take);
+  if (take.ok) return null;
+  const id = `${limit.rate} ${limit.burst} ${take.retryAfter}`;
+  let error = tooMany.get(id);
+  if (!error) {
+    if (tooMany.size >= TOO_MANY_MAX) tooMany.clear();
+    tooMany.set(
+      id,
+      (error = new ApiError(
+        429,
+        "rate_limited",
+        `this key may make ${limit.rate} requests a second (bursts of ${limit.burst}); retry after ${take.retryAfter} s`,
+        { "Retry-After": String(take.retryAfter) },
+      )),
+    );
+  }
+  return error;
 }

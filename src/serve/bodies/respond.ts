@@ -1,11 +1,14 @@
-// Writing responses: a representation with ETag, caching and content negotiation; a problem for every error.
+// Writing responses: a body found for a /v1/ request sent as the variant it asks for; a representation with ETag,
+// caching and content negotiation (Accept-Encoding: brotli, then gzip, then identity); a problem for every error.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { CALLBACK_RE } from "../../api/parameter-rules.ts";
 import type { ApiError, Jsonp } from "../../errors.ts";
 import { renderProblem } from "../../errors.ts";
-import { JSON_TYPE } from "./response-body.ts";
-import type { Representation } from "./response-body.ts";
-import { acceptsBrotli, negotiateEncoding } from "./encoding.ts";
+import type { Admitted, RequestInfo } from "../admission/admission.ts";
+import { JSON_TYPE, Missing } from "./response-body.ts";
+import type { Found, Representation } from "./response-body.ts";
 import { isScratch, release } from "./scratch.ts";
+import type { createVariants } from "./variants.ts";
 
 /** How a representation is sent. */
 export interface SendOptions {
@@ -27,7 +30,40 @@ export interface SendOptions {
  */
 const KEYED_VARY = "Accept-Encoding, Authorization, X-Api-Key";
 /** The same for a problem a cache may keep (it exposes its headers already: renderProblem). */
-export const KEYED_PROBLEM_HEADERS: readonly string[] = ["Vary", "Authorization, X-Api-Key"];
+const KEYED_PROBLEM_HEADERS: readonly string[] = ["Vary", "Authorization, X-Api-Key"];
+
+/**
+ * Returns send(req, res, found, a, info, headers, nowMs): a body found for a /v1/ request (a snapshot resource, or a
+ * search page) sent as the variant `a` asks for (affid, JSONP, encoding), or its 404, fresh until the answer next
+ * changes.
+ */
+export function foundSender({ variants, maxAge }: { variants: ReturnType<typeof createVariants>; maxAge: number }) {
+  return (
+    req: IncomingMessage,
+    res: ServerResponse,
+    found: Found | Missing,
+    a: Admitted,
+    info: RequestInfo,
+    headers: string[],
+    nowMs: number,
+  ): [status: number, bytes: number] => {
+    const { changesAt } = found;
+    const ttl =
+      changesAt === null ? maxAge : Math.max(0, Math.min(maxAge, Math.floor((changesAt * 1000 - nowMs) / 1000)));
+    if (found instanceof Missing) {
+      // A 404 a cache may keep (a sale that has ended): kept apart by the key's headers like any keyed answer.
+      for (let i = 0; i < KEYED_PROBLEM_HEADERS.length; i++) headers.push(KEYED_PROBLEM_HEADERS[i]!);
+      return sendProblem(req, res, found.error, headers, jsonpOf(info.query), ttl);
+    }
+    const { body, gzip, perRequest } = found;
+    // Without affid or callback the body itself is sent; a variant otherwise (variants.ts).
+    const rep: Representation =
+      !a.affid && !a.callback
+        ? { body, contentType: JSON_TYPE, gzip, brotli: null, scratch: perRequest }
+        : variants.represent({ body, changesAt, gzip, perRequest }, a.affid, a.callback);
+    return sendRepresentation(req, res, rep, { ttl, headers, keyed: true });
+  };
+}
 
 /**
  * Writes a 200 (or a 304 when If-None-Match matches) with the best encoding the client accepts; returns [status, bytes].
@@ -144,6 +180,13 @@ function renderedBy(error: ApiError, jsonp: Jsonp | null): RenderedProblem {
   return problem;
 }
 
+/** An error for a request with a valid `callback` is sent as a JSONP call (see Jsonp in errors.ts). */
+export function jsonpOf(query: Map<string, string[]> | null): Jsonp | null {
+  const callback = query?.get("callback");
+  if (callback?.length !== 1 || !CALLBACK_RE.test(callback[0]!)) return null;
+  return { callback: callback[0]!, suppress: query!.get("suppress_response_codes")?.[0] === "1" };
+}
+
 /**
  * Writes the problem response of an error (as a JSONP call when `jsonp` is given); returns [status, bytes]. Errors
  * are `no-store`, but for `ttl` (seconds) given: a 404 known to hold that long is `public, max-age=<ttl>`.
@@ -223,4 +266,67 @@ export function sendText(
 /** A small JSON response that is never cached (health checks). */
 export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): [number, number] {
   return sendText(req, res, status, JSON_TYPE, JSON.stringify(value));
+}
+
+// Accept-Encoding negotiation: brotli, then gzip, then identity, honouring q=0.
+
+export type ContentEncoding = "br" | "gzip" | "identity";
+
+const acceptCache = new Map<string, { br: boolean; gzip: boolean }>();
+const CACHE_LIMIT = 512;
+/** Longer headers are parsed each time, not kept: 512 of them at the 16 KB a header may have would hold 8 MB. */
+const CACHED_HEADER_LENGTH = 256;
+
+function parseAcceptEncoding(header: string): { br: boolean; gzip: boolean } {
+  const accepted = { br: false, gzip: false };
+  let star: boolean | null = null;
+  const explicit = new Set<string>();
+  for (const part of header.split(",")) {
+    const [nameRaw = "", ...params] = part.split(";");
+    const name = nameRaw.trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      // A qvalue as RFC 9110 writes it (0 to 1, at most three decimals); anything else is ignored, as if absent.
+      const m = /^\s*q\s*=\s*(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\s*$/i.exec(p);
+      if (m) q = Number(m[1]);
+    }
+    const ok = q > 0;
+    if (name === "*") star = ok;
+    else if (name === "br" || name === "gzip" || name === "x-gzip") {
+      const key = name === "br" ? "br" : "gzip";
+      explicit.add(key);
+      accepted[key] = ok;
+    }
+  }
+  if (star !== null) {
+    if (!explicit.has("br")) accepted.br = star;
+    if (!explicit.has("gzip")) accepted.gzip = star;
+  }
+  return accepted;
+}
+
+/** What an Accept-Encoding header accepts (parsed once per distinct header, in a bounded map). */
+function accepts(header: string): { br: boolean; gzip: boolean } {
+  if (header.length > CACHED_HEADER_LENGTH) return parseAcceptEncoding(header);
+  let accepted = acceptCache.get(header);
+  if (!accepted) {
+    accepted = parseAcceptEncoding(header);
+    if (acceptCache.size >= CACHE_LIMIT) acceptCache.clear();
+    acceptCache.set(header, accepted);
+  }
+  return accepted;
+}
+
+/** Whether the request's Accept-Encoding accepts brotli. */
+function acceptsBrotli(header: string | undefined): boolean {
+  return header !== undefined && header !== "" && accepts(header).br;
+}
+
+/** The encoding to send, given the request's Accept-Encoding and which variants the body has. */
+export function negotiateEncoding(header: string | undefined, hasBr: boolean, hasGzip: boolean): ContentEncoding {
+  if (!header || (!hasBr && !hasGzip)) return "identity";
+  const accepted = accepts(header);
+  if (hasBr && accepted.br) return "br";
+  if (hasGzip && accepted.gzip) return "gzip";
+  return "identity";
 }

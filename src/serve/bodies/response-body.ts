@@ -1,6 +1,8 @@
-// What a /v1/ request is answered with: the body found for it at an instant, what is sent of it (the body or a
+// What a /v1/ request is answered with: the body found for it at an instant (or the 404 of a path whose time is not
+// now) among a snapshot's resources (Resources, made by endpoints/resource.ts), what is sent of it (the body or a
 // variant, variants.ts), and the content types it is sent as.
-import type { LoadedBlob } from "../../snapshot/load.ts";
+import type { ApiError } from "../../errors.ts";
+import type { LoadedBlob, LoadedSegment } from "../../snapshot/load.ts";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 /** A JSONP response (`callback=`). */
@@ -17,6 +19,19 @@ export interface Found {
   perRequest: boolean;
 }
 
+/** The resources of one snapshot, with the sale lists composed so far (createResources, endpoints/resource.ts). */
+export interface Resources {
+  /** The states of `path`; throws a 404 naming why there are none. */
+  statesOf(path: string): readonly LoadedSegment[];
+  /**
+   * The body of `path` (whose states are `segments`) at `now` (epoch seconds) and the instant it next changes; or,
+   * when it has none then, its 404 and the instant that changes (a later state's start, or null when none comes).
+   */
+  at(path: string, segments: readonly LoadedSegment[], now: number): Found | Missing;
+  /** Composes, one a turn of the event loop, the sale lists in force at `now` (epoch seconds). */
+  warm(now: number): void;
+}
+
 /** What is sent: a body, its type, and how to gzip it if it has no gzip variant yet. */
 export interface Representation {
   body: LoadedBlob;
@@ -29,4 +44,18 @@ export interface Representation {
    * asked of each body sent.
    */
   scratch?: boolean;
+}
+
+/**
+ * A path the snapshot has, with no state at the instant asked (a sale that has ended or not begun, a product between
+ * sales): its 404, known to hold until `changesAt` (epoch seconds; null: for as long as the snapshot is served), so
+ * it may be cached like a 200 (capped max-age) and a cache absorbs the polling after a sale ends.
+ */
+export class Missing {
+  readonly error: ApiError;
+  readonly changesAt: number | null;
+  constructor(error: ApiError, changesAt: number | null) {
+    this.error = error;
+    this.changesAt = changesAt;
+  }
 }

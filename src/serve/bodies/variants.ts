@@ -193,10 +193,8 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
   return {
     cache,
     templates,
-    /** What to send for `found`: the body itself, or its variant when the request has `affid` or `callback`. */
+    /** What to send for `found` to a request with `affid` or `callback`: its variant (without either, the body itself is sent). */
     represent(found: Found, affid: string, callback: string): Representation {
-      if (!affid && !callback)
-        return { body: found.body, contentType: JSON_TYPE, gzip: found.gzip, brotli: null, scratch: found.perRequest };
       const variant = of(found.body, affid, callback, !found.perRequest);
       return {
         body: variant,

@@ -14,11 +14,8 @@ import { notFound } from "../../errors.ts";
 import type { LoadedSnapshot } from "../../snapshot/load.ts";
 import { calendarLists, createCalendars } from "./calendar.ts";
 import type { Scheduler } from "../events/hub.ts";
-import { Missing } from "../bodies/resources.ts";
-import type { createResources } from "../bodies/resources.ts";
-import type { Representation } from "../bodies/response-body.ts";
-
-type Resources = ReturnType<typeof createResources>;
+import { Missing } from "../bodies/response-body.ts";
+import type { Representation, Resources } from "../bodies/response-body.ts";
 
 /** Every calendar feed's path: the all-store one and each store's. */
 const FEED_PATHS = ENDPOINTS.filter((e) => e.answer === "calendar").flatMap((e) =>

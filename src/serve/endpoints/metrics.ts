@@ -1,7 +1,7 @@
 // GET /metrics: the Prometheus exposition of the counters the server keeps (src/serve/metrics-registry.ts), to the
 // holder of the metrics token only; a 404 when metrics are off.
+import { createHash, timingSafeEqual } from "node:crypto";
 import { ApiError, errorLine, notFound } from "../../errors.ts";
-import { bearerCheck } from "../admission/request-guards.ts";
 import { sendText } from "../bodies/respond.ts";
 import type { ResponderModule } from "../responder.ts";
 
@@ -27,3 +27,9 @@ export const responder: ResponderModule["responder"] = ({ metrics, options }) =>
     );
   };
 };
+
+/** Checks an Authorization header against `Bearer <token>` in constant time. */
+function bearerCheck(token: string): (header: string | undefined) => boolean {
+  const expected = createHash("sha256").update(`Bearer ${token}`).digest();
+  return (header) => header !== undefined && timingSafeEqual(createHash("sha256").update(header).digest(), expected);
+}

@@ -10,7 +10,7 @@ import { fmix, fnv1a, hex8, rotl } from "../bodies/fast-hash.ts";
 import { allocScratch } from "../bodies/scratch.ts";
 import type { SearchParams } from "../admission/search-params.ts";
 import { performance } from "node:perf_hooks";
-import { foundSender } from "../bodies/found.ts";
+import { foundSender } from "../bodies/respond.ts";
 import type { ResponderModule } from "../responder.ts";
 
 const OPEN = Buffer.from('{"products":[');

@@ -1,7 +1,6 @@
 // The server's open connections: the fields our code keeps on each socket, given once when it opens, and the sweep
 // that asks the send limits about every connection and closes the idle ones (node's keep-alive timer is off: it was
 // re-armed twice a request).
-import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { SendLimits } from "./send-limits.ts";
 
@@ -36,14 +35,6 @@ const KEEP_ALIVE_TICK_MS = 1_000;
 const MIN_TICK_MS = 25;
 /** node's margin over the advertised `Keep-Alive: timeout=N` before it closes an idle connection. */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
-
-/**
- * `Keep-Alive: timeout=N` as node writes it for a server whose keepAliveTimeout is set (its `_keepAliveTimeout`, read
- * when the head is written): the server's is 0, so that node arms no timer per request (see KEEP_ALIVE_TICK_MS).
- */
-export function advertiseKeepAlive(res: ServerResponse, ms: number): void {
-  (res as ServerResponse & { _keepAliveTimeout: number })._keepAliveTimeout = ms;
-}
 
 /** What the sweep needs of the server's options. */
 interface ConnectionsOptions {

@@ -6,7 +6,7 @@ import type { Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { ApiError, renderProblem } from "../../errors.ts";
 import type { Handler } from "../handler.ts";
-import { advertiseKeepAlive, ADDRESS, createConnections, SERVED } from "./connections.ts";
+import { ADDRESS, createConnections, SERVED } from "./connections.ts";
 import type { Connection } from "./connections.ts";
 import { createSendLimits } from "./send-limits.ts";
 import { TLS_SERVER_OPTIONS } from "./tls.ts";
@@ -173,7 +173,11 @@ export async function startServer(
     return false;
   };
   const secure = o.tls !== undefined;
-  const advertise = (res: ServerResponse) => advertiseKeepAlive(res, o.keepAliveTimeout);
+  // `Keep-Alive: timeout=N` as node writes it for a server whose keepAliveTimeout is set (its `_keepAliveTimeout`,
+  // read when the head is written): the server's is 0, so that node arms no timer per request (connections.ts).
+  const advertise = (res: ServerResponse) => {
+    (res as ServerResponse & { _keepAliveTimeout: number })._keepAliveTimeout = o.keepAliveTimeout;
+  };
   // connectionsCheckingInterval: how often headersTimeout/requestTimeout are enforced (node's default, 30 s, lets
   // a slow client hold a connection for up to 40 s instead of 10).
   const httpOptions = {

@@ -1,9 +1,8 @@
 // The request log line is exactly JSON.stringify of its entry (it is built by hand because every request pays for it),
 // as a string and as the bytes the log buffer writes; the Redis address the server logs carries no credentials.
 import { describe, expect, it } from "vitest";
-import { createLogBuffer } from "../../src/cli/log-buffer.ts";
+import { AS_STRING, createLogBuffer, NO_ROOM, RequestLineEncoder, requestLine } from "../../src/cli/log-buffer.ts";
 import type { LogSink } from "../../src/cli/log-buffer.ts";
-import { AS_STRING, NO_ROOM, RequestLineEncoder, requestLine } from "../../src/cli/request-line.ts";
 import { redisAddress } from "../../src/cli/run-server.ts";
 import type { RequestLog } from "../../src/serve/handler.ts";
 
