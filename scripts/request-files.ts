@@ -4,8 +4,9 @@
 //   tsx scripts/request-files.ts [--repeat 200] [--products 300] [--functions]
 //
 // It builds a sample snapshot in a temp dir, starts the server (scripts/lib/coverage-child.ts) and, after warm-up
-// requests (with `Accept-Encoding: gzip, deflate, br`, as browsers send), measures four windows: --repeat identical requests for one product's detail, the first request for
-// another product (cold), one search, and a window of the same length with no request at all. A function of src/
+// requests (with `Accept-Encoding: gzip, deflate, br`, as browsers send), measures four windows: --repeat identical
+// requests for one product's detail, the first request for another product (cold), one search, and a window of the
+// same length with no request at all. A function of src/
 // counts for a window's requests when it was called at least once per request more than in the idle window; what
 // ran in the idle window, or not in proportion to the requests (timers: the request log's and the meter's flushes),
 // is listed apart as background. --functions lists each file's functions too.
