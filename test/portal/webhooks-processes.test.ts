@@ -27,6 +27,8 @@ import { startReceiver } from "./webhook-receiver.ts";
 import type { Receiver } from "./webhook-receiver.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
+/** Endpoints (a receiver each): their slots (ENDPOINTS x PER_ENDPOINT) more than one process holds claims on (64). */
+const ENDPOINTS = 20;
 /** The portal's limit of deliveries in flight to one endpoint: deliverer.ts's default, which no setting changes. */
 const PER_ENDPOINT = 4;
 /** How long the deliveries may take, ms: a deadline, not a wait (each wait ends as its condition is met). */
@@ -152,8 +154,6 @@ const byProcess = (sent: Sent[]) => {
 describe("two portal processes delivering from one PostgreSQL", () => {
   let env: Record<string, string>;
   let db: PortalDatabase;
-  /** The session's cookies (the database's: valid on every portal of it). */
-  let cookies: Map<string, string> | undefined;
   const running: Child[] = [];
 
   beforeAll(async () => {
@@ -172,17 +172,17 @@ describe("two portal processes delivering from one PostgreSQL", () => {
     await db?.close();
   });
 
-  /** Two portal processes, and a client signed in on each (one session, signed up on the first run). */
-  async function startBoth() {
+  /**
+   * Two portal processes, and a client signed in on each: one session (the database's, valid on every portal of it)
+   * of a new organisation, `email`'s, so that each test has the endpoints it adds alone (20 an organisation at most).
+   */
+  async function startBoth(email: string) {
     const [a, b] = await Promise.all([startPortalProcess(env), startPortalProcess(env)]);
     running.push(a, b);
     const onA = new PortalClient(a.url);
     const onB = new PortalClient(b.url);
-    if (!cookies) {
-      await signUpAndVerify(onA, smtp, { email: "processes@example.test" });
-      cookies = onA.cookies;
-    }
-    for (const [name, value] of cookies) [onA, onB].forEach((c) => c.cookies.set(name, value));
+    await signUpAndVerify(onA, smtp, { email });
+    for (const [name, value] of onA.cookies) onB.cookies.set(name, value);
     /** Adds an endpoint for each receiver, wanting store `store` (from portal A's form); returns their IDs. */
     const addEndpoints = async (receivers: Receiver[], store: string) => {
       const ids: string[] = [];
@@ -213,13 +213,15 @@ describe("two portal processes delivering from one PostgreSQL", () => {
     );
 
   it("sends each delivery once, within each endpoint's limit, both processes sending", async () => {
-    const EVENTS = 150;
-    const both = await startBoth();
-    const set = await startReceivers(4, [both.a.pid, both.b.pid], 25, () => 204);
+    const EVENTS = 40;
+    const both = await startBoth("processes@example.test");
+    // More endpoints than one process can hold claims on (ENDPOINTS x PER_ENDPOINT > 2 x its 32 senders: 32 in flight
+    // and 32 claimed ahead), so the other process must claim some: with 4 endpoints one could hold them all.
+    const set = await startReceivers(ENDPOINTS, [both.a.pid, both.b.pid], 25, () => 204);
     try {
       const ids = await both.addEndpoints(set.receivers, "women");
       const events = saleEvents("AAAAAAAAAAAAAAAA", "women", EVENTS);
-      expect(await recordEvents(db, "events", events, Date.now())).toBe(EVENTS * 4);
+      expect(await recordEvents(db, "events", events, Date.now())).toBe(EVENTS * ENDPOINTS);
       await both.wakeBoth(ids[0]!);
       // Each receiver: the sale events, and the first endpoint the two test events.
       const expected = (i: number) => EVENTS + (i === 0 ? 2 : 0);
@@ -248,14 +250,16 @@ describe("two portal processes delivering from one PostgreSQL", () => {
   }, 120_000);
 
   it("retries each failed attempt once, at the schedule's first wait, claimed by either process", async () => {
-    const EVENTS = 40;
-    const both = await startBoth();
-    // Each first attempt answered 500, the next 204.
-    const set = await startReceivers(3, [both.a.pid, both.b.pid], 25, (earlier) => (earlier.length ? 204 : 500));
+    const EVENTS = 10;
+    const both = await startBoth("retries@example.test");
+    // Each first attempt answered 500, the next 204; retries fall due together, more than one process holds claims on.
+    const set = await startReceivers(ENDPOINTS, [both.a.pid, both.b.pid], 25, (earlier) =>
+      earlier.length ? 204 : 500,
+    );
     try {
       const ids = await both.addEndpoints(set.receivers, "home");
       expect(await recordEvents(db, "events", saleEvents("BBBBBBBBBBBBBBBB", "home", EVENTS), Date.now())).toBe(
-        EVENTS * 3,
+        EVENTS * ENDPOINTS,
       );
       await both.wakeBoth(ids[0]!);
       const expected = (i: number) => EVENTS + (i === 0 ? 2 : 0);
