@@ -51,10 +51,7 @@ export async function createHandler(options: HandlerOptions): Promise<Handler> {
   if (metrics) countFailure = (kind) => metrics.compressionFailure(kind);
   const { answerError, start, done } = createOutcome(options, clock, metrics);
   const services = { options, maxAge, variants, feeds, events, metrics };
-  const responders = await loadResponders(
-    ENDPOINTS.map((e) => e.answer),
-    services,
-  );
+  const responders = await loadResponders(new Set(ENDPOINTS.map((e) => e.answer)), services);
 
   const handler = ((req: IncomingMessage, res: ServerResponse): number => {
     const started = start();
