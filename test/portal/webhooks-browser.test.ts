@@ -26,6 +26,16 @@ const SHOTS = "/tmp/shots-webhooks";
 const PASSWORD = "correct horse battery";
 const main = (page: Page) => page.locator("main").innerText();
 
+/**
+ * Reloads the page a form redirected to (`?done=<done>`) once that page has loaded: a reload issued while the form's
+ * POST and redirect are still under way fails ("Not attached to an active page", once in a full run).
+ */
+async function reloadAfter(page: Page, done: string): Promise<void> {
+  await page.waitForURL((url) => url.searchParams.get("done") === done, { waitUntil: "load" });
+  await page.waitForLoadState("load"); // the same URL again (a second secret): the new document's own load
+  await page.reload();
+}
+
 describe("webhooks in Chromium", () => {
   let smtp: SmtpServer;
   let portal: TestPortal;
@@ -84,7 +94,7 @@ describe("webhooks in Chromium", () => {
     expect(new URL(page.url()).pathname).toMatch(/^\/webhooks\/[a-z0-9]{16}$/);
     await check(page, "3-secret-shown");
     // The page the form redirected to, reloaded: a GET, which adds nothing and shows the secret no more.
-    await page.reload();
+    await reloadAfter(page, "secret");
     expect(await page.getByLabel(/The signing secret/).count()).toBe(0);
     expect(await main(page)).toContain("The signing secret was shown once");
     await check(page, "4-secret-reloaded");
@@ -94,13 +104,13 @@ describe("webhooks in Chromium", () => {
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(secret);
     expect(await main(page)).toContain("The secret is replaced");
-    await page.reload();
+    await reloadAfter(page, "secret");
     expect(await page.getByLabel(/The signing secret/).count()).toBe(0);
 
     receiver.answer = () => 503;
     await page.getByRole("button", { name: "Send a test event" }).click();
     await portal.webhooks!.deliverer.flush();
-    await page.reload();
+    await reloadAfter(page, "test");
     expect(await main(page)).toMatch(/none|503/);
     expect(await main(page)).toContain("answer 503");
     await check(page, "5-log-failed");
@@ -109,7 +119,7 @@ describe("webhooks in Chromium", () => {
     await page.getByRole("button", { name: /^Retry now/ }).click();
     expect(await main(page)).toContain("The delivery is sent again now.");
     await portal.webhooks!.deliverer.flush();
-    await page.reload();
+    await reloadAfter(page, "retry");
     expect(await main(page)).toContain("answer 200");
     expect(await main(page)).toContain("delivered");
     await check(page, "6-log-delivered");
