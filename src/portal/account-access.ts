@@ -2,7 +2,7 @@
 // browser, and why an account that is not active may not sign in yet.
 import { html } from "hono/html";
 import type { Portal, PortalContext } from "./context.ts";
-import { clientAddress } from "./context.ts";
+import { clientAddress, render } from "./context.ts";
 import { takeMailLimits } from "./mail-limits.ts";
 import { writeSessionCookie } from "./session-cookies.ts";
 import type { Account } from "./store/accounts.ts";
@@ -31,6 +31,10 @@ export const notYet = (account: Account) =>
         Your email address is confirmed. An operator approves new accounts: we will mail you when yours is ready.
       </p>`
     : html`<p role="alert">This account is suspended. Write to the operator of this portal.</p>`;
+
+/** The 403 page of an account that may not sign in yet (pending) or any more (suspended). */
+export const refuseInactive = (c: PortalContext, portal: Portal, account: Account) =>
+  render(c, portal, 403, account.status === "pending" ? "Waiting for approval" : "Account suspended", notYet(account));
 
 /**
  * Starts a session for `account` on this browser and records the sign-in (`detail`: how, when it says). It acts for

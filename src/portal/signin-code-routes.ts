@@ -6,7 +6,7 @@
 import type { Hono } from "hono";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { clientAddress, formOf, pageContext, render } from "./context.ts";
-import { notYet, startSession } from "./account-access.ts";
+import { refuseInactive, startSession } from "./account-access.ts";
 import { knownDevice, rememberDevice } from "./device-cookies.ts";
 import { CodeSchema, parseForm } from "./forms.ts";
 import type { FieldErrors } from "./forms.ts";
@@ -71,14 +71,7 @@ export async function finishSignIn(
   clearPendingCookie(c, c.get("secureCookies"));
   const account = await findAccount(portal.db, accountId);
   if (!account) return signInExpired(c, portal);
-  if (account.status !== "active")
-    return render(
-      c,
-      portal,
-      403,
-      account.status === "pending" ? "Waiting for approval" : "Account suspended",
-      notYet(account),
-    );
+  if (account.status !== "active") return refuseInactive(c, portal, account);
   const now = portal.clock();
   if (!(await knownDevice(c, portal, account.id, now))) await rememberDevice(c, portal, account.id, now);
   await startSession(c, portal, account, "signin", detail);

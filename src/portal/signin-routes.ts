@@ -2,7 +2,7 @@
 // before its password is hashed, so that guesses sent at once meet the same limits as guesses sent one by one.
 import type { Hono } from "hono";
 import { html } from "hono/html";
-import { notYet, sendVerification, startSession, textFields } from "./account-access.ts";
+import { refuseInactive, sendVerification, startSession, textFields } from "./account-access.ts";
 import type { Portal, PortalContext, PortalEnv } from "./context.ts";
 import { clientAddress, formOf, limitAddress, pageContext, render, renderTooMany } from "./context.ts";
 import { knownDevice, rememberDevice } from "./device-cookies.ts";
@@ -86,14 +86,7 @@ export function registerSignInRoutes(app: Hono<PortalEnv>, portal: Portal): void
         }),
       );
     }
-    if (account.status !== "active")
-      return render(
-        c,
-        portal,
-        403,
-        account.status === "pending" ? "Waiting for approval" : "Account suspended",
-        notYet(account),
-      );
+    if (account.status !== "active") return refuseInactive(c, portal, account);
     // Two-factor: no session yet, only a pending sign-in that the code step finishes (signin-code-routes.ts).
     if (await hasSecondFactor(portal.db, account.id)) return awaitCode(c, portal, account.id);
     if (!device) await rememberDevice(c, portal, account.id, now);

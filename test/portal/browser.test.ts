@@ -24,7 +24,7 @@ import { freePort, startTestApi } from "../helpers/fixture.ts";
 import type { TestApi } from "../helpers/fixture.ts";
 import { startRedis, stopProcess } from "../helpers/processes.ts";
 import type { Watched } from "../helpers/processes.ts";
-import { checkWidths, WIDTHS } from "./page-check.ts";
+import { checkWidths, openPhone } from "./page-check.ts";
 import { startTestPortal } from "./portal-client.ts";
 import type { TestPortal } from "./portal-client.ts";
 import { linkIn, startSmtpServer } from "./smtp-server.ts";
@@ -75,19 +75,7 @@ describe("the portal in Chromium", () => {
     problems.push(...(await checkWidths(page, name, SHOTS)));
   }
   /** A phone's browser, which records what its pages ask of any host but their own (navigations aside). */
-  async function phone() {
-    const context = await browser.newContext({ viewport: WIDTHS.phone, isMobile: true, hasTouch: true });
-    const page = await context.newPage();
-    page.on("request", (r) => {
-      if (r.isNavigationRequest() || !/^https?:/.test(r.url())) return;
-      if (new URL(r.url()).origin !== new URL(r.frame().url()).origin) elsewhere.push(r.url());
-    });
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
-    return { context, page };
-  }
+  const phone = () => openPhone(browser, problems, elsewhere);
 
   beforeAll(async () => {
     await rm(SHOTS, { recursive: true, force: true }); // only this run's pages
