@@ -158,60 +158,49 @@ const retryButton = (ctx: PageContext, e: Endpoint, d: DeliveryLine) =>
         ${csrfField(ctx)}<button type="submit" class="secondary" aria-label="Retry now: ${d.eventId}">Retry now</button>
       </form>`;
 
-function deliveriesTable(ctx: PageContext, e: Endpoint, deliveries: DeliveryLine[], manage: boolean): Html {
-  if (!deliveries.length) return html`<p>No deliveries yet.</p>`;
-  return html`<table class="audit">
+/** A log under `caption`: one column a heading, one row a line (the trail's table style). */
+const logTable = (caption: string, headings: readonly string[], rows: Html[]) =>
+  html`<table class="audit">
     <caption class="hint">
-      The latest deliveries, newest first
+      ${caption}
     </caption>
     <thead>
       <tr>
-        <th scope="col">Event</th>
-        <th scope="col">Attempts</th>
-        <th scope="col">State</th>
+        ${headings.map((h) => html`<th scope="col">${h}</th>`)}
       </tr>
     </thead>
     <tbody>
-      ${deliveries.map(
-        (d) =>
-          html`<tr>
-            <td><code>${d.type}</code> <span class="detail">${d.eventId}</span></td>
-            <td>${d.attempts}</td>
-            <td>${stateText(d)} ${manage ? retryButton(ctx, e, d) : ""}</td>
-          </tr>`,
-      )}
+      ${rows}
     </tbody>
   </table>`;
+
+function deliveriesTable(ctx: PageContext, e: Endpoint, deliveries: DeliveryLine[], manage: boolean): Html {
+  if (!deliveries.length) return html`<p>No deliveries yet.</p>`;
+  const rows = deliveries.map(
+    (d) =>
+      html`<tr>
+        <td><code>${d.type}</code> <span class="detail">${d.eventId}</span></td>
+        <td>${d.attempts}</td>
+        <td>${stateText(d)} ${manage ? retryButton(ctx, e, d) : ""}</td>
+      </tr>`,
+  );
+  return logTable("The latest deliveries, newest first", ["Event", "Attempts", "State"], rows);
 }
 
 function attemptsTable(attempts: AttemptLine[]): Html {
   if (!attempts.length) return html`<p>No attempts yet.</p>`;
-  return html`<table class="audit">
-    <caption class="hint">
-      The latest attempts, newest first
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">When</th>
-        <th scope="col">Event</th>
-        <th scope="col">Status</th>
-        <th scope="col">Time</th>
-        <th scope="col">Answer (first bytes)</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${attempts.map(
-        (a) =>
-          html`<tr>
-            <td>${when(a.at)}</td>
-            <td><code>${a.type}</code></td>
-            <td>${a.status || "none"}</td>
-            <td>${a.latencyMs} ms</td>
-            <td class="detail"><code>${a.answer.slice(0, 200)}</code></td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  const rows = attempts.map(
+    (a) =>
+      html`<tr>
+        <td>${when(a.at)}</td>
+        <td><code>${a.type}</code></td>
+        <td>${a.status || "none"}</td>
+        <td>${a.latencyMs} ms</td>
+        <td class="detail"><code>${a.answer.slice(0, 200)}</code></td>
+      </tr>`,
+  );
+  const headings = ["When", "Event", "Status", "Time", "Answer (first bytes)"];
+  return logTable("The latest attempts, newest first", headings, rows);
 }
 
 /** An endpoint's page: a new secret (this once), settings, actions for those who may, and the delivery log. */
