@@ -14,6 +14,8 @@ import { createTrustedPeer } from "./client-address.ts";
 import { createCredentials } from "./credentials.ts";
 import type { Credential, CredentialOptions } from "./credentials.ts";
 import { DEFAULT_MAX_URL_LENGTH, parseCommon, parseTarget } from "./request.ts";
+import type { ParsedTarget } from "./request.ts";
+import { createSeenOnce } from "../bodies/fast-hash.ts";
 import { headerKeyOf } from "./presented-key.ts";
 import { parseSearchParams } from "./search-params.ts";
 import type { SearchParams } from "./search-params.ts";
@@ -138,6 +140,8 @@ function headerKeyOfRequest(headers: IncomingHttpHeaders): string | ApiError | u
 
 /** Targets remembered per gate (the set is emptied when full), and the longest one remembered. */
 const ADMITTED_MAX = 10_000;
+/** Slots of the table of targets admitted once (64 KB): a target is remembered at its second admission. */
+const ADMITTED_SEEN_SLOTS = 16_384;
 /** Parsed targets kept for requests that were not admitted (see `parsed` in gate). */
 const PARSED_MAX = 1_000;
 const NOT_V1 = notFound("no such resource: the API's paths start with /v1/");
@@ -157,19 +161,19 @@ export function createAdmission(options: AdmissionOptions) {
     // revalidates them, so most requests skip parsing, the key lookup and the path lookup. Only targets with a
     // valid key and valid parameters, on a path that exists, are kept; the address's failure limit, the key's
     // rate limit and the clock still apply to every request.
+    // A target is remembered when it is admitted a second time: a new affid on every request (normal traffic from
+    // affiliates) is parsed and forgotten, not kept in the map until it is emptied (each kept target outlived the
+    // young generation, and the map's insert and clear cost more than the parse).
     const remembered = new Map<string, Admitted>();
-    const parsed = new Map<string, ReturnType<typeof parseTarget>>();
-    /** A target's path and query: parsed once while it is refused again and again (a wrong key, a 429). */
-    const parse = (url: string): ReturnType<typeof parseTarget> => {
-      let target = parsed.get(url);
-      if (target === undefined) {
-        target = parseTarget(url, maxUrlLength);
-        if (url.length <= ADMITTED_MAX_TARGET) {
-          if (parsed.size >= PARSED_MAX) parsed.clear();
-          parsed.set(url, target);
-        }
+    const admittedBefore = createSeenOnce(ADMITTED_SEEN_SLOTS);
+    /** Targets' paths and queries kept while they are refused again and again (a wrong key, a 429). */
+    const parsed = new Map<string, ParsedTarget>();
+    const refused = <E extends ApiError>(url: string, target: ParsedTarget, refusal: E): E => {
+      if (url.length <= ADMITTED_MAX_TARGET && !parsed.has(url)) {
+        if (parsed.size >= PARSED_MAX) parsed.clear();
+        parsed.set(url, target);
       }
-      return target;
+      return refusal;
     };
 
     return {
@@ -194,7 +198,8 @@ export function createAdmission(options: AdmissionOptions) {
         // A remembered key whose grace period has ended is not taken from memory: authentication refuses it.
         let known = memo === null ? undefined : remembered.get(memo);
         if (known !== undefined && nowMs >= known.credential.until) known = undefined;
-        const { path, query } = known ?? parse(url);
+        const target = known ?? parsed.get(url) ?? parseTarget(url, maxUrlLength);
+        const { path, query } = target;
         const match = known ? null : matchEndpoint(path);
         info.path = path;
         info.route = known?.route ?? match?.route ?? ROUTE_INDEX.other;
@@ -206,19 +211,19 @@ export function createAdmission(options: AdmissionOptions) {
           if (!path.startsWith("/v1/")) return NOT_V1;
         }
         const credential = known?.credential ?? authenticate(keys, req, query, headerKey, nowMs);
-        if (credential instanceof ApiError) return credential;
+        if (credential instanceof ApiError) return known ? credential : refused(url, target, credential);
         info.key = credential.usage;
         // An endpoint free of the key's rate limit (GET /v1/usage.json) says what the limit has left, taking nothing.
         if ((known ? known.rateLimited : match?.endpoint.rateLimited) === false)
           pushRateLimitHeaders(headers, credential.limit, keyBuckets.peek(credential.name, credential.limit, nowMs));
         else {
           const limited = takeToken(keyBuckets, credential.name, credential.limit, nowMs, headers);
-          if (limited) return limited;
+          if (limited) return known ? limited : refused(url, target, limited);
         }
         if (known) return known.missing ?? known;
         // A /v1/ path no endpoint has is a resource: its 404 comes from the snapshot's paths (statesOf).
         const admitted = admitTarget(paths, path, info.route, match?.endpoint, query, credential);
-        if (memo !== null && url.length <= ADMITTED_MAX_TARGET) {
+        if (memo !== null && url.length <= ADMITTED_MAX_TARGET && admittedBefore(memo)) {
           if (remembered.size >= ADMITTED_MAX) remembered.clear();
           remembered.set(memo, admitted);
         }

@@ -10,7 +10,7 @@ import type { LoadedBlob } from "../../snapshot/load.ts";
 import { ByteLru } from "./byte-lru.ts";
 import type { Compressor } from "./compressor.ts";
 import { DEFAULT_VARIANT_CACHE_BYTES } from "../../config/defaults.ts";
-import { fmix, fnv1a } from "./fast-hash.ts";
+import { createSeenOnce, fmix, fnv1a } from "./fast-hash.ts";
 import { JS_TYPE, JSON_TYPE } from "./response-body.ts";
 import type { Found, Representation } from "./response-body.ts";
 import { allocScratch } from "./scratch.ts";
@@ -151,10 +151,8 @@ const EMPTY = Buffer.alloc(0);
 const JSONP_CLOSE_PIECE = storedPiece(JSONP_CLOSE);
 
 /**
- * Slots of the table of variants asked for once (a variant is cached only when asked for a second time): a power of
- * two. A key's slot holds a fingerprint of it; a later key in the same slot takes it over, so the table forgets as
- * the set of 10,000 keys it replaces did when full, in 64 KB, without a string kept per request (a new affid on
- * every request kept 10,000 strings alive long enough to be promoted, and the set's two lookups a request).
+ * Slots of the table of variants asked for once (a variant is cached only when asked for a second time), 64 KB: the
+ * set of 10,000 strings it replaced kept a new affid's key alive long enough to be promoted, and cost two lookups.
  */
 const SEEN_SLOTS = 16_384;
 
@@ -168,7 +166,7 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
   // A quarter of the memory holds templates of lists (templates.ts): 8 MB is some 200 of the largest list.
   const templates = createTemplates(compressor, Math.floor(maxBytes / 4));
   const cache = new ByteLru<Variant>(maxBytes - Math.floor(maxBytes / 4));
-  const seen = new Int32Array(SEEN_SLOTS);
+  const seenBefore = createSeenOnce(SEEN_SLOTS);
   /** The variant of `body` for `affid` and `callback`; `cacheable: false` for a body made per request (a search page). */
   const of = (body: LoadedBlob, affid: string, callback: string, cacheable: boolean): Variant => {
     if (!cacheable) return new Variant(body, { affid, callback, perRequest: true });
@@ -178,11 +176,7 @@ export function createVariants(compressor: Compressor, maxBytes = DEFAULT_VARIAN
       if (!cached.br) compressor.brotliLater(cached, (br) => cache.grow(key, cached, br.length));
       return cached;
     }
-    const h = fnv1a(key);
-    const slot = h & (SEEN_SLOTS - 1);
-    const fingerprint = fmix(h) | 1; // never 0, an empty slot
-    const askedBefore = seen[slot] === fingerprint; // asked for before: kept from now on
-    seen[slot] = askedBefore ? 0 : fingerprint;
+    const askedBefore = seenBefore(key); // asked for before: kept from now on
     const variant = new Variant(body, { affid, callback, templates, cached: askedBefore });
     if (askedBefore) {
       cache.set(key, variant, 0);

@@ -1,5 +1,6 @@
-// Admission, every case twice: the first request of a target takes the full path (parse, key, parameters, path),
-// the second the remembered one (or the parsed-target cache, for a refusal); both must answer alike.
+// Admission, every case three times: the first two requests of a target take the full path (parse, key, parameters,
+// path), the second is remembered, and the third takes the remembered one (or the parsed-target cache, for a
+// refusal); all must answer alike. A target asked for once (a new affid every request) is not remembered.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey, rotateKey } from "../../../src/keys/keys-file.ts";
 import { startTestApi, T0 } from "../../helpers/fixture.ts";
@@ -24,10 +25,10 @@ afterAll(() => api.close());
 const LIST = "/v1/sales/active.json";
 const get = (target: string) => api.get(target);
 
-/** Sends `target` twice (cold, then remembered) and returns both answers' status and problem code. */
-async function twice(target: string): Promise<Array<[number, string | undefined]>> {
+/** Sends `target` three times (cold, cold and remembered, remembered); returns each answer's status and problem code. */
+async function thrice(target: string): Promise<Array<[number, string | undefined]>> {
   const out: Array<[number, string | undefined]> = [];
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < 3; i++) {
     const res = await get(target);
     const body = (await res.json()) as { code?: string };
     out.push([res.status, body.code]);
@@ -53,7 +54,8 @@ describe("admission, cold and remembered", () => {
     ["another version prefix", () => `/v2/sales/active.json?apikey=${api.key}`, 404, "not_found"],
   ])("%s", async (_, target, status, code) => {
     api.clock.now = T0 + 10;
-    expect(await twice(target())).toEqual([
+    expect(await thrice(target())).toEqual([
+      [status, code],
       [status, code],
       [status, code],
     ]);
@@ -62,9 +64,11 @@ describe("admission, cold and remembered", () => {
   it("a replaced key after its grace period: refused cold and remembered", async () => {
     api.clock.now = T0 + 10;
     const target = `${list}?apikey=${rotated}&x=grace`;
+    expect((await get(target)).status).toBe(200);
     expect((await get(target)).status).toBe(200); // remembered now
     api.clock.now = T0 + 60;
-    expect(await twice(target)).toEqual([
+    expect(await thrice(target)).toEqual([
+      [401, "api_key_invalid"],
       [401, "api_key_invalid"],
       [401, "api_key_invalid"],
     ]);
@@ -74,8 +78,26 @@ describe("admission, cold and remembered", () => {
     api.clock.now = T0 + 100;
     const target = `${list}?apikey=${slow}`;
     expect((await get(target)).status).toBe(200); // the burst of one
+    api.clock.now = T0 + 1100; // a token again (one every 1,000 s)
+    expect((await get(target)).status).toBe(200); // remembered now
     expect((await get(target)).status).toBe(429); // remembered
     expect((await get(`${target}&x=cold`)).status).toBe(429); // cold
+  });
+});
+
+describe("which targets are remembered", () => {
+  it("a target at its second admission, not one asked for once (a new affid every request)", async () => {
+    api.clock.now = T0 + 10;
+    const before = api.handler.stats().admittedTargets;
+    for (let i = 0; i < 20; i++) expect((await get(`${LIST}?apikey=${api.key}&affid=once${i}`)).status).toBe(200);
+    expect(api.handler.stats().admittedTargets).toBe(before);
+    const again = `${LIST}?apikey=${api.key}&affid=again`;
+    expect((await get(again)).status).toBe(200);
+    expect(api.handler.stats().admittedTargets).toBe(before);
+    expect((await get(again)).status).toBe(200);
+    expect(api.handler.stats().admittedTargets).toBe(before + 1);
+    expect((await get(again)).status).toBe(200);
+    expect(api.handler.stats().admittedTargets).toBe(before + 1);
   });
 });
 
@@ -83,6 +105,7 @@ describe("failed keys per address (issue 27: a lockout never refuses a valid key
   it("past the limit, unknown keys get the lockout's 401 while valid keys, cold and remembered, are served", async () => {
     api.clock.now = T0 + 1000;
     const valid = `${LIST}?apikey=${api.key}&x=lockout`;
+    expect((await get(valid)).status).toBe(200);
     expect((await get(valid)).status).toBe(200); // remembered from here on
     for (let i = 0; i < 3; i++) expect((await get(`${LIST}?apikey=${"U".repeat(31)}${i}`)).status).toBe(401);
     const locked = await get(`${LIST}?apikey=${"U".repeat(32)}`);
