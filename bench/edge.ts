@@ -5,22 +5,32 @@
 // The server pushes key changes to the fronts (EDGE_FRONTS), so they hold each check for EDGE_KEY_HOLD (an hour);
 // every key is checked once before the runs (the warm-up), and the requests that reached the server during a run
 // (the resource, and key checks: 0 expected) are counted in its request log. Each front's rate with many keys is set
-// against its own with one; its memory (RSS, and nginx's cache on disk) is taken after each number of keys. With one
-// key, two controls beside them: each front's cache with no key check at all.
+// against its own with one; its memory (RSS, its worker's open files, and nginx's cache on disk) is taken after each
+// case's runs. With one key, two controls beside them: each front's cache with no key check at all.
 // Run: npm run bench -- edge [--duration 10] [--warmup 2] [--rounds 1] [--connections 64] [--keys 1,100,10000,100000]
-//        [--max-age 5] [--products N] [--keep]
+//        [--max-age 5] [--products N] [--fronts nginx,varnish] [--nginx-open-files N] [--keep]
 // --max-age: the server's MAX_AGE, short so that a run spans several (the server's requests per max-age are the point).
+// --fronts: the edge fronts measured (and their controls). --nginx-open-files N: beside the nginx front, a second one
+// from the same site file with `open_file_cache max=N` (shipped: 512) and its worker allowed the files
+// (worker_rlimit_nofile), pushed to as `nginx-files`: whether keeping every check's file open holds the 1-key rate.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { nginxMain, startNginxFront, startVarnishFront, waitForAnswer } from "../scripts/lib/fronts.ts";
+import {
+  childrenOf,
+  nginxMain,
+  nginxWorkers,
+  nginxOpenFilesLimit,
+  startNginxFront,
+  startVarnishFront,
+  waitForAnswer,
+} from "../scripts/lib/fronts.ts";
 import type { Front } from "../scripts/lib/fronts.ts";
-import { cpuSeconds, rssMb } from "../scripts/lib/proc.ts";
+import { cpuSeconds, openFiles, rssMb } from "../scripts/lib/proc.ts";
 import { requireProgram } from "../scripts/lib/test-programs.ts";
 import { generateKey, hashKey, updateKeysFile } from "../src/keys/keys-file.ts";
 import { expect, runBench, expectOk, expectSameBytes, httpGet } from "./lib/check.ts";
@@ -44,6 +54,8 @@ const { values: args } = parseArgs({
     keys: { type: "string", default: "1,100,10000,100000" },
     "max-age": { type: "string", default: "5" },
     products: { type: "string" },
+    fronts: { type: "string", default: "nginx,varnish" },
+    "nginx-open-files": { type: "string" },
     keep: { type: "boolean", default: false },
   },
 });
@@ -61,16 +73,41 @@ const TARGET = 0.9;
 const KEYS_TARGET = 0.8;
 /** Seconds a check is held by a front the server pushes to (EDGE_KEY_HOLD). */
 const HOLD = 3600;
-/** The edge fronts: each one's name in EDGE_FRONTS (the name its configuration sends in X-Edge-Front). */
-const FRONTS = ["nginx edge", "varnish edge"] as const;
-const FRONT_KINDS: Record<(typeof FRONTS)[number], string> = { "nginx edge": "nginx", "varnish edge": "varnish" };
+const KINDS = ["nginx", "varnish"] as const;
+type Kind = (typeof KINDS)[number];
+const kinds = args.fronts.split(",").map((k) => k.trim());
+const moreFiles = args["nginx-open-files"] === undefined ? null : Number(args["nginx-open-files"]);
+function checkArgs(): void {
+  for (const k of kinds) expect(KINDS.includes(k as Kind), `--fronts: ${k} is not one of ${KINDS.join(", ")}`);
+  expect(
+    moreFiles === null || (Number.isInteger(moreFiles) && moreFiles > 0 && kinds.includes("nginx")),
+    "--nginx-open-files: a number of files, measured beside the nginx front (--fronts with nginx)",
+  );
+}
+/** An edge front: its row, its name in EDGE_FRONTS (the one its configuration sends in X-Edge-Front), its kind. */
+interface EdgeFront {
+  row: string;
+  name: string;
+  kind: Kind;
+}
+const EDGES: readonly EdgeFront[] = [
+  ...(kinds.includes("nginx") ? [{ row: "nginx edge", name: "nginx", kind: "nginx" as const }] : []),
+  ...(moreFiles
+    ? [{ row: `nginx edge, open_file_cache ${moreFiles}`, name: "nginx-files", kind: "nginx" as const }]
+    : []),
+  ...(kinds.includes("varnish") ? [{ row: "varnish edge", name: "varnish", kind: "varnish" as const }] : []),
+];
 /**
- * Controls, polled with one key: each front's cache with no key check at all, the most a check could leave it. nginx:
+ * Controls, polled with one key: each kind's cache with no key check at all, the most a check could leave it. nginx:
  * the shipped configuration without its `auth_request` (the maps, log format and cache as shipped); Varnish: a VCL that
  * only leaves `apikey` out of the hash (the shipped VCL's check is restarts, so it cannot be taken out alone).
  */
-const CONTROLS = { "nginx edge": "nginx, no check", "varnish edge": "varnish, no check" } as const;
+const CONTROLS: Record<Kind, string> = { nginx: "nginx, no check", varnish: "varnish, no check" };
+const CONTROL_ROWS: readonly string[] = KINDS.filter((k) => kinds.includes(k)).map((k) => CONTROLS[k]);
 const CHECK_LINE = "        auth_request /edge/key;\n";
+/** The lines of deploy/nginx the open-file variant changes: its open files, and its name in X-Edge-Front. */
+const OPEN_FILES_LINE = "    open_file_cache max=512 inactive=30s;\n";
+const FRONT_NAME_LINE = "proxy_set_header X-Edge-Front nginx;";
 const CONTROL_VCL =
   [
     "vcl 4.1;",
@@ -94,13 +131,16 @@ const pollScript = (path: string, keysFile: string) =>
     "end",
   ].join("\n");
 
-/** The pid doing a front's work: nginx's own (one process, no master), varnishd's cache process (its only child). */
-function workerPid(front: Front, varnish: boolean): number {
+/**
+ * The pid doing a front's work: nginx's own (one process, no master) or its worker (with a master), varnishd's cache
+ * process (its only child).
+ */
+function workerPid(front: Front, kind: Kind | "nginx with a master"): number {
   const pid = front.child.pid!;
-  if (!varnish) return pid;
-  const child = Number(readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/)[0]);
-  if (!child) throw new Error("varnishd has no cache process");
-  return child;
+  if (kind === "nginx") return pid;
+  const workers = kind === "varnish" ? childrenOf(pid) : nginxWorkers(pid);
+  if (workers.length !== 1) throw new Error(`${kind} ${pid} has ${workers.length} worker processes, not 1`);
+  return workers[0]!;
 }
 
 const freePort = () =>
@@ -164,17 +204,31 @@ async function frontsInStep(origin: string, token: string): Promise<void> {
   for (let i = 0; ; i++) {
     const text = await (await fetch(`${origin}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).text();
     const steps = [...text.matchAll(/^flash_sale_edge_front_in_step\{[^}]*\} (\d)$/gm)].map((m) => m[1]);
-    if (steps.length === FRONTS.length && steps.every((v) => v === "1")) return;
+    if (steps.length === EDGES.length && steps.every((v) => v === "1")) return;
     expect(i < 200, `the fronts are not in step after 20 s: ${steps.join(",")}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-/** A front's memory: its processes' resident MB (nginx's one; varnishd's manager and cache process), and a dir's MB. */
-function memoryMb(pids: readonly number[], dir?: string): { rss: number; disk: number | null } {
+/**
+ * A front's memory: its processes' resident MB (nginx's one, or its worker; varnishd's manager and cache process), the
+ * files its worker has open and may have, and a dir's MB.
+ */
+function memoryMb(pids: readonly number[], worker: number, dir?: string): Omit<Memory, "label" | "front"> {
   const rss = pids.reduce((sum, pid) => sum + rssMb(pid), 0);
   const disk = dir ? Number(spawnSync("du", ["-sk", dir], { encoding: "utf8" }).stdout.split("\t")[0]) / 1024 : null;
-  return { rss, disk };
+  const fds = openFiles(worker);
+  return { rss, fds: fds.open, fdLimit: fds.limit, disk };
+}
+
+/** An edge front's memory after a case's runs (every key of the case had its check held there before them). */
+interface Memory {
+  label: string;
+  front: string;
+  rss: number;
+  fds: number;
+  fdLimit: number;
+  disk: number | null;
 }
 
 /** Requests for `path` and key checks in the server's request log (one JSON line a request). */
@@ -203,7 +257,7 @@ interface Result {
 function heldVerdicts(results: readonly Result[], keyCounts: readonly number[]): Verdict[] {
   const verdicts: Verdict[] = [];
   const fewest = Math.min(...keyCounts);
-  for (const front of FRONTS) {
+  for (const { row: front } of EDGES) {
     for (const r of results.filter((x) => x.front === front)) {
       const base = results.find((x) => x.front === front && x.path === r.path && x.n === fewest);
       const what = `${front}, ${r.path}, ${fmtInt(r.n)} keys`;
@@ -227,18 +281,21 @@ function heldVerdicts(results: readonly Result[], keyCounts: readonly number[]):
   return verdicts;
 }
 
-/** Each edge front's memory once every key of a count had its check held there. */
-function memoryLines(memory: readonly { n: number; front: string; rss: number; disk: number | null }[]): string[] {
+/** Each edge front's memory after each case's runs. */
+function memoryLines(memory: readonly Memory[]): string[] {
+  const width = Math.max(...memory.map((m) => m.front.length));
+  const labelWidth = Math.max(...memory.map((m) => m.label.length));
   return [
-    "memory of the edge fronts, every key's check held (RSS: nginx's process; varnishd's manager and cache process; disk: nginx's cache directory, resources and checks):",
+    "memory of the edge fronts after each case's runs, every key's check held since its warm-up (RSS: nginx's process (its worker where it has a master, as Debian runs it); varnishd's manager and cache process; files: the worker's open descriptors / its limit; disk: nginx's cache directory, resources and checks):",
     ...memory.map(
       (m) =>
-        `  ${m.front.padEnd(13)} ${fmtInt(m.n).padStart(7)} keys: RSS ${m.rss.toFixed(0)} MB${m.disk === null ? "" : `, disk ${m.disk.toFixed(0)} MB`}`,
+        `  ${m.front.padEnd(width)}  ${`${m.label}:`.padEnd(labelWidth + 1)} RSS ${m.rss.toFixed(0)} MB, files ${fmtInt(m.fds)} / ${fmtInt(m.fdLimit)}${m.disk === null ? "" : `, disk ${m.disk.toFixed(0)} MB`}`,
     ),
   ];
 }
 
 async function main(): Promise<number> {
+  checkArgs();
   const pre = preflight(repoRoot);
   const loadAtStart = loadNote();
   const core = pre.cores ? String(pre.cores.server) : undefined;
@@ -248,7 +305,11 @@ async function main(): Promise<number> {
     log("writing the catalog and building the snapshot ...");
     const snap = await prepareSnapshot(workDir, {
       baseUrl: "https://api.example.test",
-      stableFor: 60 + o.keyCounts.length * 2 * 4 * (o.warmup + o.duration + 3) * o.rounds,
+      // Each number of keys: every stream (the file, the fronts, the controls) in each round; and every key's warm-up.
+      stableFor:
+        60 +
+        o.keyCounts.length * 2 * (2 + EDGES.length + CONTROL_ROWS.length) * (o.warmup + o.duration + 3) * o.rounds +
+        (EDGES.length * Math.max(...o.keyCounts)) / 500,
       log,
       ...(args.products ? { products: Number(args.products) } : {}),
     });
@@ -261,7 +322,8 @@ async function main(): Promise<number> {
       );
     });
     // The edge fronts' ports, known before the server starts: it pushes to them (it resyncs each once it answers).
-    const edgePorts = { "nginx edge": await freePort(), "varnish edge": await freePort() };
+    const edgePorts = new Map<string, number>();
+    for (const e of EDGES) edgePorts.set(e.row, await freePort());
     const metricsToken = "edge-benchmark-metrics";
     const server = await startDeployedOn(snap, {
       core: pre.cores?.server ?? null,
@@ -275,7 +337,7 @@ async function main(): Promise<number> {
         LOG_REQUESTS: "1",
         METRICS_TOKEN: metricsToken,
         EDGE_KEY_HOLD: String(HOLD),
-        EDGE_FRONTS: FRONTS.map((f) => `${FRONT_KINDS[f]}=http://127.0.0.1:${edgePorts[f]}`).join(","),
+        EDGE_FRONTS: EDGES.map((e) => `${e.name}=${e.kind}:http://127.0.0.1:${edgePorts.get(e.row)}`).join(","),
       },
     });
     stops.push(() => server.stop());
@@ -298,61 +360,94 @@ async function main(): Promise<number> {
     stops.push(() => file.stop());
     fronts["nginx file"] = { front: file, pid: file.child.pid! };
     const edge = { upstreamPort: server.port, ...(core ? { cpus: core } : {}) };
-    const nginx = await startNginxFront({
+    const nginxOptions = {
       program: requireProgram("nginx"),
       purgeModule: requireProgram("ngx_http_cache_purge_module.so"),
-      dir: join(workDir, "nginx-edge"),
-      port: edgePorts["nginx edge"],
       ...edge,
-    });
-    stops.push(() => nginx.stop());
-    fronts["nginx edge"] = { front: nginx, pid: workerPid(nginx, false) };
-    const varnishDir = await mkdtemp(join(tmpdir(), "fsa-bench-varnish-"));
-    stops.push(() => rm(varnishDir, { recursive: true, force: true }));
-    const varnish = await startVarnishFront({
-      program: requireProgram("varnishd"),
-      pkill: requireProgram("pkill"),
-      dir: varnishDir, // varnishd reads it as its own user: not under workDir (0700)
-      port: edgePorts["varnish edge"],
-      storage: "malloc,1g", // 100,000 checks held, beside the resources
-      ...edge,
-    });
-    stops.push(() => varnish.stop());
-    fronts["varnish edge"] = { front: varnish, pid: workerPid(varnish, true) };
-    /** What each edge front's memory is read from: its processes, and (nginx) its cache directory. */
-    const memoryOf = {
-      "nginx edge": () => memoryMb([nginx.child.pid!], join(workDir, "nginx-edge")),
-      "varnish edge": () => memoryMb([varnish.child.pid!, workerPid(varnish, true)]),
     };
-    const memory: { n: number; front: string; rss: number; disk: number | null }[] = [];
+    /** What each edge front's memory is read from: its processes, and (nginx) its cache directory. */
+    const memoryOf = new Map<string, () => Omit<Memory, "label" | "front">>();
+    for (const e of EDGES) {
+      const port = edgePorts.get(e.row)!;
+      if (e.kind === "nginx") {
+        const dir = join(workDir, e.name);
+        const files = e.name === "nginx" ? null : moreFiles!;
+        const nginx = await startNginxFront({
+          ...nginxOptions,
+          dir,
+          port,
+          ...(files
+            ? {
+                openFiles: files,
+                site: (site: string) => {
+                  expect(site.includes(OPEN_FILES_LINE), `deploy/nginx has no ${JSON.stringify(OPEN_FILES_LINE)}`);
+                  expect(site.includes(FRONT_NAME_LINE), `deploy/nginx has no ${JSON.stringify(FRONT_NAME_LINE)}`);
+                  return site
+                    .replace(OPEN_FILES_LINE, OPEN_FILES_LINE.replace("max=512", `max=${files}`))
+                    .replaceAll(FRONT_NAME_LINE, FRONT_NAME_LINE.replace("nginx;", `${e.name};`));
+                },
+              }
+            : {}),
+        });
+        stops.push(() => nginx.stop());
+        const pid = workerPid(nginx, files === null ? "nginx" : "nginx with a master");
+        if (files) {
+          const { limit } = openFiles(pid);
+          expect(
+            limit >= nginxOpenFilesLimit(files),
+            `${e.row}: its worker may open ${limit} files, not the ${nginxOpenFilesLimit(files)} of its worker_rlimit_nofile (the hard limit nginx was started with caps it without CAP_SYS_RESOURCE: ulimit -Hn; give fewer files)`,
+          );
+        }
+        fronts[e.row] = { front: nginx, pid };
+        memoryOf.set(e.row, () => memoryMb([pid], pid, dir));
+      } else {
+        const varnishDir = await mkdtemp(join(tmpdir(), "fsa-bench-varnish-"));
+        stops.push(() => rm(varnishDir, { recursive: true, force: true }));
+        const varnish = await startVarnishFront({
+          program: requireProgram("varnishd"),
+          pkill: requireProgram("pkill"),
+          dir: varnishDir, // varnishd reads it as its own user: not under workDir (0700)
+          port,
+          storage: "malloc,1g", // 100,000 checks held, beside the resources
+          ...edge,
+        });
+        stops.push(() => varnish.stop());
+        const pid = workerPid(varnish, "varnish");
+        fronts[e.row] = { front: varnish, pid };
+        memoryOf.set(e.row, () => memoryMb([varnish.child.pid!, pid], pid));
+      }
+    }
+    const memory: Memory[] = [];
     await frontsInStep(origin, metricsToken);
-    const nginxBare = await startNginxFront({
-      program: requireProgram("nginx"),
-      purgeModule: requireProgram("ngx_http_cache_purge_module.so"),
-      dir: join(workDir, "nginx-no-check"),
-      port: await freePort(),
-      site: (site) => {
-        expect(site.includes(CHECK_LINE), "deploy/nginx has no `auth_request /edge/key;` line to take out");
-        return site.replace(CHECK_LINE, "");
-      },
-      ...edge,
-    });
-    stops.push(() => nginxBare.stop());
-    fronts[CONTROLS["nginx edge"]] = { front: nginxBare, pid: workerPid(nginxBare, false) };
-    const bareDir = await mkdtemp(join(tmpdir(), "fsa-bench-varnish-"));
-    stops.push(() => rm(bareDir, { recursive: true, force: true }));
-    await writeFile(join(workDir, "no-check.vcl"), CONTROL_VCL);
-    const varnishBare = await startVarnishFront({
-      program: requireProgram("varnishd"),
-      pkill: requireProgram("pkill"),
-      dir: bareDir,
-      vcl: join(workDir, "no-check.vcl"),
-      port: await freePort(),
-      storage: "malloc,256m",
-      ...edge,
-    });
-    stops.push(() => varnishBare.stop());
-    fronts[CONTROLS["varnish edge"]] = { front: varnishBare, pid: workerPid(varnishBare, true) };
+    if (kinds.includes("nginx")) {
+      const nginxBare = await startNginxFront({
+        ...nginxOptions,
+        dir: join(workDir, "nginx-no-check"),
+        port: await freePort(),
+        site: (site) => {
+          expect(site.includes(CHECK_LINE), "deploy/nginx has no `auth_request /edge/key;` line to take out");
+          return site.replace(CHECK_LINE, "");
+        },
+      });
+      stops.push(() => nginxBare.stop());
+      fronts[CONTROLS.nginx] = { front: nginxBare, pid: workerPid(nginxBare, "nginx") };
+    }
+    if (kinds.includes("varnish")) {
+      const bareDir = await mkdtemp(join(tmpdir(), "fsa-bench-varnish-"));
+      stops.push(() => rm(bareDir, { recursive: true, force: true }));
+      await writeFile(join(workDir, "no-check.vcl"), CONTROL_VCL);
+      const varnishBare = await startVarnishFront({
+        program: requireProgram("varnishd"),
+        pkill: requireProgram("pkill"),
+        dir: bareDir,
+        vcl: join(workDir, "no-check.vcl"),
+        port: await freePort(),
+        storage: "malloc,256m",
+        ...edge,
+      });
+      stops.push(() => varnishBare.stop());
+      fronts[CONTROLS.varnish] = { front: varnishBare, pid: workerPid(varnishBare, "varnish") };
+    }
 
     // Checked before anything is measured: every front sends the server's bytes; the edges' second answer is a hit.
     for (const path of Object.values(resources)) {
@@ -413,16 +508,15 @@ async function main(): Promise<number> {
         await writeFile(keysFile, keys.slice(0, n).join("\n") + "\n");
         const script = join(workDir, `poll-${path.replace(/\W+/g, "-")}-${n}.lua`);
         await writeFile(script, pollScript(path, keysFile));
-        for (const f of FRONTS) {
+        for (const { row: f } of EDGES) {
           const from = warmed.get(f) ?? 0;
           if (from >= n) continue;
           log(`${f}: every key's check held (${fmtInt(from)} to ${fmtInt(n)}) ...`);
           await warmKeys(fronts[f]!.front.url, path, keys.slice(from, n));
           warmed.set(f, n);
-          memory.push({ n, front: f, ...memoryOf[f]() });
         }
         // The controls check no key: the number of keys changes nothing for them, so they run with the fewest.
-        const controls: readonly string[] = n === Math.min(...o.keyCounts) ? [] : Object.values(CONTROLS);
+        const controls: readonly string[] = n === Math.min(...o.keyCounts) ? [] : CONTROL_ROWS;
         const polled = Object.entries(fronts).filter(([name]) => !controls.includes(name));
         const streams: Stream[] = polled.map(([name, { front, pid }]) => ({
           name,
@@ -433,6 +527,7 @@ async function main(): Promise<number> {
         }));
         const label = `${path === resources.product ? "product" : "list"}, ${fmtInt(n)} key${n === 1 ? "" : "s"}`;
         const runs = await measureInterleaved(streams, { ...measured, offset: offset++, label });
+        for (const { row: f } of EDGES) memory.push({ label, front: f, ...memoryOf.get(f)!() });
         const base = runs.get("nginx file");
         const rows = streams.map((s) => {
           const run = runs.get(s.name)!;
@@ -483,8 +578,7 @@ async function main(): Promise<number> {
       ],
     };
     const verdicts: Verdict[] = [errorsVerdict(table, "in any run"), ...heldVerdicts(results, o.keyCounts)];
-    const controlNames: readonly string[] = Object.values(CONTROLS);
-    for (const r of results.filter((x) => x.front !== "nginx file" && !controlNames.includes(x.front))) {
+    for (const r of results.filter((x) => x.front !== "nginx file" && !CONTROL_ROWS.includes(x.front))) {
       const what = `${r.front}, ${r.path}, ${fmtInt(r.n)} keys: ${r.perCore?.toFixed(2) ?? "?"}x nginx from a file per core, ${r.ratio?.toFixed(2) ?? "?"}x its req/s`;
       // With 10,000 keys the server answers a check a key every 2-3 s on the same core: not hits only.
       if (r.n <= 100)
@@ -492,22 +586,22 @@ async function main(): Promise<number> {
       else verdicts.push(...note("info", what));
     }
     // What the target asks against what each front's cache gives with no check at all, in the same rounds.
-    for (const front of FRONTS) {
+    for (const { row: front, kind } of EDGES) {
       for (const path of Object.values(resources)) {
         const n = Math.min(...o.keyCounts);
         const pick = (name: string) => results.find((r) => r.front === name && r.path === path && r.n === n);
         const edge = pick(front);
-        const bare = pick(CONTROLS[front]);
+        const bare = pick(CONTROLS[kind]);
         if (!edge?.perCore || !bare?.perCore) continue;
         verdicts.push(
           ...note(
             "info",
-            `${CONTROLS[front]}, ${path}: ${bare.perCore.toFixed(2)}x nginx from a file per core (the most a check can leave); ${front} with its check: ${edge.perCore.toFixed(2)}x, ${(edge.perCore / bare.perCore).toFixed(2)} of that`,
+            `${CONTROLS[kind]}, ${path}: ${bare.perCore.toFixed(2)}x nginx from a file per core (the most a check can leave); ${front} with its check: ${edge.perCore.toFixed(2)}x, ${(edge.perCore / bare.perCore).toFixed(2)} of that`,
           ),
         );
       }
     }
-    for (const front of FRONTS) {
+    for (const { row: front } of EDGES) {
       for (const path of Object.values(resources)) {
         const counts = results
           .filter((r) => r.front === front && r.path === path && r.origin)
@@ -530,7 +624,7 @@ async function main(): Promise<number> {
     }
     const lines = [
       "",
-      `edge benchmark: ${o.rounds} round(s); keys checked at the edge (deploy/nginx, deploy/varnish) against nginx serving the same bytes from a file`,
+      `edge benchmark: ${o.rounds} round(s); keys checked at the edge (${EDGES.map((e) => e.row).join("; ")}) against nginx serving the same bytes from a file`,
       `pinning: ${pre.cores ? `fronts, nginx and the server on core ${pre.cores.server}, wrk on core ${pre.cores.wrk} (taskset)` : "none"}; ${cpus().length} x ${cpus()[0]?.model ?? "unknown CPU"}; node ${process.version}`,
       `load at start: ${loadAtStart}`,
       `load at end:   ${loadNote()}`,

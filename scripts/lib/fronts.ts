@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,13 +60,35 @@ export interface NginxLogs {
   global: string;
 }
 
+/** What nginx's main file sets beside its paths. */
+interface NginxMainOptions {
+  /** Worker processes. Default 1. */
+  workers?: number;
+  /** worker_connections. Default 1024. */
+  connections?: number;
+  /**
+   * The open files the site's `open_file_cache max` may hold: `worker_rlimit_nofile` is set to that, plus a client and
+   * an upstream socket per connection and 64 more (logs, listening sockets, files being sent while the cache closes
+   * them). nginx applies it in a worker process only (a single process keeps the limit it was started with), so with
+   * it there is a master process even for one worker. Default none: the limit nginx was started with.
+   */
+  openFiles?: number;
+}
+
+/** The `worker_rlimit_nofile` nginxMain sets for `openFiles` files held open and `connections` connections. */
+export const nginxOpenFilesLimit = (openFiles: number, connections = 1024) => openFiles + 2 * connections + 64;
+
 /**
  * nginx's main file for one site file: in the foreground, as root, its temp paths and logs under `dir`; `sendfile on`
  * as Debian's nginx.conf has it, and `pcre_jit on` as deploy/nginx's header asks.
  */
-export function nginxMain(dir: string, site: string, global: string, workers = 1, connections = 1024): string {
+export function nginxMain(dir: string, site: string, global: string, o: NginxMainOptions = {}): string {
+  const { workers = 1, connections = 1024 } = o;
+  const master = workers > 1 || o.openFiles !== undefined;
+  const limit =
+    o.openFiles === undefined ? "" : `worker_rlimit_nofile ${nginxOpenFilesLimit(o.openFiles, connections)};\n`;
   return (
-    `daemon off;\nmaster_process ${workers > 1 ? "on" : "off"};\nworker_processes ${workers};\nuser root;\npcre_jit on;\n` +
+    `daemon off;\nmaster_process ${master ? "on" : "off"};\nworker_processes ${workers};\n${limit}user root;\npcre_jit on;\n` +
     `pid ${join(dir, "nginx.pid")};\nerror_log ${global} info;\nevents { worker_connections ${connections}; }\n` +
     `http {\n  access_log off;\n  sendfile on;\n  client_body_temp_path ${join(dir, "body")};\n  proxy_temp_path ${join(dir, "proxy")};\n` +
     `  include ${site};\n}\n`
@@ -75,13 +98,16 @@ export function nginxMain(dir: string, site: string, global: string, workers = 1
 /**
  * Starts nginx with deploy/nginx/flash-sale-api.conf: its listen address, upstream, cache directories and log files
  * moved under `dir` (started again on the same `dir`, it finds its cache there); `site` changes the text after that
- * (a control case). Resolves once it answers /healthz.
+ * (a control case). Resolves once it answers /healthz. With `openFiles`, a master process, one worker (which does the
+ * work: nginxWorkers) and the cache's manager and loader, stopped together.
  */
 export async function startNginxFront(
   o: FrontOptions & {
     site?: (site: string) => string;
     /** ngx_http_cache_purge_module.so (Debian's libnginx-mod-http-cache-purge): the site's purge location needs it. */
     purgeModule: string;
+    /** The open files its worker may hold beside its connections (nginxMain's `openFiles`). Default: as started. */
+    openFiles?: number;
   },
 ): Promise<Front & { logs: NginxLogs; stderr: () => string }> {
   await mkdir(join(o.dir, "logs"), { recursive: true });
@@ -98,7 +124,7 @@ export async function startNginxFront(
   site = edit(site, "error_log /var/log/nginx/flash-sale-api.error.log ", `error_log ${logs.error} `);
   site = o.site ? o.site(site) : site;
   await writeFile(join(o.dir, "site.conf"), site);
-  const main = nginxMain(o.dir, join(o.dir, "site.conf"), logs.global);
+  const main = nginxMain(o.dir, join(o.dir, "site.conf"), logs.global, o.openFiles ? { openFiles: o.openFiles } : {});
   await writeFile(join(o.dir, "nginx.conf"), `load_module ${o.purgeModule};\n${main}`);
   const child = launch(o, ["-p", o.dir, "-c", join(o.dir, "nginx.conf")]);
   let output = "";
@@ -106,7 +132,56 @@ export async function startNginxFront(
   const url = `http://127.0.0.1:${o.port}`;
   await waitForAnswer(`${url}/healthz`, child, () => output);
   // What nginx says while it reads its configuration (warnings included) goes to stderr, not to its error logs.
-  return { url, child, logs, stderr: () => output, stop: () => stopChild(child) };
+  // A master's children outlive it when it is killed: they are killed after it (before, it would start new ones).
+  const stop = async () => {
+    const children = o.openFiles ? childrenOf(child.pid!) : [];
+    await stopChild(child);
+    for (const pid of children) await killAndWait(pid);
+  };
+  return { url, child, logs, stderr: () => output, stop };
+}
+
+/** The pids of `pid`'s children (none once it has exited). */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** An nginx master's worker processes (beside them it runs a cache manager and, for a minute, a cache loader). */
+export function nginxWorkers(master: number): number[] {
+  return childrenOf(master).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("nginx: worker process");
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Whether `pid` has ended: gone from /proc, or a zombie (dead, its parent yet to reap it). */
+export function ended(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
+  } catch {
+    return true;
+  }
+}
+
+/** Kills `pid` (not a child of ours: no exit event) and resolves once it has ended, failing after 5 s. */
+async function killAndWait(pid: number): Promise<void> {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    return; // gone already
+  }
+  for (let i = 0; !ended(pid); i++) {
+    if (i > 500) throw new Error(`${pid} did not end on SIGKILL`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 /** Polls `url` until it answers at all (nginx prints nothing when it starts); fails if `child` exits first. */

@@ -1,6 +1,6 @@
-// What a process costs, from Linux /proc: resident memory and CPU time (user + system, all threads).
+// What a process costs, from Linux /proc: resident memory, CPU time (user + system, all threads) and open files.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 let ticksPerSecond: number | null = null;
 
@@ -35,5 +35,15 @@ export function rssMb(pid: number): number {
     return m ? Number(m[1]) / 1024 : NaN;
   } catch {
     return NaN;
+  }
+}
+
+/** The files (descriptors) a process has open, and its limit (the soft one), or NaN where they cannot be read. */
+export function openFiles(pid: number): { open: number; limit: number } {
+  try {
+    const limit = /^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, "utf8"));
+    return { open: readdirSync(`/proc/${pid}/fd`).length, limit: limit ? Number(limit[1]) : NaN };
+  } catch {
+    return { open: NaN, limit: NaN };
   }
 }
