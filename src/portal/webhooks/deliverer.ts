@@ -17,8 +17,8 @@ import { MAX_BODY_BYTES, renderPayload } from "./payload.ts";
 import { claimDue, nextDelivery, releaseClaims } from "./queue.ts";
 import type { Claimed } from "./queue.ts";
 import { retryAt } from "./schedule.ts";
-import { delivered, sendWebhook } from "./send.ts";
-import type { AttemptResult } from "./send.ts";
+import { createSendAgents, delivered, sendWebhook } from "./send.ts";
+import type { AttemptResult, SendAgents } from "./send.ts";
 import { signedHeaders, unsealWebhookSecret } from "./signing.ts";
 
 /** How the sender works. */
@@ -97,6 +97,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let wanted = false;
   const timers = options.scheduler ?? NODE_TIMERS;
   let timer: unknown;
+  const agents = createSendAgents();
   const logError = (event: string, err: unknown) =>
     options.log(JSON.stringify(errorLine("error", event, err, { at: clock() })));
 
@@ -135,7 +136,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     });
 
   const attempt = async (c: Claimed) => {
-    const result = await deliver(options, settings, c);
+    const result = await deliver(options, settings, agents, c);
     const now = clock();
     const ok = delivered(result);
     const failingSince = await record({ c, result, ok, retryAt: ok ? null : retryAt(c.attempts, now, random), now });
@@ -214,6 +215,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       timers.clearTimeout(timer);
       await running;
       await Promise.all([...inFlight]);
+      agents.close();
       // Claimed and not sent: free for the next process at once, their attempt not counted.
       await releaseClaims(db, ready.splice(0)).catch((err: unknown) => logError("webhook_release_failed", err));
     },
@@ -221,7 +223,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 }
 
 /** One attempt at `c`: its body, signed with the endpoint's secrets (both during a rotation's overlap), sent. */
-async function deliver(options: DelivererOptions, settings: DelivererSettings, c: Claimed): Promise<AttemptResult> {
+async function deliver(
+  options: DelivererOptions,
+  settings: DelivererSettings,
+  agents: SendAgents,
+  c: Claimed,
+): Promise<AttemptResult> {
   const now = options.clock();
   const body = renderPayload(c.event, c.endpoint.affid, c.received);
   if (body.length > MAX_BODY_BYTES)
@@ -237,6 +244,7 @@ async function deliver(options: DelivererOptions, settings: DelivererSettings, c
     guard: options.guard,
     timeoutMs: settings.timeoutMs,
     ca: options.ca,
+    agents,
   });
 }
 
