@@ -40,6 +40,9 @@ const listOf = (entries: readonly string[]) => {
   return list;
 };
 
+/** Addresses whose answer a guard keeps. */
+const REFUSALS_KEPT = 1024;
+
 /** The guard: which addresses a webhook may reach, and the `lookup` that refuses the others. */
 export interface AddressGuard {
   /** Why `address` may not be reached (by `http:` when `plain`), or null when it may. */
@@ -52,7 +55,7 @@ export interface AddressGuard {
 export function createAddressGuard(allow: readonly string[], resolve: typeof dnsLookup = dnsLookup): AddressGuard {
   const blocked = listOf(NOT_PUBLIC);
   const allowed = listOf(allow);
-  const refusal = (address: string, plain: boolean): string | null => {
+  const check = (address: string, plain: boolean): string | null => {
     const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
     const ip = mapped ?? address;
     const family = isIP(ip) === 6 ? "ipv6" : "ipv4";
@@ -60,6 +63,17 @@ export function createAddressGuard(allow: readonly string[], resolve: typeof dns
     if (allowed.check(ip, family)) return null;
     if (plain) return `plain http is allowed only to the addresses WEBHOOKS_ALLOW names (${address} is not one)`;
     return blocked.check(ip, family) ? `${address} is not a public address` : null;
+  };
+  // The lists never change: an address's answer is kept (the last REFUSALS_KEPT), not checked again at each delivery.
+  const kept = new Map<string, string | null>();
+  const refusal = (address: string, plain: boolean): string | null => {
+    const name = `${plain ? "http" : "https"} ${address}`;
+    const found = kept.get(name);
+    if (found !== undefined) return found;
+    const answer = check(address, plain);
+    if (kept.size >= REFUSALS_KEPT) kept.delete(kept.keys().next().value!);
+    kept.set(name, answer);
+    return answer;
   };
   const lookup = (plain: boolean) =>
     ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {

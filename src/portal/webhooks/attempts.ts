@@ -16,25 +16,82 @@ export interface FinishedAttempt {
   now: number;
 }
 
+/** Attempts a statement writes (the log's INSERT: 8 parameters each; the deliveries' UPDATE: 7 each). */
+const STATEMENT_ROWS = 200;
+
+/** `items` in runs of at most STATEMENT_ROWS, a new run where `key` (if given) would repeat in one. */
+function runs<T>(items: readonly T[], key: (item: T) => unknown = (item) => item): T[][] {
+  const out: T[][] = [];
+  let run: T[] = [];
+  let keys = new Set<unknown>();
+  for (const item of items) {
+    if (run.length >= STATEMENT_ROWS || keys.has(key(item))) {
+      out.push(run);
+      [run, keys] = [[], new Set()];
+    }
+    run.push(item);
+    keys.add(key(item));
+  }
+  if (run.length > 0) out.push(run);
+  return out;
+}
+
 /**
  * Records attempts and their outcomes, in one transaction (the sender writes together those that ended meanwhile:
- * one commit, not one each). A delivery changes only while its claim's lease is still its own. Returns, for each,
- * when its endpoint's failing streak began (null: it is not failing).
+ * one commit, not one each), a few statements for them all: the log's lines in one INSERT, the deliveries' states in
+ * one UPDATE (keyed by the delivery's ID: a delivery changes only while its claim's lease is still its own), the
+ * endpoints that only succeeded in one UPDATE; an endpoint with a failure among them has its attempts applied one by
+ * one, in order, as before. Returns, for each, when its endpoint's failing streak began (null: it is not failing).
  */
 export async function finishAttempts(db: PortalDatabase, attempts: readonly FinishedAttempt[]) {
   return db.transaction(async (tx) => {
-    const since: (number | null)[] = [];
-    for (const { c, result, ok, retryAt, now } of attempts) {
+    for (const run of runs(attempts)) {
       await tx.run(
         `INSERT INTO webhook_attempts (id, delivery_id, endpoint_id, attempt, at, status, latency_ms, answer)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [randomId(20), c.id, c.endpoint.id, c.attempts, now, result.status, result.latencyMs, result.answer],
+         VALUES ${run.map(() => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
+        run.flatMap(({ c, result, now }) => [
+          randomId(20),
+          c.id,
+          c.endpoint.id,
+          c.attempts,
+          now,
+          result.status,
+          result.latencyMs,
+          result.answer,
+        ]),
       );
-      const [state, nextAt] = ok ? ["delivered", now] : retryAt === null ? ["failed", now] : ["pending", retryAt];
+    }
+    for (const run of runs(attempts, (a) => a.c.id)) {
+      const whens = (then: string) => run.map(() => `WHEN ? THEN ${then}`).join(" ");
+      const next = run.map(({ ok, retryAt, now }) =>
+        ok ? ["delivered", now] : retryAt === null ? ["failed", now] : ["pending", retryAt],
+      );
       await tx.run(
-        "UPDATE webhook_deliveries SET state = ?, next_at = ?, lease = '', lease_until = 0 WHERE id = ? AND lease = ?",
-        [state, nextAt, c.id, c.lease],
+        `UPDATE webhook_deliveries SET state = CASE id ${whens("?")} END,
+           next_at = CASE id ${whens("CAST(? AS BIGINT)")} END, lease = '', lease_until = 0
+         WHERE id IN (${run.map(() => "?").join(", ")}) AND lease = CASE id ${whens("?")} END`,
+        [
+          ...run.flatMap(({ c }, i) => [c.id, next[i]![0]!]),
+          ...run.flatMap(({ c }, i) => [c.id, next[i]![1]!]),
+          ...run.map(({ c }) => c.id),
+          ...run.flatMap(({ c }) => [c.id, c.lease]),
+        ],
       );
+    }
+    const failing = new Set(attempts.filter((a) => !a.ok).map((a) => a.c.endpoint.id));
+    const succeeded = [...new Set(attempts.map((a) => a.c.endpoint.id))].filter((id) => !failing.has(id));
+    for (const run of runs(succeeded))
+      await tx.run(
+        `UPDATE webhook_endpoints SET failing_since = NULL
+         WHERE id IN (${run.map(() => "?").join(", ")}) AND failing_since IS NOT NULL`,
+        run,
+      );
+    const since: (number | null)[] = [];
+    for (const { c, ok, now } of attempts) {
+      if (!failing.has(c.endpoint.id)) {
+        since.push(null);
+        continue;
+      }
       if (ok) {
         await tx.run("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?", [c.endpoint.id]);
         since.push(null);

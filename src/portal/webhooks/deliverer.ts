@@ -17,9 +17,9 @@ import { MAX_BODY_BYTES, renderPayload } from "./payload.ts";
 import { claimDue, nextDelivery, releaseClaims } from "./queue.ts";
 import type { Claimed } from "./queue.ts";
 import { retryAt } from "./schedule.ts";
-import { delivered, sendWebhook } from "./send.ts";
-import type { AttemptResult } from "./send.ts";
-import { signedHeaders, unsealWebhookSecret } from "./signing.ts";
+import { createSendAgents, delivered, sendWebhook } from "./send.ts";
+import type { AttemptResult, SendAgents } from "./send.ts";
+import { createSecretCache, signedHeaders } from "./signing.ts";
 
 /** How the sender works. */
 export interface DelivererSettings {
@@ -73,6 +73,9 @@ const NODE_TIMERS: Scheduler = {
 /** The wait before another look when deliveries are due but none could be claimed (endpoints at their limit), ms. */
 const BUSY_WAIT_MS = 1000;
 
+/** Endpoints' secrets kept unsealed in memory (signing.ts's createSecretCache): a sale's every endpoint, and more. */
+const SECRETS_KEPT = 4096;
+
 /** How long an attempt's outcome waits for others to be written with, ms: one commit for many at a sale's instant. */
 const WRITE_EVERY_MS = 10;
 
@@ -97,6 +100,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let wanted = false;
   const timers = options.scheduler ?? NODE_TIMERS;
   let timer: unknown;
+  const agents = createSendAgents();
+  const unseal = createSecretCache(options.secretKey, SECRETS_KEPT);
   const logError = (event: string, err: unknown) =>
     options.log(JSON.stringify(errorLine("error", event, err, { at: clock() })));
 
@@ -135,7 +140,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     });
 
   const attempt = async (c: Claimed) => {
-    const result = await deliver(options, settings, c);
+    const result = await deliver(options, settings, { agents, unseal }, c);
     const now = clock();
     const ok = delivered(result);
     const failingSince = await record({ c, result, ok, retryAt: ok ? null : retryAt(c.attempts, now, random), now });
@@ -214,6 +219,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       timers.clearTimeout(timer);
       await running;
       await Promise.all([...inFlight]);
+      agents.close();
       // Claimed and not sent: free for the next process at once, their attempt not counted.
       await releaseClaims(db, ready.splice(0)).catch((err: unknown) => logError("webhook_release_failed", err));
     },
@@ -221,7 +227,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 }
 
 /** One attempt at `c`: its body, signed with the endpoint's secrets (both during a rotation's overlap), sent. */
-async function deliver(options: DelivererOptions, settings: DelivererSettings, c: Claimed): Promise<AttemptResult> {
+async function deliver(
+  options: DelivererOptions,
+  settings: DelivererSettings,
+  { agents, unseal }: { agents: SendAgents; unseal: (endpointId: string, sealed: string) => string | null },
+  c: Claimed,
+): Promise<AttemptResult> {
   const now = options.clock();
   const body = renderPayload(c.event, c.endpoint.affid, c.received);
   if (body.length > MAX_BODY_BYTES)
@@ -230,13 +241,14 @@ async function deliver(options: DelivererOptions, settings: DelivererSettings, c
     c.endpoint.secret,
     ...(c.endpoint.previous && c.endpoint.previousUntil > now ? [c.endpoint.previous] : []),
   ];
-  const secrets = sealed.map((s) => unsealWebhookSecret(options.secretKey, c.endpoint.id, s)).filter((s) => s !== null);
+  const secrets = sealed.map((s) => unseal(c.endpoint.id, s)).filter((s) => s !== null);
   if (secrets.length === 0) return { status: 0, latencyMs: 0, answer: "not sent: the secret cannot be unsealed" };
   const headers = signedHeaders(secrets, c.event.id, Math.floor(now / 1000), body);
   return sendWebhook(c.endpoint.url, headers, body, {
     guard: options.guard,
     timeoutMs: settings.timeoutMs,
     ca: options.ca,
+    agents,
   });
 }
 

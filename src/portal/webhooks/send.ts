@@ -1,14 +1,52 @@
 // One attempt at a delivery: a POST of the signed body to the endpoint's URL, through the address guard (the name is
-// resolved and checked where the connection is made; an address in the URL is checked itself), within a timeout,
-// redirects not followed (a 3xx is a failure), and at most ANSWER_BYTES of the answer read.
-import { request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
+// resolved and checked where a connection is made; an address in the URL is checked itself), within a timeout,
+// redirects not followed (a 3xx is a failure), and at most ANSWER_BYTES of the answer read. Connections are kept
+// alive between deliveries to one origin (host and port) by the sender's agents: a connection is reused only after an
+// answer read to its end within ANSWER_BYTES, a new one is made through the guard's lookup, and an idle one is closed
+// after IDLE_MS (or at once beyond IDLE_SOCKETS idle).
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
+import type { Socket } from "node:net";
 import type { AddressGuard } from "./address-guard.ts";
 
 /** How much of an answer is read (and kept in the attempts' log), bytes. */
 const ANSWER_BYTES = 1024;
+/** How long a connection is kept idle for the next delivery to its origin, ms (less if the receiver says less). */
+const IDLE_MS = 2_000;
+/** The most connections an agent keeps idle, over every origin: beyond, a connection is closed once its answer is read. */
+const IDLE_SOCKETS = 64;
+
+/** The sender's connection pools: one agent for http, one for https, each keeping connections by origin. */
+export interface SendAgents {
+  http: HttpAgent;
+  https: HttpsAgent;
+  /** Closes every connection, idle or not. */
+  close(): void;
+}
+
+/** Keep-alive agents whose idle connections are bounded in number (IDLE_SOCKETS) and time (IDLE_MS). */
+export function createSendAgents(): SendAgents {
+  const bounded = <A extends HttpAgent>(agent: A): A => {
+    const keep = agent.keepSocketAlive.bind(agent);
+    agent.keepSocketAlive = (socket: Socket) => {
+      let idle = 0;
+      for (const free of Object.values(agent.freeSockets)) idle += free?.length ?? 0;
+      return idle < IDLE_SOCKETS && keep(socket);
+    };
+    return agent;
+  };
+  const settings = { keepAlive: true, timeout: IDLE_MS, scheduling: "lifo" } as const;
+  const agents = { http: bounded(new HttpAgent(settings)), https: bounded(new HttpsAgent(settings)) };
+  return {
+    ...agents,
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
 
 /** What an attempt came to: the status (0: no answer), how long it took, the answer's first bytes or the error. */
 export interface AttemptResult {
@@ -24,6 +62,8 @@ export interface SendOptions {
   timeoutMs: number;
   /** Extra certificate authorities to trust (tests' own receivers); default the system's. */
   ca?: string | undefined;
+  /** The connections kept alive between attempts; none: a connection of its own for this attempt. */
+  agents?: SendAgents | undefined;
 }
 
 /** A 2xx status: delivered. */
@@ -65,8 +105,10 @@ export function sendWebhook(
         "content-length": String(body.length),
         "user-agent": "flash-sale-webhooks/1",
       },
+      // A new connection (the agent's, or this request's own) is made through the guard's lookup; one the agent reuses
+      // was checked when it was made.
       lookup: options.guard.lookup(plain),
-      agent: false,
+      agent: options.agents ? (plain ? options.agents.http : options.agents.https) : false,
       ...(options.ca ? { ca: options.ca } : {}),
     });
     const timer = setTimeout(
@@ -85,23 +127,26 @@ export function sendWebhook(
   });
 }
 
-/** Reads up to ANSWER_BYTES of the answer, then ends the connection. */
+/**
+ * Reads up to ANSWER_BYTES of the answer. An answer that ended within them leaves its connection to the agent (kept
+ * alive for the next delivery to the origin); a longer one is read no further: its connection is closed.
+ */
 function readAnswer(res: IncomingMessage, done: (text: string) => void): void {
   const parts: Buffer[] = [];
   let length = 0;
   let finished = false;
-  const finish = () => {
+  const finish = (whole: boolean) => {
     if (finished) return;
     finished = true;
     done(Buffer.concat(parts).subarray(0, ANSWER_BYTES).toString("utf8"));
-    res.destroy();
+    if (!whole) res.destroy();
   };
   res.on("data", (chunk: Buffer) => {
     parts.push(chunk);
     length += chunk.length;
-    if (length >= ANSWER_BYTES) finish();
+    if (length >= ANSWER_BYTES) finish(false);
   });
-  res.on("end", finish);
-  res.on("close", finish);
-  res.on("error", finish);
+  res.on("end", () => finish(true));
+  res.on("close", () => finish(false));
+  res.on("error", () => finish(false));
 }

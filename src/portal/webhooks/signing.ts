@@ -39,3 +39,25 @@ export const sealWebhookSecret = (key: Buffer, endpointId: string, secret: strin
 /** The secret sealed by sealWebhookSecret for this endpoint, or null (another key or endpoint, damaged). */
 export const unsealWebhookSecret = (key: Buffer, endpointId: string, sealed: string) =>
   unsealSecret(key, `webhook:${endpointId}`, sealed);
+
+/**
+ * unsealWebhookSecret with the last `max` answers kept in memory (only: nothing unsealed is written anywhere), keyed
+ * by the endpoint's ID and the sealed text, so that each delivery to an endpoint does not decipher its secret again
+ * (a sealed text is new at each rotation: its random IV). The least recently used is dropped beyond `max`.
+ */
+export function createSecretCache(key: Buffer, max: number) {
+  const kept = new Map<string, string | null>();
+  return (endpointId: string, sealed: string): string | null => {
+    const name = `${endpointId} ${sealed}`;
+    const found = kept.get(name);
+    if (found !== undefined) {
+      kept.delete(name);
+      kept.set(name, found);
+      return found;
+    }
+    const secret = unsealWebhookSecret(key, endpointId, sealed);
+    kept.set(name, secret);
+    if (kept.size > max) kept.delete(kept.keys().next().value!);
+    return secret;
+  };
+}

@@ -3,7 +3,8 @@
 // time (a claim for up to `senders` deliveries, the attempts that ended meanwhile in one transaction), not a
 // transaction or two for each delivery: the database's transactions are counted on the real database. An endpoint
 // with more deliveries than its limit is never sent more than the limit at once; a sender closed with deliveries
-// claimed and not sent gives them back, due at once and their attempt not counted.
+// claimed and not sent gives them back, due at once and their attempt not counted. A batch of 200 outcomes is written
+// in a few statements (not three an attempt), an endpoint's successes and failures among them applied in order.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -14,7 +15,10 @@ import { createAccount } from "../../../src/portal/store/accounts.ts";
 import { createAddressGuard } from "../../../src/portal/webhooks/address-guard.ts";
 import { createDeliverer } from "../../../src/portal/webhooks/deliverer.ts";
 import { insertEndpoint, newEndpointId } from "../../../src/portal/webhooks/endpoints.ts";
-import { recordEvents } from "../../../src/portal/webhooks/queue.ts";
+import { finishAttempts } from "../../../src/portal/webhooks/attempts.ts";
+import type { FinishedAttempt } from "../../../src/portal/webhooks/attempts.ts";
+import { claimDue, recordEvents } from "../../../src/portal/webhooks/queue.ts";
+import type { Claimed } from "../../../src/portal/webhooks/queue.ts";
 import { newWebhookSecret, sealWebhookSecret } from "../../../src/portal/webhooks/signing.ts";
 import { tempDir } from "../../helpers/fixture.ts";
 import { heldTimers, startReceiver } from "../webhook-receiver.ts";
@@ -118,5 +122,73 @@ it("keeps an endpoint's limit with its deliveries claimed ahead, and gives back 
   expect(left.filter((r) => r.state === "pending")).toEqual([
     { state: "pending", attempts: 0, lease_until: 0 },
     { state: "pending", attempts: 0, lease_until: 0 },
+  ]);
+});
+
+it("writes a batch of outcomes in a few statements, an endpoint's successes and failures applied in order", async () => {
+  const receiver = await startReceiver();
+  opened.push(receiver);
+  const { db } = await withEndpoints(receiver, 100);
+  await recordEvents(db, "events", [event(0), event(1)], NOW);
+  const claimed = await claimDue(db, NOW, NOW + 60_000, 4, 200);
+  expect(claimed).toHaveLength(200);
+  const [first, second] = [
+    claimed.filter((c) => c.event.id === event(0).id),
+    claimed.filter((c) => c.event.id === event(1).id),
+  ];
+  // Endpoint 0: failing since an earlier day; its first delivery fails again, its second succeeds.
+  const e0 = first[0]!.endpoint.id;
+  await db.run("UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?", [NOW - 86_400_000, e0]);
+  // Endpoint 1: its first delivery succeeds, its second fails (a streak from the second's end).
+  const e1 = first[1]!.endpoint.id;
+  const outcome = (c: Claimed, ok: boolean, at: number): FinishedAttempt => ({
+    c,
+    result: { status: ok ? 204 : 500, latencyMs: 3, answer: ok ? "" : "answer 500" },
+    ok,
+    retryAt: ok ? null : at + 5_000,
+    now: at,
+  });
+  const of = (list: Claimed[], id: string) => list.find((c) => c.endpoint.id === id)!;
+  const attempts = [
+    outcome(of(first, e0), false, NOW + 1),
+    outcome(of(first, e1), true, NOW + 2),
+    outcome(of(second, e0), true, NOW + 3),
+    outcome(of(second, e1), false, NOW + 4),
+    ...claimed.filter((c) => c.endpoint.id !== e0 && c.endpoint.id !== e1).map((c) => outcome(c, true, NOW + 5)),
+  ];
+  let statements = 0;
+  const counted: PortalDatabase = {
+    ...db,
+    dialect: db.dialect,
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          all: (sql, params) => (statements++, tx.all(sql, params)),
+          run: (sql, params) => (statements++, tx.run(sql, params)),
+        }),
+      ),
+  };
+  const since = await finishAttempts(counted, attempts);
+  expect(since.slice(0, 4)).toEqual([NOW - 86_400_000, null, null, NOW + 4]);
+  expect(since.slice(4).every((s) => s === null)).toBe(true);
+  // 200 outcomes: the log's lines, the deliveries, the endpoints that only succeeded, and endpoints 0 and 1's four;
+  // 600 before, three an attempt.
+  expect(statements).toBeLessThanOrEqual(10);
+  const streaks = await db.all("SELECT id, failing_since FROM webhook_endpoints WHERE failing_since IS NOT NULL");
+  expect(streaks).toEqual([{ id: e1, failing_since: NOW + 4 }]);
+  const states = await db.all(
+    "SELECT state, next_at, lease_until, COUNT(*) AS n FROM webhook_deliveries GROUP BY state, next_at, lease_until ORDER BY state, next_at",
+  );
+  expect(states).toEqual([
+    { state: "delivered", next_at: NOW + 2, lease_until: 0, n: 1 },
+    { state: "delivered", next_at: NOW + 3, lease_until: 0, n: 1 },
+    { state: "delivered", next_at: NOW + 5, lease_until: 0, n: 196 },
+    { state: "pending", next_at: NOW + 5_001, lease_until: 0, n: 1 },
+    { state: "pending", next_at: NOW + 5_004, lease_until: 0, n: 1 },
+  ]);
+  const log = await db.all("SELECT status, COUNT(*) AS n FROM webhook_attempts GROUP BY status ORDER BY status");
+  expect(log).toEqual([
+    { status: 204, n: 198 },
+    { status: 500, n: 2 },
   ]);
 });

@@ -1,0 +1,110 @@
+// The sender's kept-alive connections (send.ts's agents), against a real receiver on 127.0.0.1 that counts the
+// connections it accepts: deliveries to one origin reuse one connection; a new connection still goes through the
+// address guard's lookup, so a name that now resolves to a refused address is refused though a connection made
+// before is reused; an answer longer than the sender reads is not read to its end (its connection is closed, not
+// kept).
+import type { lookup } from "node:dns";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { Server, ServerResponse } from "node:http";
+import { afterEach, expect, it } from "vitest";
+import { createAddressGuard } from "../../../src/portal/webhooks/address-guard.ts";
+import { createSendAgents, sendWebhook } from "../../../src/portal/webhooks/send.ts";
+import type { SendAgents } from "../../../src/portal/webhooks/send.ts";
+
+const opened: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const c of opened.splice(0).reverse()) await c.close();
+});
+
+/** A receiver answering each request with `answer` (default a short 200), counting the connections it accepted. */
+async function receiver(answer: (res: ServerResponse) => void = (res) => res.end("ok")) {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => answer(res));
+  });
+  let connections = 0;
+  server.on("connection", () => connections++);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  opened.push({
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  });
+  return { port: (server.address() as { port: number }).port, connections: () => connections, server };
+}
+
+function agents(): SendAgents {
+  const a = createSendAgents();
+  opened.push(a);
+  return a;
+}
+
+/** A resolver answering `address.now` for every name (a name whose address the test changes: DNS rebinding). */
+function rebinding(address: { now: string }) {
+  return ((_h: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+    cb(null, [{ address: address.now, family: 4 }])) as unknown as typeof lookup;
+}
+
+const post = (url: string, options: Parameters<typeof sendWebhook>[3]) =>
+  sendWebhook(url, { "webhook-id": "msg_1" }, Buffer.from('{"type":"sale.begins"}'), options);
+
+it("reuses one connection for deliveries to one origin", async () => {
+  const r = await receiver();
+  const options = { guard: createAddressGuard(["127.0.0.1"]), timeoutMs: 5_000, agents: agents() };
+  for (let i = 0; i < 5; i++)
+    expect(await post(`http://127.0.0.1:${r.port}/e/${i}`, options)).toMatchObject({ status: 200, answer: "ok" });
+  expect(r.connections()).toBe(1);
+});
+
+it("refuses a new connection to a name now resolved to a refused address, while reusing the one made before", async () => {
+  const r = await receiver();
+  const address = { now: "127.0.0.1" };
+  const guard = createAddressGuard(["127.0.0.1"], rebinding(address));
+  const pools = agents();
+  const options = { guard, timeoutMs: 5_000, agents: pools };
+  const url = `http://receiver.example.test:${r.port}/hook`;
+  expect((await post(url, options)).status).toBe(200);
+  address.now = "127.0.0.2"; // loopback, not allowed: refused
+  // Two at once: one takes the idle connection (checked when it was made), the other needs a new one: refused.
+  const both = await Promise.all([post(url, options), post(url, options)]);
+  expect(both.map((b) => b.status).sort()).toEqual([0, 200]);
+  expect(both.find((b) => b.status === 0)!.answer).toMatch(/^refused: plain http is allowed only .*127\.0\.0\.2/);
+  // The receiver closes the idle connection: the next delivery needs a new one, refused too.
+  const idle = Object.values(pools.http.freeSockets).flat();
+  expect(idle).toHaveLength(1);
+  const closed = once(idle[0]!, "close");
+  r.server.closeIdleConnections();
+  await closed;
+  expect((await post(url, options)).answer).toMatch(/^refused: .*127\.0\.0\.2/);
+  expect(r.connections()).toBe(1);
+});
+
+it("reads no further than 1 KiB of a long answer and closes its connection", async () => {
+  const total = 64 * 1024 * 1024;
+  let ended!: (finished: boolean) => void;
+  const answered = new Promise<boolean>((resolve) => (ended = resolve));
+  const r = await receiver((res) => {
+    res.writeHead(200, { "content-type": "text/plain", "content-length": String(total) });
+    const chunk = Buffer.alloc(64 * 1024, "a");
+    let sent = 0;
+    const more = () => {
+      while (sent < total) {
+        sent += chunk.length;
+        if (!res.write(chunk)) return void res.once("drain", more);
+      }
+      res.end();
+    };
+    res.on("close", () => ended(res.writableFinished));
+    more();
+  });
+  const options = { guard: createAddressGuard(["127.0.0.1"]), timeoutMs: 5_000, agents: agents() };
+  const result = await post(`http://127.0.0.1:${r.port}/big`, options);
+  expect(result.status).toBe(200);
+  expect(result.answer.length).toBeLessThanOrEqual(1024);
+  expect(await answered).toBe(false); // the connection was closed before the receiver could write its whole answer
+  expect((await post(`http://127.0.0.1:${r.port}/big`, options)).status).toBe(200);
+  expect(r.connections()).toBe(2); // not kept: the next delivery made a new connection
+});
