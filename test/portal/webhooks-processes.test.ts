@@ -27,8 +27,13 @@ import { startReceiver } from "./webhook-receiver.ts";
 import type { Receiver } from "./webhook-receiver.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
-/** Endpoints (a receiver each): their slots (ENDPOINTS x PER_ENDPOINT) more than one process holds claims on (64). */
-const ENDPOINTS = 20;
+/**
+ * Endpoints (a receiver each, 20 an organisation): their slots (ENDPOINTS x PER_ENDPOINT, 200) more than one process
+ * holds claims on (160: deliverer.ts's 32 senders in flight and a claim of 128 ahead).
+ */
+const ENDPOINTS = 50;
+/** The most endpoints an organisation may have (webhook-routes.ts). */
+const PER_ORGANISATION = 20;
 /** The portal's limit of deliveries in flight to one endpoint: deliverer.ts's default, which no setting changes. */
 const PER_ENDPOINT = 4;
 /** How long the deliveries may take, ms: a deadline, not a wait (each wait ends as its condition is met). */
@@ -174,7 +179,8 @@ describe("two portal processes delivering from one PostgreSQL", () => {
 
   /**
    * Two portal processes, and a client signed in on each: one session (the database's, valid on every portal of it)
-   * of a new organisation, `email`'s, so that each test has the endpoints it adds alone (20 an organisation at most).
+   * of a new organisation, `email`'s, so that each test has the endpoints it adds alone (20 an organisation at most:
+   * beyond, endpoints are added by further organisations signed up on portal A).
    */
   async function startBoth(email: string) {
     const [a, b] = await Promise.all([startPortalProcess(env), startPortalProcess(env)]);
@@ -186,9 +192,14 @@ describe("two portal processes delivering from one PostgreSQL", () => {
     /** Adds an endpoint for each receiver, wanting store `store` (from portal A's form); returns their IDs. */
     const addEndpoints = async (receivers: Receiver[], store: string) => {
       const ids: string[] = [];
-      for (const r of receivers) {
-        await onA.get("/webhooks");
-        const page = await onA.post("/webhooks", { url: `${r.url}/hook`, "sale.begins": "on", stores: store });
+      let client = onA;
+      for (const [i, r] of receivers.entries()) {
+        if (i > 0 && i % PER_ORGANISATION === 0) {
+          client = new PortalClient(a.url);
+          await signUpAndVerify(client, smtp, { email: `${i / PER_ORGANISATION}.${email}` });
+        }
+        await client.get("/webhooks");
+        const page = await client.post("/webhooks", { url: `${r.url}/hook`, "sale.begins": "on", stores: store });
         ids.push(/^\/webhooks\/([a-z0-9]{16})\?/.exec(page.url)![1]!);
       }
       return ids;
@@ -215,8 +226,8 @@ describe("two portal processes delivering from one PostgreSQL", () => {
   it("sends each delivery once, within each endpoint's limit, both processes sending", async () => {
     const EVENTS = 40;
     const both = await startBoth("processes@example.test");
-    // More endpoints than one process can hold claims on (ENDPOINTS x PER_ENDPOINT > 2 x its 32 senders: 32 in flight
-    // and 32 claimed ahead), so the other process must claim some: with 4 endpoints one could hold them all.
+    // More endpoints than one process can hold claims on (ENDPOINTS x PER_ENDPOINT > its 32 senders in flight and a
+    // claim of 128 ahead), so the other process must claim some: with 20 endpoints one could hold them all.
     const set = await startReceivers(ENDPOINTS, [both.a.pid, both.b.pid], 25, () => 204);
     try {
       const ids = await both.addEndpoints(set.receivers, "women");

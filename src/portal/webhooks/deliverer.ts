@@ -27,6 +27,12 @@ export interface DelivererSettings {
   perEndpoint: number;
   /** Deliveries in flight at once in this process. */
   senders: number;
+  /**
+   * Deliveries claimed in one transaction, sent as senders come free: each claim reads every pending delivery, so a
+   * few large claims cost less than many small ones. Each waits for at most claim / senders rounds of attempts before
+   * its own: the lease outlasts (claim / senders + 1) x timeoutMs.
+   */
+  claim: number;
   /** One attempt's limit, ms. */
   timeoutMs: number;
   /** How long a claim keeps other senders off a delivery, ms: longer than an attempt. */
@@ -37,10 +43,14 @@ export interface DelivererSettings {
   pollMs: number;
 }
 
-/** Defaults: 4 at once an endpoint, 32 a process, 10 s an attempt, 60 s leases, disabled after 5 days, a look a minute. */
+/**
+ * Defaults: 4 at once an endpoint, 32 a process, claims of 128 (4 rounds: 50 s at most with 10 s attempts, under the
+ * lease), 10 s an attempt, 60 s leases, disabled after 5 days, a look a minute.
+ */
 const DEFAULT_DELIVERER: DelivererSettings = {
   perEndpoint: 4,
   senders: 32,
+  claim: 128,
   timeoutMs: 10_000,
   leaseMs: 60_000,
   disableAfterMs: 5 * 86_400_000,
@@ -148,7 +158,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       await disableFailing(options, c.endpoint, failingSince, now);
   };
 
-  /** Deliveries claimed and waiting for a free sender: claimed `senders` at a time, not one as each send ends. */
+  /** Deliveries claimed and waiting for a free sender: claimed `claim` at a time, not one as each send ends. */
   const ready: Claimed[] = [];
 
   const start = (c: Claimed) => {
@@ -162,7 +172,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   };
 
   /**
-   * Starts what was claimed while senders are free, and claims the next `senders` due (in one transaction) once all
+   * Starts what was claimed while senders are free, and claims the next `claim` due (in one transaction) once all
    * claimed are started: one claim for many sends, the next batch claimed while the last one's sends are in flight.
    */
   async function pass(): Promise<void> {
@@ -170,7 +180,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       while (ready.length > 0 && inFlight.size < settings.senders) start(ready.shift()!);
       if (ready.length > 0) return;
       const now = clock();
-      const claimed = await claimDue(db, now, now + settings.leaseMs, settings.perEndpoint, settings.senders);
+      const claimed = await claimDue(db, now, now + settings.leaseMs, settings.perEndpoint, settings.claim);
       if (claimed.length === 0) return;
       ready.push(...claimed);
     }

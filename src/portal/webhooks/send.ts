@@ -3,10 +3,11 @@
 // redirects not followed (a 3xx is a failure), and at most ANSWER_BYTES of the answer read. Connections are kept
 // alive between deliveries to one origin (host and port) by the sender's agents: a connection is reused only after an
 // answer read to its end within ANSWER_BYTES, a new one is made through the guard's lookup, and an idle one is closed
-// after IDLE_MS (or at once beyond IDLE_SOCKETS idle).
+// after IDLE_MS (or at once beyond IDLE_SOCKETS idle). A request on a reused connection that the receiver closed before
+// any byte of its answer (ECONNRESET, EPIPE) is sent once more at once on a new connection.
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import type { IncomingMessage } from "node:http";
+import type { ClientRequest, IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Socket } from "node:net";
 import type { AddressGuard } from "./address-guard.ts";
@@ -97,35 +98,60 @@ export function sendWebhook(
   }
   return new Promise((resolve) => {
     const send = plain ? httpRequest : httpsRequest;
-    const req = send(target, {
-      method: "POST",
-      headers: {
-        ...headers,
-        "content-type": "application/json",
-        "content-length": String(body.length),
-        "user-agent": "flash-sale-webhooks/1",
-      },
-      // A new connection (the agent's, or this request's own) is made through the guard's lookup; one the agent reuses
-      // was checked when it was made.
-      lookup: options.guard.lookup(plain),
-      agent: options.agents ? (plain ? options.agents.http : options.agents.https) : false,
-      ...(options.ca ? { ca: options.ca } : {}),
-    });
+    let req: ClientRequest;
+    let settled = false;
     const timer = setTimeout(
       () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
       options.timeoutMs,
     );
     const done = (r: AttemptResult) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       resolve(r);
     };
-    req.on("error", (err) =>
-      done(result(0, err.message.startsWith("refused") ? err.message : `error: ${err.message}`)),
-    );
-    req.on("response", (res: IncomingMessage) => readAnswer(res, (text) => done(result(res.statusCode ?? 0, text))));
-    req.end(body);
+    /** Sends on a kept-alive connection (or a new one), or with `fresh` on a new connection of its own. */
+    const post = (fresh: boolean) => {
+      /** The connection and its bytes read before this request: more by the error, and something of an answer came. */
+      let connection: { socket: Socket; readBefore: number } | undefined;
+      req = send(target, {
+        method: "POST",
+        headers: {
+          ...headers,
+          "content-type": "application/json",
+          "content-length": String(body.length),
+          "user-agent": "flash-sale-webhooks/1",
+        },
+        // A new connection (the agent's, or this request's own) is made through the guard's lookup; one the agent
+        // reuses was checked when it was made.
+        lookup: options.guard.lookup(plain),
+        agent: options.agents && !fresh ? (plain ? options.agents.http : options.agents.https) : false,
+        ...(options.ca ? { ca: options.ca } : {}),
+      });
+      const sent = req;
+      sent.on("socket", (socket: Socket) => (connection = { socket, readBefore: socket.bytesRead }));
+      sent.on("error", (err: NodeJS.ErrnoException) => {
+        // A kept-alive connection the receiver closed as this request went out (its idle timeout): nothing of the
+        // answer came, so the request is sent once more at once on a new connection (at least once: it may have been
+        // processed) rather than failing the attempt and waiting 5 s for the retry.
+        const unanswered = connection !== undefined && connection.socket.bytesRead === connection.readBefore;
+        if (sent.reusedSocket && unanswered && STALE.has(err.code ?? "") && !settled) {
+          post(true);
+          return;
+        }
+        done(result(0, err.message.startsWith("refused") ? err.message : `error: ${err.message}`));
+      });
+      sent.on("response", (res: IncomingMessage) => {
+        readAnswer(res, (text) => done(result(res.statusCode ?? 0, text)));
+      });
+      sent.end(body);
+    };
+    post(false);
   });
 }
+
+/** Errors of a connection closed under a request (a closed socket without an answer is node's ECONNRESET too). */
+const STALE = new Set(["ECONNRESET", "EPIPE"]);
 
 /**
  * Reads up to ANSWER_BYTES of the answer. An answer that ended within them leaves its connection to the agent (kept
