@@ -156,6 +156,12 @@ const byProcess = (sent: Sent[]) => {
   return counts;
 };
 
+/**
+ * Each test's limit: 50 endpoints added through the portal's forms (3 organisations signed up) and 2,000 deliveries to
+ * receivers that take 25 ms took 58 s on a quiet 2-core machine; CI's machine runs other test files beside it.
+ */
+const PROCESS_TEST_MS = 240_000;
+
 describe("two portal processes delivering from one PostgreSQL", () => {
   let env: Record<string, string>;
   let db: PortalDatabase;
@@ -223,87 +229,95 @@ describe("two portal processes delivering from one PostgreSQL", () => {
       ids,
     );
 
-  it("sends each delivery once, within each endpoint's limit, both processes sending", async () => {
-    const EVENTS = 40;
-    const both = await startBoth("processes@example.test");
-    // More endpoints than one process can hold claims on (ENDPOINTS x PER_ENDPOINT > its 32 senders in flight and a
-    // claim of 128 ahead), so the other process must claim some: with 20 endpoints one could hold them all.
-    const set = await startReceivers(ENDPOINTS, [both.a.pid, both.b.pid], 25, () => 204);
-    try {
-      const ids = await both.addEndpoints(set.receivers, "women");
-      const events = saleEvents("AAAAAAAAAAAAAAAA", "women", EVENTS);
-      expect(await recordEvents(db, "events", events, Date.now())).toBe(EVENTS * ENDPOINTS);
-      await both.wakeBoth(ids[0]!);
-      // Each receiver: the sale events, and the first endpoint the two test events.
-      const expected = (i: number) => EVENTS + (i === 0 ? 2 : 0);
-      await set.until((sent, i) => sent.length >= expected(i));
-      await both.stop(); // nothing more can come
-      for (const [i, r] of set.receivers.entries()) {
-        const got = set.sent[i]!.map((s) => s.id);
-        expect(got).toHaveLength(expected(i));
-        expect(new Set(got).size).toBe(expected(i));
-        expect(r.maxInFlight).toBeLessThanOrEqual(PER_ENDPOINT);
-        expect(r.maxInFlight).toBeGreaterThan(1);
-      }
-      const all = set.sent.flat();
-      const counts = byProcess(all);
-      console.log(
-        `two processes, ${all.length} deliveries: ${[...counts].map(([p, n]) => `${both.name(p)} ${n}`).join(", ")}`,
-      );
-      expect(counts.get(undefined)).toBeUndefined(); // every request's process known
-      expect(counts.get(both.a.pid)).toBeGreaterThan(0);
-      expect(counts.get(both.b.pid)).toBeGreaterThan(0);
-      expect(await deliveries(ids)).toEqual([{ state: "delivered", n: all.length, attempts: all.length }]);
-    } finally {
-      await both.stop();
-      await set.close();
-    }
-  }, 120_000);
-
-  it("retries each failed attempt once, at the schedule's first wait, claimed by either process", async () => {
-    const EVENTS = 10;
-    const both = await startBoth("retries@example.test");
-    // Each first attempt answered 500, the next 204; retries fall due together, more than one process holds claims on.
-    const set = await startReceivers(ENDPOINTS, [both.a.pid, both.b.pid], 25, (earlier) =>
-      earlier.length ? 204 : 500,
-    );
-    try {
-      const ids = await both.addEndpoints(set.receivers, "home");
-      expect(await recordEvents(db, "events", saleEvents("BBBBBBBBBBBBBBBB", "home", EVENTS), Date.now())).toBe(
-        EVENTS * ENDPOINTS,
-      );
-      await both.wakeBoth(ids[0]!);
-      const expected = (i: number) => EVENTS + (i === 0 ? 2 : 0);
-      await set.until((sent, i) => sent.length >= 2 * expected(i));
-      await both.stop();
-      const retries: Sent[] = [];
-      let moved = 0;
-      for (const [i, r] of set.receivers.entries()) {
-        const sent = set.sent[i]!;
-        expect(sent).toHaveLength(2 * expected(i));
-        const byId = new Map<string, Sent[]>();
-        for (const s of sent) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
-        expect(byId.size).toBe(expected(i));
-        for (const [, [first, retry, ...more]] of byId) {
-          expect([first?.status, retry?.status, more.length]).toEqual([500, 204, 0]);
-          retries.push(retry!);
-          if (first!.pid !== retry!.pid) moved++;
+  it(
+    "sends each delivery once, within each endpoint's limit, both processes sending",
+    async () => {
+      const EVENTS = 40;
+      const both = await startBoth("processes@example.test");
+      // More endpoints than one process can hold claims on (ENDPOINTS x PER_ENDPOINT > its 32 senders in flight and a
+      // claim of 128 ahead), so the other process must claim some: with 20 endpoints one could hold them all.
+      const set = await startReceivers(ENDPOINTS, [both.a.pid, both.b.pid], 25, () => 204);
+      try {
+        const ids = await both.addEndpoints(set.receivers, "women");
+        const events = saleEvents("AAAAAAAAAAAAAAAA", "women", EVENTS);
+        expect(await recordEvents(db, "events", events, Date.now())).toBe(EVENTS * ENDPOINTS);
+        await both.wakeBoth(ids[0]!);
+        // Each receiver: the sale events, and the first endpoint the two test events.
+        const expected = (i: number) => EVENTS + (i === 0 ? 2 : 0);
+        await set.until((sent, i) => sent.length >= expected(i));
+        await both.stop(); // nothing more can come
+        for (const [i, r] of set.receivers.entries()) {
+          const got = set.sent[i]!.map((s) => s.id);
+          expect(got).toHaveLength(expected(i));
+          expect(new Set(got).size).toBe(expected(i));
+          expect(r.maxInFlight).toBeLessThanOrEqual(PER_ENDPOINT);
+          expect(r.maxInFlight).toBeGreaterThan(1);
         }
-        expect(r.maxInFlight).toBeLessThanOrEqual(PER_ENDPOINT);
+        const all = set.sent.flat();
+        const counts = byProcess(all);
+        console.log(
+          `two processes, ${all.length} deliveries: ${[...counts].map(([p, n]) => `${both.name(p)} ${n}`).join(", ")}`,
+        );
+        expect(counts.get(undefined)).toBeUndefined(); // every request's process known
+        expect(counts.get(both.a.pid)).toBeGreaterThan(0);
+        expect(counts.get(both.b.pid)).toBeGreaterThan(0);
+        expect(await deliveries(ids)).toEqual([{ state: "delivered", n: all.length, attempts: all.length }]);
+      } finally {
+        await both.stop();
+        await set.close();
       }
-      const counts = byProcess(retries);
-      console.log(
-        `two processes, ${retries.length} retries: ${[...counts].map(([p, n]) => `${both.name(p)} ${n}`).join(", ")}; ${moved} by the other process than the first attempt`,
+    },
+    PROCESS_TEST_MS,
+  );
+
+  it(
+    "retries each failed attempt once, at the schedule's first wait, claimed by either process",
+    async () => {
+      const EVENTS = 10;
+      const both = await startBoth("retries@example.test");
+      // Each first attempt answered 500, the next 204; retries fall due together, more than one process holds claims on.
+      const set = await startReceivers(ENDPOINTS, [both.a.pid, both.b.pid], 25, (earlier) =>
+        earlier.length ? 204 : 500,
       );
-      expect(counts.get(undefined)).toBeUndefined();
-      expect(counts.get(both.a.pid)).toBeGreaterThan(0);
-      expect(counts.get(both.b.pid)).toBeGreaterThan(0);
-      expect(moved).toBeGreaterThan(0);
-      const n = retries.length;
-      expect(await deliveries(ids)).toEqual([{ state: "delivered", n, attempts: 2 * n }]);
-    } finally {
-      await both.stop();
-      await set.close();
-    }
-  }, 120_000);
+      try {
+        const ids = await both.addEndpoints(set.receivers, "home");
+        expect(await recordEvents(db, "events", saleEvents("BBBBBBBBBBBBBBBB", "home", EVENTS), Date.now())).toBe(
+          EVENTS * ENDPOINTS,
+        );
+        await both.wakeBoth(ids[0]!);
+        const expected = (i: number) => EVENTS + (i === 0 ? 2 : 0);
+        await set.until((sent, i) => sent.length >= 2 * expected(i));
+        await both.stop();
+        const retries: Sent[] = [];
+        let moved = 0;
+        for (const [i, r] of set.receivers.entries()) {
+          const sent = set.sent[i]!;
+          expect(sent).toHaveLength(2 * expected(i));
+          const byId = new Map<string, Sent[]>();
+          for (const s of sent) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
+          expect(byId.size).toBe(expected(i));
+          for (const [, [first, retry, ...more]] of byId) {
+            expect([first?.status, retry?.status, more.length]).toEqual([500, 204, 0]);
+            retries.push(retry!);
+            if (first!.pid !== retry!.pid) moved++;
+          }
+          expect(r.maxInFlight).toBeLessThanOrEqual(PER_ENDPOINT);
+        }
+        const counts = byProcess(retries);
+        console.log(
+          `two processes, ${retries.length} retries: ${[...counts].map(([p, n]) => `${both.name(p)} ${n}`).join(", ")}; ${moved} by the other process than the first attempt`,
+        );
+        expect(counts.get(undefined)).toBeUndefined();
+        expect(counts.get(both.a.pid)).toBeGreaterThan(0);
+        expect(counts.get(both.b.pid)).toBeGreaterThan(0);
+        expect(moved).toBeGreaterThan(0);
+        const n = retries.length;
+        expect(await deliveries(ids)).toEqual([{ state: "delivered", n, attempts: 2 * n }]);
+      } finally {
+        await both.stop();
+        await set.close();
+      }
+    },
+    PROCESS_TEST_MS,
+  );
 });
