@@ -1,8 +1,13 @@
 // A webhook receiver for the tests: a real node http server on 127.0.0.1:0 that records every request (headers and
-// body), answers the status `answer` says (default 204), and counts the requests in flight at once.
+// body), answers the status `answer` says (default 204), and counts the requests in flight at once; and the sender
+// as tests drive it (heldDeliverer: its timer held, flushed by the test).
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { once } from "node:events";
+import type { PortalDatabase } from "../../src/db/database.ts";
+import { createAddressGuard } from "../../src/portal/webhooks/address-guard.ts";
+import { createDeliverer } from "../../src/portal/webhooks/deliverer.ts";
+import type { DelivererOptions } from "../../src/portal/webhooks/deliverer.ts";
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -81,4 +86,27 @@ export function heldTimers() {
       clearTimeout: () => {},
     },
   };
+}
+
+/**
+ * A sender on `db` as the portal makes one, for tests that call `flush` themselves: loopback allowed, its timer held
+ * (heldTimers), the clock fixed at `now`, mail and log dropped.
+ */
+export function heldDeliverer(
+  db: PortalDatabase,
+  secretKey: Buffer,
+  now: number,
+  settings?: DelivererOptions["settings"],
+) {
+  return createDeliverer({
+    db,
+    mailer: { send: () => Promise.resolve(), queued: () => {} },
+    secretKey,
+    guard: createAddressGuard(["127.0.0.0/8"]),
+    clock: () => now,
+    log: () => {},
+    publicUrl: () => "http://portal.example.test",
+    scheduler: heldTimers().scheduler,
+    ...(settings ? { settings } : {}),
+  });
 }

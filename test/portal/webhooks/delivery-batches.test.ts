@@ -12,8 +12,6 @@ import { openDatabase } from "../../../src/db/database.ts";
 import type { PortalDatabase } from "../../../src/db/database.ts";
 import { migrate } from "../../../src/db/migrations.ts";
 import { createAccount } from "../../../src/portal/store/accounts.ts";
-import { createAddressGuard } from "../../../src/portal/webhooks/address-guard.ts";
-import { createDeliverer } from "../../../src/portal/webhooks/deliverer.ts";
 import { insertEndpoint, newEndpointId } from "../../../src/portal/webhooks/endpoints.ts";
 import { finishAttempts } from "../../../src/portal/webhooks/attempts.ts";
 import type { FinishedAttempt } from "../../../src/portal/webhooks/attempts.ts";
@@ -21,7 +19,7 @@ import { claimDue, recordEvents } from "../../../src/portal/webhooks/queue.ts";
 import type { Claimed } from "../../../src/portal/webhooks/queue.ts";
 import { newWebhookSecret, sealWebhookSecret } from "../../../src/portal/webhooks/signing.ts";
 import { tempDir } from "../../helpers/fixture.ts";
-import { heldTimers, startReceiver } from "../webhook-receiver.ts";
+import { heldDeliverer, startReceiver } from "../webhook-receiver.ts";
 import type { Receiver } from "../webhook-receiver.ts";
 
 const secretKey = randomBytes(32);
@@ -64,17 +62,7 @@ const event = (n: number) => ({
 });
 
 function deliverer(db: PortalDatabase, senders: number) {
-  const d = createDeliverer({
-    db,
-    mailer: { send: () => Promise.resolve(), queued: () => {} },
-    secretKey,
-    guard: createAddressGuard(["127.0.0.0/8"]),
-    clock: () => NOW,
-    log: () => {},
-    publicUrl: () => "http://portal.example.test",
-    scheduler: heldTimers().scheduler,
-    settings: { senders },
-  });
+  const d = heldDeliverer(db, secretKey, NOW, { senders });
   opened.push(d);
   return d;
 }

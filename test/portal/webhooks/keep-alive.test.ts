@@ -17,14 +17,13 @@ import { openDatabase } from "../../../src/db/database.ts";
 import { migrate } from "../../../src/db/migrations.ts";
 import { createAccount } from "../../../src/portal/store/accounts.ts";
 import { createAddressGuard } from "../../../src/portal/webhooks/address-guard.ts";
-import { createDeliverer } from "../../../src/portal/webhooks/deliverer.ts";
 import { insertEndpoint, newEndpointId } from "../../../src/portal/webhooks/endpoints.ts";
 import { recordEvents } from "../../../src/portal/webhooks/queue.ts";
 import { newWebhookSecret, sealWebhookSecret } from "../../../src/portal/webhooks/signing.ts";
 import { createSendAgents, sendWebhook } from "../../../src/portal/webhooks/send.ts";
 import type { SendAgents } from "../../../src/portal/webhooks/send.ts";
 import { tempDir } from "../../helpers/fixture.ts";
-import { heldTimers } from "../webhook-receiver.ts";
+import { heldDeliverer } from "../webhook-receiver.ts";
 
 const opened: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -174,16 +173,7 @@ it("sends a delivery once more on a new connection when the receiver closes the 
     created: NOW,
     createdBy: "o@example.test",
   });
-  const d = createDeliverer({
-    db,
-    mailer: { send: () => Promise.resolve(), queued: () => {} },
-    secretKey,
-    guard: createAddressGuard(["127.0.0.0/8"]),
-    clock: () => NOW,
-    log: () => {},
-    publicUrl: () => "http://portal.example.test",
-    scheduler: heldTimers().scheduler,
-  });
+  const d = heldDeliverer(db, secretKey, NOW);
   opened.push(d);
   const event = (n: number) => ({
     id: `${NOW / 1000 + n}.1.AAAAAAAAAAAAAAA${n}`,
