@@ -5,6 +5,7 @@ import { lookup as dnsLookup } from "node:dns";
 import type { LookupAddress, LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { parseProxyEntry } from "../../config/proxies.ts";
+import { boundedMemo } from "./bounded-memo.ts";
 
 /** Addresses no webhook is sent to unless allowed: loopback, private, link-local (metadata), CGNAT, unspecified... */
 const NOT_PUBLIC: readonly string[] = [
@@ -65,16 +66,11 @@ export function createAddressGuard(allow: readonly string[], resolve: typeof dns
     return blocked.check(ip, family) ? `${address} is not a public address` : null;
   };
   // The lists never change: an address's answer is kept (the last REFUSALS_KEPT), not checked again at each delivery.
-  const kept = new Map<string, string | null>();
-  const refusal = (address: string, plain: boolean): string | null => {
-    const name = `${plain ? "http" : "https"} ${address}`;
-    const found = kept.get(name);
-    if (found !== undefined) return found;
-    const answer = check(address, plain);
-    if (kept.size >= REFUSALS_KEPT) kept.delete(kept.keys().next().value!);
-    kept.set(name, answer);
-    return answer;
+  const verdicts = {
+    http: boundedMemo(REFUSALS_KEPT, (address) => check(address, true)),
+    https: boundedMemo(REFUSALS_KEPT, (address) => check(address, false)),
   };
+  const refusal = (address: string, plain: boolean): string | null => (plain ? verdicts.http : verdicts.https)(address);
   const lookup = (plain: boolean) =>
     ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
       resolve(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {

@@ -4,6 +4,7 @@
 // to the endpoint's ID), so that the database alone gives no secret.
 import { createHmac, randomBytes } from "node:crypto";
 import { sealSecret, unsealSecret } from "../totp.ts";
+import { boundedMemo } from "./bounded-memo.ts";
 
 const SECRET_PREFIX = "whsec_";
 const SECRET_BYTES = 24;
@@ -46,18 +47,9 @@ export const unsealWebhookSecret = (key: Buffer, endpointId: string, sealed: str
  * (a sealed text is new at each rotation: its random IV). The least recently used is dropped beyond `max`.
  */
 export function createSecretCache(key: Buffer, max: number) {
-  const kept = new Map<string, string | null>();
-  return (endpointId: string, sealed: string): string | null => {
-    const name = `${endpointId} ${sealed}`;
-    const found = kept.get(name);
-    if (found !== undefined) {
-      kept.delete(name);
-      kept.set(name, found);
-      return found;
-    }
-    const secret = unsealWebhookSecret(key, endpointId, sealed);
-    kept.set(name, secret);
-    if (kept.size > max) kept.delete(kept.keys().next().value!);
-    return secret;
-  };
+  const unseal = boundedMemo(max, (name) => {
+    const at = name.indexOf(" ");
+    return unsealWebhookSecret(key, name.slice(0, at), name.slice(at + 1));
+  });
+  return (endpointId: string, sealed: string): string | null => unseal(`${endpointId} ${sealed}`);
 }
