@@ -5,9 +5,12 @@ import { createServer } from "node:http";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { once } from "node:events";
 import type { PortalDatabase } from "../../src/db/database.ts";
+import { createAccount } from "../../src/portal/store/accounts.ts";
 import { createAddressGuard } from "../../src/portal/webhooks/address-guard.ts";
 import { createDeliverer } from "../../src/portal/webhooks/deliverer.ts";
 import type { DelivererOptions } from "../../src/portal/webhooks/deliverer.ts";
+import { insertEndpoint, newEndpointId } from "../../src/portal/webhooks/endpoints.ts";
+import { newWebhookSecret, sealWebhookSecret } from "../../src/portal/webhooks/signing.ts";
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -109,4 +112,26 @@ export function heldDeliverer(
     scheduler: heldTimers().scheduler,
     ...(settings ? { settings } : {}),
   });
+}
+
+/**
+ * `count` endpoints in `db` wanting sale.begins, 20 an organisation (the portal's limit), each with its own secret
+ * sealed under `secretKey`, the n-th at `urlOf(n)`.
+ */
+export async function seedEndpoints(
+  db: PortalDatabase,
+  secretKey: Buffer,
+  count: number,
+  urlOf: (n: number) => string,
+  now: number,
+): Promise<void> {
+  let orgId = "";
+  for (let n = 0; n < count; n++) {
+    if (n % 20 === 0)
+      orgId = (await createAccount(db, { email: `o${n}@example.test`, partner: "P", password: "!" }, now))!.id;
+    const id = newEndpointId();
+    const secret = sealWebhookSecret(secretKey, id, newWebhookSecret());
+    const endpoint = { id, orgId, url: urlOf(n), types: ["sale.begins"], stores: [], affid: "" };
+    await insertEndpoint(db, { ...endpoint, secret, created: now, createdBy: "o@example.test" });
+  }
 }

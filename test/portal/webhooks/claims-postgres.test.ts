@@ -10,13 +10,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { openDatabase } from "../../../src/db/database.ts";
 import type { PortalDatabase } from "../../../src/db/database.ts";
 import { migrate } from "../../../src/db/migrations.ts";
-import { createAccount } from "../../../src/portal/store/accounts.ts";
-import { insertEndpoint, newEndpointId } from "../../../src/portal/webhooks/endpoints.ts";
 import { claimDue, recordEvents } from "../../../src/portal/webhooks/queue.ts";
 import type { Claimed } from "../../../src/portal/webhooks/queue.ts";
-import { newWebhookSecret, sealWebhookSecret } from "../../../src/portal/webhooks/signing.ts";
 import { startPostgres } from "../postgres-server.ts";
 import type { PostgresServer } from "../postgres-server.ts";
+import { seedEndpoints } from "../webhook-receiver.ts";
 
 const NOW = Date.parse("2026-11-22T19:00:00Z");
 const ENDPOINTS = 40;
@@ -39,15 +37,7 @@ it("four pools claiming at once never claim a delivery twice, nor an endpoint pa
   const db = pools[0]!;
   await migrate(db, NOW);
   const secretKey = randomBytes(32);
-  let orgId = "";
-  for (let n = 0; n < ENDPOINTS; n++) {
-    if (n % 20 === 0)
-      orgId = (await createAccount(db, { email: `c${n}@example.test`, partner: "P", password: "!" }, NOW))!.id;
-    const id = newEndpointId();
-    const secret = sealWebhookSecret(secretKey, id, newWebhookSecret());
-    const endpoint = { id, orgId, url: `https://hooks.example.test/${n}`, types: ["sale.begins"], stores: [] };
-    await insertEndpoint(db, { ...endpoint, affid: "", secret, created: NOW, createdBy: "c@example.test" });
-  }
+  await seedEndpoints(db, secretKey, ENDPOINTS, (n) => `https://hooks.example.test/${n}`, NOW);
   const events = Array.from({ length: EVENTS }, (_, n) => ({
     id: `${NOW / 1000 + n}.1.CLAIMSAAAAAAAA${n % 10}`,
     type: "sale.begins",

@@ -11,15 +11,12 @@ import { afterEach, expect, it } from "vitest";
 import { openDatabase } from "../../../src/db/database.ts";
 import type { PortalDatabase } from "../../../src/db/database.ts";
 import { migrate } from "../../../src/db/migrations.ts";
-import { createAccount } from "../../../src/portal/store/accounts.ts";
-import { insertEndpoint, newEndpointId } from "../../../src/portal/webhooks/endpoints.ts";
 import { finishAttempts } from "../../../src/portal/webhooks/attempts.ts";
 import type { FinishedAttempt } from "../../../src/portal/webhooks/attempts.ts";
 import { claimDue, recordEvents } from "../../../src/portal/webhooks/queue.ts";
 import type { Claimed } from "../../../src/portal/webhooks/queue.ts";
-import { newWebhookSecret, sealWebhookSecret } from "../../../src/portal/webhooks/signing.ts";
 import { tempDir } from "../../helpers/fixture.ts";
-import { heldDeliverer, startReceiver } from "../webhook-receiver.ts";
+import { heldDeliverer, seedEndpoints, startReceiver } from "../webhook-receiver.ts";
 import type { Receiver } from "../webhook-receiver.ts";
 
 const secretKey = randomBytes(32);
@@ -34,15 +31,7 @@ async function withEndpoints(receiver: Receiver, count: number) {
   const db = await openDatabase(join(await tempDir("fsa-wh-batches-"), "portal.db"));
   opened.push(db);
   await migrate(db, NOW);
-  let orgId = "";
-  for (let n = 0; n < count; n++) {
-    if (n % 20 === 0)
-      orgId = (await createAccount(db, { email: `o${n}@example.test`, partner: "P", password: "!" }, NOW))!.id;
-    const id = newEndpointId();
-    const secret = sealWebhookSecret(secretKey, id, newWebhookSecret());
-    const endpoint = { id, orgId, url: `${receiver.url}/${n}`, types: ["sale.begins"], stores: [], affid: "" };
-    await insertEndpoint(db, { ...endpoint, secret, created: NOW, createdBy: "o@example.test" });
-  }
+  await seedEndpoints(db, secretKey, count, (n) => `${receiver.url}/${n}`, NOW);
   let transactions = 0;
   const counted: PortalDatabase = {
     ...db,
