@@ -7,6 +7,7 @@ import { renderProblem } from "../../errors.ts";
 import type { Admitted, RequestInfo } from "../admission/admission.ts";
 import { JSON_TYPE, Missing } from "./response-body.ts";
 import type { Found, Representation } from "./response-body.ts";
+import { writeOk } from "./response-head.ts";
 import { isScratch, release } from "./scratch.ts";
 import type { createVariants } from "./variants.ts";
 
@@ -106,7 +107,7 @@ export function sendRepresentation(
   headers.push("Content-Type", contentType, "Content-Length", String(body.length));
   if (encoding !== "identity") headers.push("Content-Encoding", encoding);
   if (contentType !== JSON_TYPE) headers.push("X-Content-Type-Options", "nosniff");
-  res.writeHead(200, headers);
+  writeOk(res, headers, body.length);
   if (head) {
     res.end();
     if (scratch !== false) release(body);
