@@ -2,7 +2,7 @@
 // those of its median round (by req/s), with the server's CPU time per request; ratios between two streams are taken
 // within each round and their median reported (pairedRatio). On a shared machine load drifts over minutes, and
 // back-to-back runs minutes apart disagree by more than the 10% being measured.
-import { cpuSeconds } from "../../scripts/lib/proc.ts";
+import { cpuSeconds, cpuSteal } from "../../scripts/lib/proc.ts";
 import { runWrk } from "./wrk.ts";
 import type { WrkOptions, WrkResult } from "./wrk.ts";
 
@@ -31,6 +31,8 @@ export interface Run {
   cpu?: number;
   /** Server CPU time during the run over its wall time. */
   share?: number;
+  /** The machine's CPU time stolen by the hypervisor during the run, over all its CPU time (both cores). */
+  steal?: number;
   /** For a `settle` stream: seconds the server stayed busy after wrk stopped, and whether it went idle in time. */
   tailSec?: number;
   settled?: boolean;
@@ -94,21 +96,24 @@ export async function measureInterleaved(streams: readonly Stream[], o: MeasureO
         await s.after?.();
         if (s.settle) await waitUntilIdle(s.pid);
       }
-      const [cpuBefore, wallBefore] = [cpuSeconds(s.pid), performance.now()];
+      const [cpuBefore, wallBefore, stealBefore] = [cpuSeconds(s.pid), performance.now(), cpuSteal()];
       const r = await wrk(o.duration);
-      const [cpuRun, wall] = [cpuSeconds(s.pid), (performance.now() - wallBefore) / 1000];
+      const [cpuRun, wall, stealAfter] = [cpuSeconds(s.pid), (performance.now() - wallBefore) / 1000, cpuSteal()];
       const tail = s.settle ? await waitUntilIdle(s.pid) : null;
       const cpuAfter = tail ? cpuSeconds(s.pid) : cpuRun;
       await s.after?.();
       const run: Run = { r, ...(tail && { tailSec: tail.waitedSec, settled: tail.idle }) };
+      if (stealBefore && stealAfter && stealAfter.total > stealBefore.total)
+        run.steal = (stealAfter.steal - stealBefore.steal) / (stealAfter.total - stealBefore.total);
       if (cpuBefore !== null && cpuRun !== null && cpuAfter !== null && r.requests > 0) {
         run.cpu = ((cpuAfter - cpuBefore) * 1e6) / r.requests;
         run.share = (cpuRun - cpuBefore) / wall;
       }
       runs.get(s.name)!.push(run);
       const busy = tail ? `  busy ${tail.waitedSec.toFixed(1)} s after${tail.idle ? "" : " (still busy)"}` : "";
+      const steal = run.steal !== undefined ? `  steal ${(run.steal * 100).toFixed(1)}%` : "";
       o.log(
-        `${o.label.padEnd(26)} ${s.name.padEnd(13)} round ${round + 1}/${o.rounds}: ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${run.cpu?.toFixed(1) ?? "?"} CPU us/req  ${((run.share ?? 0) * 100).toFixed(0)}% of core${busy}`,
+        `${o.label.padEnd(26)} ${s.name.padEnd(13)} round ${round + 1}/${o.rounds}: ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${run.cpu?.toFixed(1) ?? "?"} CPU us/req  ${((run.share ?? 0) * 100).toFixed(0)}% of core${steal}${busy}`,
       );
     }
   }

@@ -1,4 +1,5 @@
-// What a process costs, from Linux /proc: resident memory, CPU time (user + system, all threads) and open files.
+// What a process costs, from Linux /proc: resident memory, CPU time (user + system, all threads) and open files; and
+// the machine's CPU time stolen by its hypervisor.
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
@@ -23,6 +24,20 @@ export function cpuSeconds(pid: number): number | null {
     // Fields after the command name (which may contain spaces) start at field 3; utime and stime are fields 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The machine's CPU time so far, all cores, in clock ticks: the total and what the hypervisor gave other guests while
+ * this one had work (steal, /proc/stat's eighth field), or null where /proc is not available.
+ */
+export function cpuSteal(): { total: number; steal: number } | null {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!;
+    const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0 };
   } catch {
     return null;
   }
