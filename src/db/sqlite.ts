@@ -1,15 +1,15 @@
-// The portal's embedded database: a SQLite file through @libsql/client (a prebuilt binary, on every Node we support).
-// Several openers share the file at once (the portal, each API worker's usage store thread, `npm start`'s demo
-// account): every connection waits for another's lock (the busy timeout, set as each connection opens, before any
-// statement), a new file appears already in WAL mode (the mode is set once, never by two openers at once), and the
-// migrations run in one write transaction (exclusive), so that two openers never apply the same one.
-import { createClient } from "@libsql/client";
-import type { Client, InValue, Transaction } from "@libsql/client";
+// The portal's embedded database: a SQLite file through libsql (better-sqlite3's interface on a prebuilt binary, on
+// every Node we support; @libsql/client's own driver). Several openers share the file at once (the portal, each API
+// worker's usage store thread, `npm start`'s demo account): every connection waits for another's lock (the busy
+// timeout, set as each connection opens, before any statement), a new file appears already in WAL mode (the mode is
+// set once, never by two openers at once), and the migrations run in one write transaction (exclusive), so that two
+// openers never apply the same one. Statements are prepared once and kept (the last STATEMENTS_KEPT), not again at
+// each query.
+import Database from "libsql";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { chmod, link, open, rm, stat } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
-import { pathToFileURL } from "node:url";
 import { threadId } from "node:worker_threads";
 import type { PortalDatabase, Queries, Row, SqlValue } from "./database.ts";
 
@@ -22,12 +22,15 @@ const BUSY_TIMEOUT_MS = 5_000;
 const OPEN_RETRY_MS = 30_000;
 /** The database file, its -wal and its -shm: readable and writable by their owner only (hashes, emails, the trail). */
 const FILE_MODE = 0o600;
+/**
+ * Prepared statements kept, by their SQL: the portal's queries are a few dozen texts, and those with a list of `?`
+ * (IN lists, multi-row INSERTs) one per length. Preparing a statement again at each query cost as much as running it
+ * (bench/webhooks.ts: a sale's 1,000 deliveries).
+ */
+const STATEMENTS_KEPT = 256;
 
-const toRow = (row: Record<string, unknown>): Row => {
-  const out: Row = {};
-  for (const [k, v] of Object.entries(row)) out[k] = typeof v === "bigint" ? Number(v) : (v as SqlValue);
-  return out;
-};
+type Connection = InstanceType<typeof Database>;
+type Statement = ReturnType<Connection["prepare"]>;
 
 const isBusy = (err: unknown) => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -35,7 +38,7 @@ const isBusy = (err: unknown) => {
 };
 
 /** Runs `work`, again after a pause while it fails with SQLITE_BUSY, for up to OPEN_RETRY_MS. */
-async function retryBusy<T>(work: () => Promise<T>): Promise<T> {
+async function retryBusy<T>(work: () => T | Promise<T>): Promise<T> {
   const deadline = Date.now() + OPEN_RETRY_MS;
   for (let pause = 10; ; pause = Math.min(pause * 2, 500)) {
     try {
@@ -57,11 +60,11 @@ async function createWalFile(path: string): Promise<void> {
   const made = `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
   try {
     await (await open(made, "wx", FILE_MODE)).close();
-    const client = createClient({ url: pathToFileURL(made).href, timeout: BUSY_TIMEOUT_MS });
+    const connection = new Database(made, { timeout: BUSY_TIMEOUT_MS });
     try {
-      await client.execute("PRAGMA journal_mode = WAL"); // recorded in the file's header
+      connection.exec("PRAGMA journal_mode = WAL"); // recorded in the file's header
     } finally {
-      client.close();
+      connection.close();
     }
     await link(made, path).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== "EEXIST") throw err;
@@ -88,72 +91,145 @@ async function prepareFile(path: string): Promise<void> {
   for (const found of modes) if (found && found.mode & ~FILE_MODE) await chmod(found.file, found.mode & FILE_MODE);
 }
 
-/** A client whose every connection has the busy timeout, on a file in WAL mode. */
-async function connect(path: string): Promise<Client> {
-  const client = createClient({ url: pathToFileURL(path).href, intMode: "number", timeout: BUSY_TIMEOUT_MS });
+/** A connection with the busy timeout, on a file in WAL mode. */
+function connect(path: string): Connection {
+  const connection = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   try {
-    const [mode] = (await client.execute("PRAGMA journal_mode")).rows;
+    const [mode] = connection.prepare("PRAGMA journal_mode").all() as { journal_mode?: unknown }[];
     if (typeof mode?.journal_mode !== "string" || mode.journal_mode.toLowerCase() !== "wal")
-      await client.execute("PRAGMA journal_mode = WAL");
-    return client;
+      connection.exec("PRAGMA journal_mode = WAL");
+    return connection;
   } catch (err) {
-    client.close();
+    connection.close();
     throw err;
   }
+}
+
+/** `work`'s answer, or its error, as a promise. */
+function settle<T>(work: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(work()));
+}
+
+/** A kept statement, and for one that returns rows its columns: how many, and each name with its index. */
+interface Kept {
+  statement: Statement;
+  columns: { width: number; named: [number, string][] } | null;
+}
+
+/** A statement's columns: their count, and each name with its index (a name repeated: its first, as SQLite's rows). */
+function columnsOf(statement: Statement): { width: number; named: [number, string][] } {
+  const all = statement.columns();
+  const seen = new Set<string>();
+  const named: [number, string][] = [];
+  for (const [i, c] of all.entries())
+    if (!seen.has(c.name)) {
+      seen.add(c.name);
+      named.push([i, c.name]);
+    }
+  return { width: all.length, named };
+}
+
+/** `connection`'s statements, prepared once and kept by SQL text (the least recently used dropped beyond `max`). */
+function statementsOf(connection: Connection, max: number) {
+  const kept = new Map<string, Kept>();
+  return (sql: string): Kept => {
+    let found = kept.get(sql);
+    if (found) {
+      kept.delete(sql); // to the end: the most recently used
+    } else {
+      const statement = connection.prepare(sql);
+      if (statement.reader) statement.raw(true);
+      found = { statement, columns: statement.reader ? columnsOf(statement) : null };
+      if (kept.size >= max) kept.delete(kept.keys().next().value!);
+    }
+    kept.set(sql, found);
+    return found;
+  };
 }
 
 /** Opens (creating it, owner-only, if need be) the SQLite database file at `path`, in WAL mode, foreign keys on. */
 export async function openSqlite(path: string): Promise<PortalDatabase> {
   await prepareFile(path);
-  const client = await retryBusy(() => connect(path));
-  const args = (params: SqlValue[] = []) => params as InValue[];
+  const connection = await retryBusy(() => connect(path));
+  const statement = statementsOf(connection, STATEMENTS_KEPT);
   /** The migrations' write transaction, which the statements `exclusive`'s work makes go through. */
-  const held = new AsyncLocalStorage<Transaction>();
-  const on = () => held.getStore() ?? client;
+  const held = new AsyncLocalStorage<true>();
   const serial = createSerial(held);
-  const all = async (sql: string, params?: SqlValue[]) =>
-    serial(async () =>
-      (await on().execute({ sql, args: args(params) })).rows.map((r) => toRow(r as unknown as Record<string, unknown>)),
-    );
-  const run = async (sql: string, params?: SqlValue[]) =>
-    serial(async () => (await on().execute({ sql, args: args(params) })).rowsAffected);
+  const allNow = (sql: string, params: SqlValue[] = []): Row[] => {
+    const kept = statement(sql);
+    if (!kept.columns) {
+      kept.statement.run(params);
+      return [];
+    }
+    const rows = kept.statement.all(params) as SqlValue[][];
+    // SQLite prepares a kept statement again after a change of the schema (another opener's migration): `SELECT *`'s
+    // columns are then read again.
+    if (rows.length > 0 && rows[0]!.length !== kept.columns.width) kept.columns = columnsOf(kept.statement);
+    const { named } = kept.columns;
+    return rows.map((values) => {
+      const row: Row = {};
+      for (const [i, name] of named) row[name] = values[i]!;
+      return row;
+    });
+  };
+  const runNow = (sql: string, params: SqlValue[] = []): number => statement(sql).statement.run(params).changes;
+  const queries: Queries = {
+    all: (sql, params) => settle(() => allNow(sql, params)),
+    run: (sql, params) => settle(() => runNow(sql, params)),
+  };
+  const all = (sql: string, params?: SqlValue[]) => serial(() => queries.all(sql, params));
+  const run = (sql: string, params?: SqlValue[]) => serial(() => queries.run(sql, params));
+  /** `work` in one write transaction (BEGIN IMMEDIATE): committed when it resolves, rolled back when it throws. */
+  const inTransaction = async <T>(work: () => Promise<T>): Promise<T> => {
+    runNow("BEGIN IMMEDIATE");
+    try {
+      const result = await work();
+      runNow("COMMIT");
+      return result;
+    } finally {
+      if (connection.inTransaction) runNow("ROLLBACK"); // what was not committed
+    }
+  };
   return {
     dialect: "sqlite",
     all,
     run,
     async batch(statements) {
-      const batch = statements.map((s) => ({ sql: s.sql, args: args(s.params) }));
-      const tx = held.getStore();
-      await serial(() => (tx ? tx.batch(batch) : client.batch(batch, "write")));
+      const each = () => {
+        for (const s of statements) runNow(s.sql, s.params);
+      };
+      if (held.getStore() || inside.getStore()) return each(); // in a transaction already
+      await serial(() => inTransaction(() => settle(each)));
     },
-    transaction: (work) => (held.getStore() ? work({ all, run }) : serial(() => inTransaction(client, args, work))), // in exclusive's already
+    transaction: (work) =>
+      held.getStore() ? work(queries) : serial(() => inside.run(true, () => inTransaction(() => work(queries)))), // in exclusive's already
     // One write transaction (BEGIN IMMEDIATE) holds SQLite's write lock across `work`: another opener migrating at
     // the same moment waits for it, then finds the migrations applied.
     async exclusive(work) {
       if (held.getStore()) return work();
       return serial(async () => {
-        const tx = await retryBusy(() => client.transaction("write"));
+        await retryBusy(() => runNow("BEGIN IMMEDIATE"));
         try {
-          const result = await held.run(tx, work);
-          await tx.commit();
+          const result = await held.run(true, work);
+          runNow("COMMIT");
           return result;
         } finally {
-          tx.close();
+          if (connection.inTransaction) runNow("ROLLBACK");
         }
       });
     },
-    close: () => Promise.resolve(client.close()),
+    close: () => settle(() => void connection.close()),
   };
 }
 
 /**
  * The driver runs a statement on the thread, and one that meets another connection's lock waits for it there (the busy
- * timeout), holding the event loop: a statement of this process sent while one of its own transactions is open (its
- * statements run between awaits) would wait for a lock that transaction cannot release, and fail with SQLITE_BUSY after
- * the timeout. So this process's statements and transactions take turns here, each waiting without holding the thread;
- * what a transaction's or `exclusive`'s work runs goes straight through (it is already inside).
+ * timeout), holding the event loop; and this process has one connection, on which a statement sent while one of its
+ * own transactions is open (its statements run between awaits) would become part of it. So this process's statements
+ * and transactions take turns here, each waiting without holding the thread; what a transaction's or `exclusive`'s
+ * work runs goes straight through (it is already inside).
  */
-function createSerial(held: AsyncLocalStorage<Transaction>) {
+function createSerial(held: AsyncLocalStorage<true>) {
   let queue: Promise<unknown> = Promise.resolve();
   return <T>(work: () => Promise<T>): Promise<T> => {
     if (held.getStore() || inside.getStore()) return work();
@@ -165,28 +241,3 @@ function createSerial(held: AsyncLocalStorage<Transaction>) {
 
 /** Marks the work of a transaction (see createSerial). */
 const inside = new AsyncLocalStorage<true>();
-
-/** Reading and writing through `on` (a transaction). */
-const queriesOn = (on: Transaction, args: (params?: SqlValue[]) => InValue[]): Queries => ({
-  all: async (sql, params) =>
-    (await on.execute({ sql, args: args(params) })).rows.map((r) => toRow(r as unknown as Record<string, unknown>)),
-  run: async (sql, params) => (await on.execute({ sql, args: args(params) })).rowsAffected,
-});
-
-/** `work` in one write transaction of its own, through its statements. */
-async function inTransaction<T>(
-  client: Client,
-  args: (params?: SqlValue[]) => InValue[],
-  work: (tx: Queries) => Promise<T>,
-): Promise<T> {
-  return inside.run(true, async () => {
-    const tx = await client.transaction("write");
-    try {
-      const result = await work(queriesOn(tx, args));
-      await tx.commit();
-      return result;
-    } finally {
-      tx.close(); // rolls back what was not committed
-    }
-  });
-}

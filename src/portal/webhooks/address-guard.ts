@@ -71,7 +71,7 @@ export function createAddressGuard(allow: readonly string[], resolve: typeof dns
     https: boundedMemo(REFUSALS_KEPT, (address) => check(address, false)),
   };
   const refusal = (address: string, plain: boolean): string | null => (plain ? verdicts.http : verdicts.https)(address);
-  const lookup = (plain: boolean) =>
+  const lookupFor = (plain: boolean) =>
     ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
       resolve(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
         if (err) return callback(err);
@@ -84,5 +84,7 @@ export function createAddressGuard(allow: readonly string[], resolve: typeof dns
         callback(null, addresses[0]!.address, addresses[0]!.family);
       });
     }) as unknown as typeof dnsLookup;
-  return { refusal, lookup };
+  // One function each for http and https, made once (not at each request).
+  const lookups = { http: lookupFor(true), https: lookupFor(false) };
+  return { refusal, lookup: (plain) => (plain ? lookups.http : lookups.https) };
 }

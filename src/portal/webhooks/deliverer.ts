@@ -15,7 +15,7 @@ import { setEndpointEnabled } from "./endpoints.ts";
 import type { Endpoint } from "./endpoints.ts";
 import { MAX_BODY_BYTES, renderPayload } from "./payload.ts";
 import { claimDue, nextDelivery, releaseClaims } from "./queue.ts";
-import type { Claimed } from "./queue.ts";
+import type { Claimed, StreamEvent } from "./queue.ts";
 import { retryAt } from "./schedule.ts";
 import { createSendAgents, delivered, sendWebhook } from "./send.ts";
 import type { AttemptResult, SendAgents } from "./send.ts";
@@ -236,6 +236,21 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   };
 }
 
+/**
+ * Bodies by event and affid: a claim's deliveries of one event share its object (queue.ts), and those to endpoints
+ * with the same affid (most have none) the same body, rendered once.
+ */
+const bodies = new WeakMap<StreamEvent, Map<string, Buffer>>();
+
+/** The body of the delivery `c`. */
+function bodyOf(c: Claimed): Buffer {
+  let byAffid = bodies.get(c.event);
+  if (!byAffid) bodies.set(c.event, (byAffid = new Map<string, Buffer>()));
+  let body = byAffid.get(c.endpoint.affid);
+  if (!body) byAffid.set(c.endpoint.affid, (body = renderPayload(c.event, c.endpoint.affid, c.received)));
+  return body;
+}
+
 /** One attempt at `c`: its body, signed with the endpoint's secrets (both during a rotation's overlap), sent. */
 async function deliver(
   options: DelivererOptions,
@@ -244,7 +259,7 @@ async function deliver(
   c: Claimed,
 ): Promise<AttemptResult> {
   const now = options.clock();
-  const body = renderPayload(c.event, c.endpoint.affid, c.received);
+  const body = bodyOf(c);
   if (body.length > MAX_BODY_BYTES)
     return { status: 0, latencyMs: 0, answer: `not sent: the body is ${body.length} bytes, over ${MAX_BODY_BYTES}` };
   const sealed = [

@@ -11,6 +11,7 @@ import type { ClientRequest, IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Socket } from "node:net";
 import type { AddressGuard } from "./address-guard.ts";
+import { boundedMemo } from "./bounded-memo.ts";
 
 /** How much of an answer is read (and kept in the attempts' log), bytes. */
 const ANSWER_BYTES = 1024;
@@ -70,6 +71,26 @@ export interface SendOptions {
 /** A 2xx status: delivered. */
 export const delivered = (r: AttemptResult) => r.status >= 200 && r.status < 300;
 
+/** Endpoints' URLs parsed (the last URLS_KEPT): a URL's parts are the same at each delivery. */
+const URLS_KEPT = 4096;
+
+/**
+ * `url` parsed: the URL, whether it is plain http, and the address it names if it names one (checked by the guard at
+ * each attempt); or why it is not sent to.
+ */
+const parseTarget = boundedMemo(URLS_KEPT, (url): { target: URL; plain: boolean; address: string | null } | string => {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return "not a URL";
+  }
+  const plain = target.protocol === "http:";
+  if (!plain && target.protocol !== "https:") return "only https and http URLs are sent to";
+  const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
+  return { target, plain, address: isIP(host) ? host : null };
+});
+
 /** POSTs `body` to `url` with `headers`; never throws (a refusal or error is a result with status 0). */
 export function sendWebhook(
   url: string,
@@ -83,17 +104,11 @@ export function sendWebhook(
     latencyMs: Math.round(performance.now() - started),
     answer,
   });
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    return Promise.resolve(result(0, "not a URL"));
-  }
-  const plain = target.protocol === "http:";
-  if (!plain && target.protocol !== "https:") return Promise.resolve(result(0, "only https and http URLs are sent to"));
-  const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
-  if (isIP(host)) {
-    const refused = options.guard.refusal(host, plain);
+  const parsed = parseTarget(url);
+  if (typeof parsed === "string") return Promise.resolve(result(0, parsed));
+  const { target, plain, address } = parsed;
+  if (address) {
+    const refused = options.guard.refusal(address, plain);
     if (refused) return Promise.resolve(result(0, `refused: ${refused}`));
   }
   return new Promise((resolve) => {
