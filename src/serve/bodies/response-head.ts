@@ -1,8 +1,9 @@
 // A 200's head written by us rather than by node's writeHead, on the request path's common case. node checks every
 // header name and value again on every response (a regular expression each, and a lower-casing of the name): for a
-// representation's dozen headers, all made by this server, that is 1-2 us of a 20-30 us request. Here the head is
-// joined as node would join it, and handed to node's ServerResponse where writeHead leaves its own; node still does
-// the rest (writing it with the body, keep-alive, pipelining). Any case off the common one goes to writeHead.
+// representation's dozen headers, all made by this server, that is about 1 us of a 20-30 us request (a bare server
+// sending 11: 18.4 against 19.4 us). Here the head is joined as node would join it, and handed to node's
+// ServerResponse where writeHead leaves its own; node still does the rest (writing it with the body, keep-alive,
+// pipelining). Any case off the common one goes to writeHead.
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 
