@@ -13,6 +13,8 @@ export const fmtCpuUs = (n: number | undefined) => (n === undefined ? "?" : n.to
 
 /** Below this share of its core, a server was starved by other processes and its req/s says little. */
 const MIN_CORE_SHARE = 0.85;
+/** Above this share of the machine's CPU time stolen by the hypervisor in a run, the run is disturbed. */
+const MAX_STEAL = 0.05;
 
 /** A server's share of its core as a percentage, "!" when under MIN_CORE_SHARE, or "?" where /proc gave none. */
 const fmtCoreShare = (share: number | undefined) =>
@@ -90,10 +92,18 @@ export function errorsVerdict(t: Table, what: string): Verdict {
   );
 }
 
-/** A WARN line naming the runs of the table whose server had less than MIN_CORE_SHARE of its core, if any. */
+/**
+ * WARN lines naming the runs of the table whose server had less than MIN_CORE_SHARE of its core, and the rows with a
+ * round in which the hypervisor took more than MAX_STEAL of the machine's CPU time (steal), if any.
+ */
 export function starvedWarnings(t: Table, what: string): Verdict[] {
   const starved = rowRuns(t).filter(([, r]) => r.share !== undefined && r.share < MIN_CORE_SHARE);
   const list = starved.map(([name, r]) => `${name} ${(r.share! * 100).toFixed(0)}%`).join(", ");
   const text = `in ${starved.length} ${what} the server used less than ${MIN_CORE_SHARE * 100}% of its core (${list}): other processes took its core from it, or wrk's, so req/s and latency are not reliable; rerun on a quiet machine (the CPU ratios are a rougher but steadier guide)`;
-  return note("WARN", text, starved.length > 0);
+  const stolen = rowRuns(t).flatMap(([name, r]) => {
+    const most = Math.max(...(r.byRound ?? [r]).map((x) => x.steal ?? 0));
+    return most > MAX_STEAL ? [`${name} up to ${(most * 100).toFixed(1)}%`] : [];
+  });
+  const stealText = `the hypervisor took more than ${MAX_STEAL * 100}% of the machine's CPU time (steal) in a round of ${stolen.length} row(s) (${stolen.join(", ")}): other guests on the host slowed those runs, so their ratios are not reliable; rerun when the host is quieter`;
+  return [...note("WARN", text, starved.length > 0), ...note("WARN", stealText, stolen.length > 0)];
 }
