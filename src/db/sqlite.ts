@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, link, open, rm, stat } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import { threadId } from "node:worker_threads";
+import { boundedMemo } from "../bounded-memo.ts";
 import type { PortalDatabase, Queries, Row, SqlValue } from "./database.ts";
 
 /** How long a statement waits for another connection's lock before it fails with SQLITE_BUSY (ms). */
@@ -130,21 +131,12 @@ function columnsOf(statement: Statement): { width: number; named: [number, strin
 }
 
 /** `connection`'s statements, prepared once and kept by SQL text (the least recently used dropped beyond `max`). */
-function statementsOf(connection: Connection, max: number) {
-  const kept = new Map<string, Kept>();
-  return (sql: string): Kept => {
-    let found = kept.get(sql);
-    if (found) {
-      kept.delete(sql); // to the end: the most recently used
-    } else {
-      const statement = connection.prepare(sql);
-      if (statement.reader) statement.raw(true);
-      found = { statement, columns: statement.reader ? columnsOf(statement) : null };
-      if (kept.size >= max) kept.delete(kept.keys().next().value!);
-    }
-    kept.set(sql, found);
-    return found;
-  };
+function statementsOf(connection: Connection, max: number): (sql: string) => Kept {
+  return boundedMemo(max, (sql) => {
+    const statement = connection.prepare(sql);
+    if (statement.reader) statement.raw(true);
+    return { statement, columns: statement.reader ? columnsOf(statement) : null };
+  });
 }
 
 /** Opens (creating it, owner-only, if need be) the SQLite database file at `path`, in WAL mode, foreign keys on. */

@@ -5,7 +5,7 @@ import { lookup as dnsLookup } from "node:dns";
 import type { LookupAddress, LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { parseProxyEntry } from "../../config/proxies.ts";
-import { boundedMemo } from "./bounded-memo.ts";
+import { boundedMemo } from "../../bounded-memo.ts";
 
 /** Addresses no webhook is sent to unless allowed: loopback, private, link-local (metadata), CGNAT, unspecified... */
 const NOT_PUBLIC: readonly string[] = [

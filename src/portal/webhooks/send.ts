@@ -11,7 +11,7 @@ import type { ClientRequest, IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Socket } from "node:net";
 import type { AddressGuard } from "./address-guard.ts";
-import { boundedMemo } from "./bounded-memo.ts";
+import { boundedMemo } from "../../bounded-memo.ts";
 
 /** How much of an answer is read (and kept in the attempts' log), bytes. */
 const ANSWER_BYTES = 1024;

@@ -4,7 +4,7 @@
 // to the endpoint's ID), so that the database alone gives no secret.
 import { createHmac, randomBytes } from "node:crypto";
 import { sealSecret, unsealSecret } from "../totp.ts";
-import { boundedMemo } from "./bounded-memo.ts";
+import { boundedMemo } from "../../bounded-memo.ts";
 
 const SECRET_PREFIX = "whsec_";
 const SECRET_BYTES = 24;

@@ -1,6 +1,6 @@
 // The answers of a pure function of a string kept in memory, at most `max` of them, the least recently used dropped
-// first: the sender's unsealed secrets (signing.ts), the address guard's verdicts (address-guard.ts) and the endpoints'
-// URLs parsed (send.ts).
+// first: the webhook sender's unsealed secrets, address verdicts and parsed URLs (portal/webhooks/), and SQLite's
+// prepared statements by their SQL (db/sqlite.ts).
 
 /** `compute` with its last `max` answers kept by argument. */
 export function boundedMemo<T>(max: number, compute: (name: string) => T): (name: string) => T {
