@@ -1,7 +1,7 @@
 // Accept-Encoding negotiation as a table: each row a header, which variants the body has, and the encoding sent.
 import { describe, expect, it } from "vitest";
-import type { ContentEncoding } from "../../../src/serve/bodies/respond.ts";
-import { negotiateEncoding } from "../../../src/serve/bodies/respond.ts";
+import type { ContentEncoding } from "../../../src/serve/bodies/accept-encoding.ts";
+import { negotiateEncoding } from "../../../src/serve/bodies/accept-encoding.ts";
 
 type Row = [header: string | undefined, hasBr: boolean, hasGzip: boolean, expected: ContentEncoding];
 
