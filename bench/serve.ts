@@ -178,7 +178,7 @@ async function main(): Promise<number> {
     process.stdout.write(lines.join("\n") + "\n");
     if (o.profile)
       process.stdout.write(
-        `\nhandler CPU profiles (from listening to exit):\n${await summarizeProfiles(join(workDir, "profile"), repoRoot)}\n`,
+        `\nCPU profiles (handlers and bare servers from listening to exit; as-deployed servers from start to exit):\n${await summarizeProfiles(join(workDir, "profile"), repoRoot)}\n`,
       );
     return reports.every((r) => r.verdicts.every((v) => v.pass)) ? 0 : 2;
   } finally {

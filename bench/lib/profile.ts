@@ -20,9 +20,9 @@ interface CpuProfile {
 /** Pseudo-frames that are not work done for requests. */
 const IDLE = new Set(["(idle)", "(program)"]);
 
-/** The top `limit` functions by self time in every profile in `dir`, as text. */
+/** The top `limit` functions by self time in every profile in `dir` and its subdirectories, as text. */
 export async function summarizeProfiles(dir: string, repoRoot: string, limit = 20): Promise<string> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith(".cpuprofile"));
+  const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".cpuprofile")).sort();
   const out: string[] = [];
   for (const file of files) {
     const profile = JSON.parse(await readFile(join(dir, file), "utf8")) as CpuProfile;

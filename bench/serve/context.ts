@@ -30,7 +30,7 @@ export interface ServeOptions {
   connections: number;
   /** The rejection cases' runs: many, so shorter, and more rounds. */
   reject: { duration: number; warmup: number; rounds: number };
-  /** Whether handler processes run under the CPU profiler (into <workDir>/profile). */
+  /** Whether handlers, bare servers and as-deployed servers run under the CPU profiler (into <workDir>/profile). */
   profile: boolean;
 }
 
@@ -95,7 +95,7 @@ export function createServeBench(
       const file = join(at.workDir, `${name}.config.json`);
       await writeFile(file, JSON.stringify(config));
       const env: Record<string, string> = {};
-      if (o.profile && config.mode === "handler")
+      if (o.profile && config.mode !== "serve-handler")
         env.BENCH_CPU_PROFILE = join(at.workDir, "profile", `${name}.cpuprofile`);
       const script = join(at.repoRoot, "bench", "serve", "server-child.ts");
       return started(await spawnServer(name, script, [file], { ...spawn, env }), warm);
@@ -111,7 +111,19 @@ export function createServeBench(
      */
     async startDeployed(name: string, warm: string, extra: Record<string, string> = {}) {
       const env = { LOG_REQUESTS: "1", METRICS_TOKEN: "bench-metrics-token-0123456789", ...extra };
-      const server = await startDeployedOn(snap, { ...spawn, workDir: at.workDir, name, host: HOST, env });
+      // With --profile, V8's profiler from start to exit (the start-up and warm-up are a small part of a run), a
+      // directory for each server: node names a profile for each of its threads (tsx's loader runs in one).
+      const profiled = o.profile
+        ? [...spawn.nodeArgs, "--cpu-prof", "--cpu-prof-dir", join(at.workDir, "profile", name)]
+        : spawn.nodeArgs;
+      const server = await startDeployedOn(snap, {
+        ...spawn,
+        nodeArgs: profiled,
+        workDir: at.workDir,
+        name,
+        host: HOST,
+        env,
+      });
       const s = { requests: 0, runs: 0, socketErrors: 0, checks: 0 };
       sent.set(server.port, s);
       return started({ ...server, sent: s }, warm);
