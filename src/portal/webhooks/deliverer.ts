@@ -17,8 +17,10 @@ import { MAX_BODY_BYTES, renderPayload } from "./payload.ts";
 import { claimDue, nextDelivery, releaseClaims } from "./queue.ts";
 import type { Claimed, StreamEvent } from "./queue.ts";
 import { retryAt } from "./schedule.ts";
-import { createSendAgents, delivered, sendWebhook } from "./send.ts";
-import type { AttemptResult, SendAgents } from "./send.ts";
+import { createSendPool } from "./connections.ts";
+import type { SendPool } from "./connections.ts";
+import { delivered, sendWebhook } from "./send.ts";
+import type { AttemptResult } from "./send.ts";
 import { createSecretCache, signedHeaders } from "./signing.ts";
 
 /** How the sender works. */
@@ -110,7 +112,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let wanted = false;
   const timers = options.scheduler ?? NODE_TIMERS;
   let timer: unknown;
-  const agents = createSendAgents();
+  const pool = createSendPool();
   const unseal = createSecretCache(options.secretKey, SECRETS_KEPT);
   const logError = (event: string, err: unknown) =>
     options.log(JSON.stringify(errorLine("error", event, err, { at: clock() })));
@@ -150,7 +152,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     });
 
   const attempt = async (c: Claimed) => {
-    const result = await deliver(options, settings, { agents, unseal }, c);
+    const result = await deliver(options, settings, { pool, unseal }, c);
     const now = clock();
     const ok = delivered(result);
     const failingSince = await record({ c, result, ok, retryAt: ok ? null : retryAt(c.attempts, now, random), now });
@@ -229,7 +231,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       timers.clearTimeout(timer);
       await running;
       await Promise.all([...inFlight]);
-      agents.close();
+      pool.close();
       // Claimed and not sent: free for the next process at once, their attempt not counted.
       await releaseClaims(db, ready.splice(0)).catch((err: unknown) => logError("webhook_release_failed", err));
     },
@@ -255,7 +257,7 @@ function bodyOf(c: Claimed): Buffer {
 async function deliver(
   options: DelivererOptions,
   settings: DelivererSettings,
-  { agents, unseal }: { agents: SendAgents; unseal: (endpointId: string, sealed: string) => string | null },
+  { pool, unseal }: { pool: SendPool; unseal: (endpointId: string, sealed: string) => string | null },
   c: Claimed,
 ): Promise<AttemptResult> {
   const now = options.clock();
@@ -273,7 +275,7 @@ async function deliver(
     guard: options.guard,
     timeoutMs: settings.timeoutMs,
     ca: options.ca,
-    agents,
+    pool,
   });
 }
 
