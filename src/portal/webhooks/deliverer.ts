@@ -27,7 +27,10 @@ import { createSecretCache, signedHeaders } from "./signing.ts";
 export interface DelivererSettings {
   /** Deliveries in flight at once to one endpoint, over every process. */
   perEndpoint: number;
-  /** Deliveries in flight at once in this process. */
+  /**
+   * Deliveries being sent at once in this process (their requests in flight; an attempt whose answer came no longer
+   * counts while its outcome waits to be written: its lease still counts against its endpoint's limit).
+   */
   senders: number;
   /**
    * Deliveries claimed in one transaction, sent as senders come free: each claim reads every pending delivery, so a
@@ -151,8 +154,14 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       setTimeout(() => void writeEnded(), WRITE_EVERY_MS);
     });
 
-  const attempt = async (c: Claimed) => {
-    const result = await deliver(options, settings, { pool, unseal }, c);
+  /** One attempt: `sent` is called once its answer came (or it failed), before its outcome is written. */
+  const attempt = async (c: Claimed, sent: () => void) => {
+    let result: AttemptResult;
+    try {
+      result = await deliver(options, settings, { pool, unseal }, c);
+    } finally {
+      sent();
+    }
     const now = clock();
     const ok = delivered(result);
     const failingSince = await record({ c, result, ok, retryAt: ok ? null : retryAt(c.attempts, now, random), now });
@@ -163,14 +172,27 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   /** Deliveries claimed and waiting for a free sender: claimed `claim` at a time, not one as each send ends. */
   const ready: Claimed[] = [];
 
+  /** Attempts being sent now (inFlight also holds those whose outcomes wait to be written). */
+  let sending = 0;
   const start = (c: Claimed) => {
-    const sending: Promise<void> = attempt(c)
+    sending++;
+    let freed = false;
+    // The sender is free for the next delivery once the answer came: outcomes wait up to WRITE_EVERY_MS to be written
+    // together and then for the commit, and a sender held until then would send nothing meanwhile.
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      sending--;
+      wake();
+    };
+    const attempting: Promise<void> = attempt(c, free)
       .catch((err: unknown) => logError("webhook_attempt_failed", err))
       .finally(() => {
-        inFlight.delete(sending);
+        inFlight.delete(attempting);
+        free();
         wake();
       });
-    inFlight.add(sending);
+    inFlight.add(attempting);
   };
 
   /**
@@ -179,7 +201,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
    */
   async function pass(): Promise<void> {
     while (!stopped) {
-      while (ready.length > 0 && inFlight.size < settings.senders) start(ready.shift()!);
+      while (ready.length > 0 && sending < settings.senders) start(ready.shift()!);
       if (ready.length > 0) return;
       const now = clock();
       const claimed = await claimDue(db, now, now + settings.leaseMs, settings.perEndpoint, settings.claim);

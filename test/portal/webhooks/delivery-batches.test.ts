@@ -4,7 +4,8 @@
 // transaction or two for each delivery: the database's transactions are counted on the real database. An endpoint
 // with more deliveries than its limit is never sent more than the limit at once; a sender closed with deliveries
 // claimed and not sent gives them back, due at once and their attempt not counted. A batch of 200 outcomes is written
-// in a few statements (not three an attempt), an endpoint's successes and failures among them applied in order.
+// in a few statements (not three an attempt), an endpoint's successes and failures among them applied in order. A
+// sender is free for the next delivery once its answer came, not once its outcome is written.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -169,3 +170,34 @@ it("writes a batch of outcomes in a few statements, an endpoint's successes and 
     { status: 500, n: 2 },
   ]);
 });
+
+it("frees a sender once its answer came, before its outcome is written", async () => {
+  const receiver = await startReceiver();
+  opened.push(receiver);
+  const { db } = await withEndpoints(receiver, 2);
+  await recordEvents(db, "events", [event(0)], NOW);
+  // Every transaction after the first (the claim of both deliveries) waits for the gate: the outcomes' writes.
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let transactions = 0;
+  const gated: PortalDatabase = {
+    ...db,
+    dialect: db.dialect,
+    transaction: async (work) => {
+      if (transactions++ > 0) await gate;
+      return db.transaction(work);
+    },
+  };
+  const d = heldDeliverer(gated, secretKey, NOW, { senders: 1 });
+  opened.push(d);
+  d.wake();
+  // One sender: the second delivery is sent while the first's outcome waits to be written (before, only after it).
+  while (receiver.received.length < 2) await new Promise((r) => setTimeout(r, 5));
+  expect(await db.all("SELECT state FROM webhook_deliveries WHERE state = 'delivered'")).toEqual([]);
+  open();
+  await d.flush();
+  expect(await db.all("SELECT state, attempts FROM webhook_deliveries")).toEqual([
+    { state: "delivered", attempts: 1 },
+    { state: "delivered", attempts: 1 },
+  ]);
+}, 10_000);
