@@ -6,9 +6,9 @@
 // with no byte after it, and neither side asking to close it.
 
 /** How much of an answer's body is read (and kept in the attempts' log), bytes. */
-export const ANSWER_BYTES = 1024;
+const ANSWER_BYTES = 1024;
 /** The most bytes of answer heads (status line and header lines, every interim head's and the trailers too). */
-export const HEAD_BYTES = 16 * 1024;
+const HEAD_BYTES = 16 * 1024;
 
 const EMPTY = Buffer.alloc(0);
 

@@ -29,7 +29,7 @@ export interface Origin {
 }
 
 /** What the attempt using a connection hears of it. */
-export interface ConnectionUser {
+interface ConnectionUser {
   data(chunk: Buffer): void;
   /** The connection closed (with the socket's error, if any) while the attempt used it. */
   closed(error: NodeJS.ErrnoException | null): void;

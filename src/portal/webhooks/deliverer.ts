@@ -22,6 +22,7 @@ import type { SendPool } from "./connections.ts";
 import { delivered, sendWebhook } from "./send.ts";
 import type { AttemptResult } from "./send.ts";
 import { createSecretCache, signedHeaders } from "./signing.ts";
+import { warmDeliveries } from "./warm-up.ts";
 
 /** How the sender works. */
 export interface DelivererSettings {
@@ -92,12 +93,17 @@ const BUSY_WAIT_MS = 1000;
 const SECRETS_KEPT = 4096;
 
 /** How long an attempt's outcome waits for others to be written with, ms: one commit for many at a sale's instant. */
-const WRITE_EVERY_MS = 10;
+const WRITE_EVERY_MS = 50;
 
 /** The running sender. */
 export interface Deliverer {
   /** Asks for a look at the queue (an event was queued). */
   wake: () => void;
+  /**
+   * Readies the delivery path before the first delivery (warm-up.ts: the enabled endpoints' secrets unsealed, the code
+   * run on made-up data); sends nothing.
+   */
+  warm(): Promise<void>;
   /** Sends what is due now and waits until nothing is in flight. */
   flush(): Promise<void>;
   /** Stops claiming, waits for the attempts in flight, and gives back what was claimed and not sent. */
@@ -240,6 +246,9 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 
   return {
     wake,
+    async warm() {
+      await warmDeliveries(db, options.guard, unseal, SECRETS_KEPT, clock());
+    },
     async flush() {
       do {
         wake();

@@ -87,6 +87,28 @@ function requestHead(start: string, headers: Record<string, string>, length: num
 /** Errors of a connection closed under a request (a close without an error is one too). */
 const STALE = new Set(["ECONNRESET", "EPIPE"]);
 
+/**
+ * The request's bytes and where they go, or why it is not sent (an address in the URL is checked here); `keep`: on a
+ * kept-alive connection. Connects to nothing.
+ */
+export function prepareRequest(
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  guard: AddressGuard,
+  keep: boolean,
+): { target: Target; request: Buffer } | string {
+  const target = parseTarget(url);
+  if (typeof target === "string") return target;
+  if (target.address) {
+    const refused = guard.refusal(target.address, target.origin.plain);
+    if (refused) return `refused: ${refused}`;
+  }
+  const head = requestHead(target.start, headers, body.length, keep);
+  if (head === null) return "error: a header holds a character HTTP does not allow";
+  return { target, request: Buffer.concat([Buffer.from(head, "latin1"), body]) };
+}
+
 /** POSTs `body` to `url` with `headers`; never throws (a refusal or error is a result with status 0). */
 export function sendWebhook(
   url: string,
@@ -100,15 +122,9 @@ export function sendWebhook(
     latencyMs: Math.round(performance.now() - started),
     answer,
   });
-  const target = parseTarget(url);
-  if (typeof target === "string") return Promise.resolve(result(0, target));
-  if (target.address) {
-    const refused = options.guard.refusal(target.address, target.origin.plain);
-    if (refused) return Promise.resolve(result(0, `refused: ${refused}`));
-  }
-  const head = requestHead(target.start, headers, body.length, options.pool !== undefined);
-  if (head === null) return Promise.resolve(result(0, "error: a header holds a character HTTP does not allow"));
-  const request = Buffer.concat([Buffer.from(head, "latin1"), body]);
+  const prepared = prepareRequest(url, headers, body, options.guard, options.pool !== undefined);
+  if (typeof prepared === "string") return Promise.resolve(result(0, prepared));
+  const { target, request } = prepared;
   const pool = options.pool ?? createSendPool();
   return new Promise((resolve) => {
     let settled = false;
