@@ -17,15 +17,21 @@ import { MAX_BODY_BYTES, renderPayload } from "./payload.ts";
 import { claimDue, nextDelivery, releaseClaims } from "./queue.ts";
 import type { Claimed, StreamEvent } from "./queue.ts";
 import { retryAt } from "./schedule.ts";
-import { createSendAgents, delivered, sendWebhook } from "./send.ts";
-import type { AttemptResult, SendAgents } from "./send.ts";
+import { createSendPool } from "./connections.ts";
+import type { SendPool } from "./connections.ts";
+import { delivered, sendWebhook } from "./send.ts";
+import type { AttemptResult } from "./send.ts";
 import { createSecretCache, signedHeaders } from "./signing.ts";
+import { warmDeliveries } from "./warm-up.ts";
 
 /** How the sender works. */
 export interface DelivererSettings {
   /** Deliveries in flight at once to one endpoint, over every process. */
   perEndpoint: number;
-  /** Deliveries in flight at once in this process. */
+  /**
+   * Deliveries being sent at once in this process (their requests in flight; an attempt whose answer came no longer
+   * counts while its outcome waits to be written: its lease still counts against its endpoint's limit).
+   */
   senders: number;
   /**
    * Deliveries claimed in one transaction, sent as senders come free: each claim reads every pending delivery, so a
@@ -87,12 +93,17 @@ const BUSY_WAIT_MS = 1000;
 const SECRETS_KEPT = 4096;
 
 /** How long an attempt's outcome waits for others to be written with, ms: one commit for many at a sale's instant. */
-const WRITE_EVERY_MS = 10;
+const WRITE_EVERY_MS = 50;
 
 /** The running sender. */
 export interface Deliverer {
   /** Asks for a look at the queue (an event was queued). */
   wake: () => void;
+  /**
+   * Readies the delivery path before the first delivery (warm-up.ts: the enabled endpoints' secrets unsealed, the code
+   * run on made-up data); sends nothing.
+   */
+  warm(): Promise<void>;
   /** Sends what is due now and waits until nothing is in flight. */
   flush(): Promise<void>;
   /** Stops claiming, waits for the attempts in flight, and gives back what was claimed and not sent. */
@@ -110,7 +121,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let wanted = false;
   const timers = options.scheduler ?? NODE_TIMERS;
   let timer: unknown;
-  const agents = createSendAgents();
+  const pool = createSendPool();
   const unseal = createSecretCache(options.secretKey, SECRETS_KEPT);
   const logError = (event: string, err: unknown) =>
     options.log(JSON.stringify(errorLine("error", event, err, { at: clock() })));
@@ -149,8 +160,14 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       setTimeout(() => void writeEnded(), WRITE_EVERY_MS);
     });
 
-  const attempt = async (c: Claimed) => {
-    const result = await deliver(options, settings, { agents, unseal }, c);
+  /** One attempt: `sent` is called once its answer came (or it failed), before its outcome is written. */
+  const attempt = async (c: Claimed, sent: () => void) => {
+    let result: AttemptResult;
+    try {
+      result = await deliver(options, settings, { pool, unseal }, c);
+    } finally {
+      sent();
+    }
     const now = clock();
     const ok = delivered(result);
     const failingSince = await record({ c, result, ok, retryAt: ok ? null : retryAt(c.attempts, now, random), now });
@@ -161,14 +178,27 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   /** Deliveries claimed and waiting for a free sender: claimed `claim` at a time, not one as each send ends. */
   const ready: Claimed[] = [];
 
+  /** Attempts being sent now (inFlight also holds those whose outcomes wait to be written). */
+  let sending = 0;
   const start = (c: Claimed) => {
-    const sending: Promise<void> = attempt(c)
+    sending++;
+    let freed = false;
+    // The sender is free for the next delivery once the answer came: outcomes wait up to WRITE_EVERY_MS to be written
+    // together and then for the commit, and a sender held until then would send nothing meanwhile.
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      sending--;
+      wake();
+    };
+    const attempting: Promise<void> = attempt(c, free)
       .catch((err: unknown) => logError("webhook_attempt_failed", err))
       .finally(() => {
-        inFlight.delete(sending);
+        inFlight.delete(attempting);
+        free();
         wake();
       });
-    inFlight.add(sending);
+    inFlight.add(attempting);
   };
 
   /**
@@ -177,7 +207,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
    */
   async function pass(): Promise<void> {
     while (!stopped) {
-      while (ready.length > 0 && inFlight.size < settings.senders) start(ready.shift()!);
+      while (ready.length > 0 && sending < settings.senders) start(ready.shift()!);
       if (ready.length > 0) return;
       const now = clock();
       const claimed = await claimDue(db, now, now + settings.leaseMs, settings.perEndpoint, settings.claim);
@@ -216,6 +246,9 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 
   return {
     wake,
+    async warm() {
+      await warmDeliveries(db, options.guard, unseal, SECRETS_KEPT, clock());
+    },
     async flush() {
       do {
         wake();
@@ -229,7 +262,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       timers.clearTimeout(timer);
       await running;
       await Promise.all([...inFlight]);
-      agents.close();
+      pool.close();
       // Claimed and not sent: free for the next process at once, their attempt not counted.
       await releaseClaims(db, ready.splice(0)).catch((err: unknown) => logError("webhook_release_failed", err));
     },
@@ -255,7 +288,7 @@ function bodyOf(c: Claimed): Buffer {
 async function deliver(
   options: DelivererOptions,
   settings: DelivererSettings,
-  { agents, unseal }: { agents: SendAgents; unseal: (endpointId: string, sealed: string) => string | null },
+  { pool, unseal }: { pool: SendPool; unseal: (endpointId: string, sealed: string) => string | null },
   c: Claimed,
 ): Promise<AttemptResult> {
   const now = options.clock();
@@ -273,7 +306,7 @@ async function deliver(
     guard: options.guard,
     timeoutMs: settings.timeoutMs,
     ca: options.ca,
-    agents,
+    pool,
   });
 }
 

@@ -71,7 +71,11 @@ export function startWebhooks(options: {
   const reader = settings.apiKey
     ? startStreamReader({ db, apiUrl: options.apiUrl, apiKey: settings.apiKey, clock, log, queued: deliverer.wake })
     : null;
-  deliverer.wake(); // deliveries left due by an earlier run
+  // Readied before the first burst (a sale's instant meeting a fresh process), then deliveries left due by an earlier run.
+  void deliverer
+    .warm()
+    .catch((err: unknown) => log(JSON.stringify(errorLine("error", "webhook_warm_up_failed", err, { at: clock() }))))
+    .finally(deliverer.wake);
   const prune = () =>
     pruneWebhooks(db, clock()).catch((err: unknown) =>
       log(JSON.stringify(errorLine("error", "webhook_prune_failed", err, { at: clock() }))),

@@ -4,8 +4,12 @@
 // transaction or two for each delivery: the database's transactions are counted on the real database. An endpoint
 // with more deliveries than its limit is never sent more than the limit at once; a sender closed with deliveries
 // claimed and not sent gives them back, due at once and their attempt not counted. A batch of 200 outcomes is written
-// in a few statements (not three an attempt), an endpoint's successes and failures among them applied in order.
+// in a few statements (not three an attempt), an endpoint's successes and failures among them applied in order. A
+// sender is free for the next delivery once its answer came, not once its outcome is written. The warm-up before a
+// burst unseals the enabled endpoints' secrets and connects to nothing.
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { openDatabase } from "../../../src/db/database.ts";
@@ -13,8 +17,11 @@ import type { PortalDatabase } from "../../../src/db/database.ts";
 import { migrate } from "../../../src/db/migrations.ts";
 import { finishAttempts } from "../../../src/portal/webhooks/attempts.ts";
 import type { FinishedAttempt } from "../../../src/portal/webhooks/attempts.ts";
+import { createAddressGuard } from "../../../src/portal/webhooks/address-guard.ts";
 import { claimDue, recordEvents } from "../../../src/portal/webhooks/queue.ts";
 import type { Claimed } from "../../../src/portal/webhooks/queue.ts";
+import { createSecretCache } from "../../../src/portal/webhooks/signing.ts";
+import { warmDeliveries } from "../../../src/portal/webhooks/warm-up.ts";
 import { tempDir } from "../../helpers/fixture.ts";
 import { heldDeliverer, seedEndpoints, startReceiver } from "../webhook-receiver.ts";
 import type { Receiver } from "../webhook-receiver.ts";
@@ -168,4 +175,70 @@ it("writes a batch of outcomes in a few statements, an endpoint's successes and 
     { status: 204, n: 198 },
     { status: 500, n: 2 },
   ]);
+});
+
+it("frees a sender once its answer came, before its outcome is written", async () => {
+  const receiver = await startReceiver();
+  opened.push(receiver);
+  const { db } = await withEndpoints(receiver, 2);
+  await recordEvents(db, "events", [event(0)], NOW);
+  // Every transaction after the first (the claim of both deliveries) waits for the gate: the outcomes' writes.
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let transactions = 0;
+  const gated: PortalDatabase = {
+    ...db,
+    dialect: db.dialect,
+    transaction: async (work) => {
+      if (transactions++ > 0) await gate;
+      return db.transaction(work);
+    },
+  };
+  const d = heldDeliverer(gated, secretKey, NOW, { senders: 1 });
+  opened.push(d);
+  d.wake();
+  // One sender: the second delivery is sent while the first's outcome waits to be written (before, only after it).
+  while (receiver.received.length < 2) await new Promise((r) => setTimeout(r, 5));
+  expect(await db.all("SELECT state FROM webhook_deliveries WHERE state = 'delivered'")).toEqual([]);
+  open();
+  await d.flush();
+  expect(await db.all("SELECT state, attempts FROM webhook_deliveries")).toEqual([
+    { state: "delivered", attempts: 1 },
+    { state: "delivered", attempts: 1 },
+  ]);
+}, 10_000);
+
+it("readies the enabled endpoints' secrets and URLs before a burst, connecting to nothing", async () => {
+  let connections = 0;
+  const server = createNetServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  opened.push({ close: () => new Promise((resolve) => server.close(resolve)) });
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const { db } = await withEndpoints({ url } as Receiver, 3);
+  await db.run("UPDATE webhook_endpoints SET enabled = 0 WHERE id = (SELECT MIN(id) FROM webhook_endpoints)");
+  const cache = createSecretCache(secretKey, 10);
+  const unsealed: (string | null)[] = [];
+  const readied = await warmDeliveries(
+    db,
+    createAddressGuard(["127.0.0.0/8"]),
+    (id, sealed) => {
+      const secret = cache(id, sealed);
+      unsealed.push(secret);
+      return secret;
+    },
+    10,
+    NOW,
+  );
+  expect(readied).toBe(2);
+  expect(unsealed).toHaveLength(2);
+  expect(unsealed.every((s) => s !== null && s.startsWith("whsec_"))).toBe(true);
+  // The deliverer's own warm-up sends nothing either.
+  const d = heldDeliverer(db, secretKey, NOW);
+  opened.push(d);
+  await d.warm();
+  expect(connections).toBe(0);
 });

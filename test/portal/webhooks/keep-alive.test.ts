@@ -1,4 +1,4 @@
-// The sender's kept-alive connections (send.ts's agents), against a real receiver on 127.0.0.1 that counts the
+// The sender's kept-alive connections (connections.ts's pool), against a real receiver on 127.0.0.1 that counts the
 // connections it accepts: deliveries to one origin reuse one connection; a new connection still goes through the
 // address guard's lookup, so a name that now resolves to a refused address is refused though a connection made
 // before is reused; an answer longer than the sender reads is not read to its end (its connection is closed, not
@@ -20,8 +20,9 @@ import { createAddressGuard } from "../../../src/portal/webhooks/address-guard.t
 import { insertEndpoint, newEndpointId } from "../../../src/portal/webhooks/endpoints.ts";
 import { recordEvents } from "../../../src/portal/webhooks/queue.ts";
 import { newWebhookSecret, sealWebhookSecret } from "../../../src/portal/webhooks/signing.ts";
-import { createSendAgents, sendWebhook } from "../../../src/portal/webhooks/send.ts";
-import type { SendAgents } from "../../../src/portal/webhooks/send.ts";
+import { createSendPool } from "../../../src/portal/webhooks/connections.ts";
+import type { SendPool } from "../../../src/portal/webhooks/connections.ts";
+import { sendWebhook } from "../../../src/portal/webhooks/send.ts";
 import { tempDir } from "../../helpers/fixture.ts";
 import { heldDeliverer } from "../webhook-receiver.ts";
 
@@ -49,8 +50,8 @@ async function receiver(answer: (res: ServerResponse) => void = (res) => res.end
   return { port: (server.address() as { port: number }).port, connections: () => connections, server };
 }
 
-function agents(): SendAgents {
-  const a = createSendAgents();
+function pool(): SendPool {
+  const a = createSendPool();
   opened.push(a);
   return a;
 }
@@ -66,7 +67,7 @@ const post = (url: string, options: Parameters<typeof sendWebhook>[3]) =>
 
 it("reuses one connection for deliveries to one origin", async () => {
   const r = await receiver();
-  const options = { guard: createAddressGuard(["127.0.0.1"]), timeoutMs: 5_000, agents: agents() };
+  const options = { guard: createAddressGuard(["127.0.0.1"]), timeoutMs: 5_000, pool: pool() };
   for (let i = 0; i < 5; i++)
     expect(await post(`http://127.0.0.1:${r.port}/e/${i}`, options)).toMatchObject({ status: 200, answer: "ok" });
   expect(r.connections()).toBe(1);
@@ -76,8 +77,8 @@ it("refuses a new connection to a name now resolved to a refused address, while 
   const r = await receiver();
   const address = { now: "127.0.0.1" };
   const guard = createAddressGuard(["127.0.0.1"], rebinding(address));
-  const pools = agents();
-  const options = { guard, timeoutMs: 5_000, agents: pools };
+  const pools = pool();
+  const options = { guard, timeoutMs: 5_000, pool: pools };
   const url = `http://receiver.example.test:${r.port}/hook`;
   expect((await post(url, options)).status).toBe(200);
   address.now = "127.0.0.2"; // loopback, not allowed: refused
@@ -86,7 +87,7 @@ it("refuses a new connection to a name now resolved to a refused address, while 
   expect(both.map((b) => b.status).sort()).toEqual([0, 200]);
   expect(both.find((b) => b.status === 0)!.answer).toMatch(/^refused: plain http is allowed only .*127\.0\.0\.2/);
   // The receiver closes the idle connection: the next delivery needs a new one, refused too.
-  const idle = Object.values(pools.http.freeSockets).flat();
+  const idle = pools.idle();
   expect(idle).toHaveLength(1);
   const closed = once(idle[0]!, "close");
   r.server.closeIdleConnections();
@@ -113,7 +114,7 @@ it("reads no further than 1 KiB of a long answer and closes its connection", asy
     res.on("close", () => ended(res.writableFinished));
     more();
   });
-  const options = { guard: createAddressGuard(["127.0.0.1"]), timeoutMs: 5_000, agents: agents() };
+  const options = { guard: createAddressGuard(["127.0.0.1"]), timeoutMs: 5_000, pool: pool() };
   const result = await post(`http://127.0.0.1:${r.port}/big`, options);
   expect(result.status).toBe(200);
   expect(result.answer.length).toBeLessThanOrEqual(1024);
