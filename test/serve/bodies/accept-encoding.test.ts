@@ -10,20 +10,24 @@ const GZIP_ONLY = [false, true] as const;
 const BR_ONLY = [true, false] as const;
 const NEITHER = [false, false] as const;
 
+/** One test per row: the header, with the variants the row gives, negotiates the row's encoding. */
+const negotiates = (rows: Row[]) =>
+  it.each<Row>(rows)("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
+    expect(negotiateEncoding(header, br, gzip)).toBe(expected);
+  });
+
 describe("negotiateEncoding", () => {
   describe("missing or empty header: identity", () => {
-    it.each<Row>([
+    negotiates([
       [undefined, ...BOTH, "identity"],
       ["", ...BOTH, "identity"],
       [" ", ...BOTH, "identity"],
       [",", ...BOTH, "identity"],
-    ])("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
-      expect(negotiateEncoding(header, br, gzip)).toBe(expected);
-    });
+    ]);
   });
 
   describe("which variants the body has", () => {
-    it.each<Row>([
+    negotiates([
       ["br, gzip", ...BOTH, "br"],
       ["br, gzip", ...GZIP_ONLY, "gzip"],
       ["br, gzip", ...BR_ONLY, "br"],
@@ -32,13 +36,11 @@ describe("negotiateEncoding", () => {
       ["gzip", ...BR_ONLY, "identity"],
       ["gzip", ...BOTH, "gzip"],
       ["*", ...NEITHER, "identity"],
-    ])("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
-      expect(negotiateEncoding(header, br, gzip)).toBe(expected);
-    });
+    ]);
   });
 
   describe("q-values", () => {
-    it.each<Row>([
+    negotiates([
       ["gzip, deflate, br", ...BOTH, "br"],
       ["br;q=0, gzip", ...BOTH, "gzip"],
       ["br;q=0, gzip;q=0", ...BOTH, "identity"],
@@ -58,13 +60,11 @@ describe("negotiateEncoding", () => {
       ["deflate", ...BOTH, "identity"],
       ["compress, deflate", ...BOTH, "identity"],
       ["zstd", ...BOTH, "identity"],
-    ])("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
-      expect(negotiateEncoding(header, br, gzip)).toBe(expected);
-    });
+    ]);
   });
 
   describe("malformed q-values", () => {
-    it.each<Row>([
+    negotiates([
       ["gzip;q=abc", ...BOTH, "gzip"], // not a number: the q is ignored, as if absent
       ["gzip;q=", ...BOTH, "gzip"],
       ["gzip;q=-1", ...BOTH, "gzip"], // a sign is not matched either: ignored, so accepted
@@ -75,13 +75,11 @@ describe("negotiateEncoding", () => {
       ["gzip;q=00", ...BOTH, "gzip"],
       ["gzip;q=0.", ...BOTH, "identity"], // "0." is a qvalue: zero
       ["gzip;q=1.000, br;q=0.000", ...BOTH, "gzip"],
-    ])("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
-      expect(negotiateEncoding(header, br, gzip)).toBe(expected);
-    });
+    ]);
   });
 
   describe("* and identity", () => {
-    it.each<Row>([
+    negotiates([
       ["*", ...BOTH, "br"],
       ["*", ...GZIP_ONLY, "gzip"],
       ["*;q=0.5", ...BOTH, "br"],
@@ -95,13 +93,11 @@ describe("negotiateEncoding", () => {
       ["identity;q=0, gzip", ...BOTH, "gzip"],
       ["identity;q=0, *", ...BOTH, "br"],
       ["identity, gzip;q=0.1", ...BOTH, "gzip"],
-    ])("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
-      expect(negotiateEncoding(header, br, gzip)).toBe(expected);
-    });
+    ]);
   });
 
   describe("case and whitespace", () => {
-    it.each<Row>([
+    negotiates([
       ["GZIP", ...BOTH, "gzip"],
       ["Br", ...BOTH, "br"],
       ["X-GZIP", ...BOTH, "gzip"],
@@ -113,9 +109,7 @@ describe("negotiateEncoding", () => {
       [" gzip ; q = 0 ", ...BOTH, "identity"],
       ["br ;q=0 , gzip ; q=0.8", ...BOTH, "gzip"],
       ["gzip;\tq=0", ...BOTH, "identity"],
-    ])("%j (br %s, gzip %s) -> %s", (header, br, gzip, expected) => {
-      expect(negotiateEncoding(header, br, gzip)).toBe(expected);
-    });
+    ]);
   });
 
   it("answers the same for a header it has seen before, also after more distinct headers than its cache holds", () => {
